@@ -1,0 +1,47 @@
+"""The approval policy: per tool call, allow it, ask a person, or deny it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from agent.config import ApprovalPolicy
+from tools.base import ToolKind
+
+Verdict = Literal["allow", "ask", "deny"]
+
+_RULES: dict[ApprovalPolicy, dict[ToolKind, Verdict]] = {
+    "read-only": {ToolKind.READ: "allow", ToolKind.EDIT: "deny", ToolKind.EXEC: "deny"},
+    "auto-edit": {ToolKind.READ: "allow", ToolKind.EDIT: "allow", ToolKind.EXEC: "ask"},
+    "full-auto": {ToolKind.READ: "allow", ToolKind.EDIT: "allow", ToolKind.EXEC: "allow"},
+}
+
+
+@dataclass
+class Approvals:
+    """A session's policy plus the tools a person allowed for the rest of the session."""
+
+    policy: ApprovalPolicy
+    allowed_for_session: set[str] = field(default_factory=set)
+
+    def verdict(self, tool_name: str, kind: ToolKind) -> Verdict:
+        if tool_name in self.allowed_for_session:
+            return "allow"
+        return _RULES[self.policy][kind]
+
+    def denial(self, tool_name: str, kind: ToolKind) -> str:
+        """What the model is told when the policy refuses a call outright."""
+        return (
+            f"Denied: the approval policy is {self.policy!r}, which does not allow {kind.value} tools "
+            f"such as {tool_name}. Work with the tools that are allowed, or tell the user what you would "
+            "need to run."
+        )
+
+    @staticmethod
+    def unattended(tool_name: str) -> str:
+        """What the model is told when a call needs a person and nobody is there to answer."""
+        return (
+            f"Denied: {tool_name} needs a person's approval under this session's policy, and this run is "
+            "headless, so nobody can give it. Continue without it, or finish and say what should be run. "
+            "(The user can allow it with --approval full-auto.)"
+        )

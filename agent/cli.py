@@ -1,0 +1,141 @@
+"""The `keel` command: parses flags, resolves config, dispatches to the TUI, headless run, batch or tools."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+from agent import __version__
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error as one line and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"keel: {message} (see `{self.prog} --help`)\n")
+
+
+def _model_flags(parser: argparse.ArgumentParser, default: Any = None) -> None:
+    """The model flags; subcommands pass SUPPRESS so they do not overwrite flags given before them."""
+    group = parser.add_argument_group("model")
+    group.add_argument("--model", default=default, help="litellm model name, e.g. openai/gpt-4o-mini or ollama/qwen2.5-coder")
+    group.add_argument("--api-base", default=default, help="base URL of an OpenAI-compatible or other litellm-supported server")
+    group.add_argument("--context-window", default=default, type=int, metavar="TOKENS",
+                       help="context window for models litellm does not know (default 32768)")
+    group.add_argument("--tool-protocol", default=default, choices=["auto", "native", "text"],
+                       help="native tool calls, or tools described in the prompt (text); auto falls back")
+    group.add_argument("--budget", default=default, type=int, metavar="TOKENS", help="token budget for the task")
+    group.add_argument("--max-steps", default=default, type=int, metavar="N", help="stop after N tool-calling steps")
+    group.add_argument("--approval", default=default, choices=["read-only", "auto-edit", "full-auto"],
+                       help="what may run without asking (headless default: full-auto)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="keel", description="A local coding agent.")
+    parser.add_argument("--version", action="version", version=f"keel {__version__}")
+    parser.add_argument("--cwd", type=Path, help="workspace directory (default: the current directory)")
+    _model_flags(parser)
+    commands = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    run = commands.add_parser("run", help="run one task headless")
+    run.add_argument("prompt", nargs="?", help="the task; `-` reads it from stdin")
+    run.add_argument("--prompt-file", type=Path, help="read the task from a file")
+    run.add_argument("--cwd", type=Path, default=argparse.SUPPRESS, help="workspace directory")
+    run.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text")
+    run.add_argument("--resume", metavar="ID", help="continue a stopped session (with a prompt: a new task in it)")
+    _model_flags(run, argparse.SUPPRESS)
+
+    commands.add_parser("sessions", help="list the sessions of this workspace")
+    resume = commands.add_parser("resume", help="reopen a session (the newest here by default)")
+    resume.add_argument("session_id", nargs="?")
+    commands.add_parser("models", help="show the configured model and how to use others")
+    return parser
+
+
+def _flags(args: argparse.Namespace) -> dict[str, Any]:
+    keys = ("model", "api_base", "context_window", "tool_protocol", "budget", "max_steps", "approval")
+    return {key: getattr(args, key, None) for key in keys}
+
+
+def _workspace(args: argparse.Namespace) -> Path:
+    from agent.errors import UsageError
+
+    cwd = (args.cwd or Path.cwd()).expanduser().resolve()
+    if not cwd.is_dir():
+        raise UsageError(f"--cwd {cwd} is not a directory")
+    return cwd
+
+
+def _read_prompt(args: argparse.Namespace) -> str | None:
+    from agent.errors import UsageError
+
+    if args.prompt_file is not None:
+        try:
+            return args.prompt_file.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot read the prompt file {args.prompt_file}: {exc.strerror}") from None
+    if args.prompt == "-":
+        text = sys.stdin.read()
+        if not text.strip():
+            raise UsageError("the prompt on stdin was empty")
+        return text
+    if args.prompt is None and args.resume is None:
+        raise UsageError("keel run needs a prompt (or `-` to read it from stdin, or --prompt-file)")
+    return args.prompt
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from agent.config import resolve_config
+    from agent.errors import UsageError
+    from agent.headless import run_headless
+    from agent.settings import settings_from_config
+    from agent.store import find_session
+
+    cwd = _workspace(args)
+    prompt = _read_prompt(args)
+    resume = None
+    if args.resume is not None:
+        resume = find_session(args.resume)
+        if resume is None:
+            raise UsageError(f"no single session matches {args.resume!r}; `keel sessions` lists them")
+    settings = settings_from_config(resolve_config(cwd, _flags(args)), cwd, interactive=False)
+    return asyncio.run(run_headless(settings, prompt, args.output_format, resume))
+
+
+def _cmd_sessions(args: argparse.Namespace) -> int:
+    from agent.sessions_list import print_sessions
+
+    return print_sessions(_workspace(args))
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    if args.command == "run":
+        return _cmd_run(args)
+    if args.command == "sessions":
+        return _cmd_sessions(args)
+    from agent.errors import UsageError
+
+    raise UsageError(f"`keel {args.command or ''}` is not available yet in this build; try `keel run`")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; every error of ours becomes one line on stderr and its exit code."""
+    args = build_parser().parse_args(argv)
+    from agent.errors import KeelError
+
+    try:
+        return dispatch(args)
+    except KeelError as exc:
+        print(f"keel: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("keel: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""Configuration: TOML files, environment and flags, resolved in DESIGN's order into one pydantic model."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent.errors import ConfigError
+
+ApprovalPolicy = Literal["read-only", "auto-edit", "full-auto"]
+ToolProtocol = Literal["auto", "native", "text"]
+DEFAULT_CONTEXT_WINDOW = 32_768
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelSettings(Strict):
+    """Per-model settings, under `[models."NAME"]` in a config file."""
+
+    api_base: str | None = None
+    context_window: int | None = Field(default=None, gt=0)
+    tool_protocol: ToolProtocol | None = None
+
+
+class ContextSettings(Strict):
+    """When and how the context is compacted."""
+
+    summarize_at: float = Field(default=0.8, gt=0.1, lt=1.0)
+    summarize_at_tokens: int | None = Field(default=None, gt=0)
+    keep_tool_outputs: int = Field(default=6, ge=0)
+
+
+class SandboxSettings(Strict):
+    """How run_command is confined (Linux, bubblewrap)."""
+
+    mode: Literal["read-only", "workspace-write", "full-access"] = "workspace-write"
+    network: bool = False
+    fallback: Literal["refuse", "unsandboxed"] = "unsandboxed"
+
+
+class KeelConfig(Strict):
+    """Everything a session can be told; every field may come from a file, the environment or a flag."""
+
+    model: str | None = None
+    api_base: str | None = None
+    context_window: int | None = Field(default=None, gt=0)
+    tool_protocol: ToolProtocol = "auto"
+    approval: ApprovalPolicy | None = None
+    max_steps: int = Field(default=200, gt=0)
+    budget: int | None = Field(default=None, gt=0)
+    retries: int = Field(default=4, ge=0)
+    retry_base_delay: float = Field(default=0.5, ge=0)
+    request_timeout: float = Field(default=600.0, gt=0)
+    context: ContextSettings = ContextSettings()
+    sandbox: SandboxSettings = SandboxSettings()
+    models: dict[str, ModelSettings] = {}
+
+    def for_model(self) -> ModelSettings:
+        """The effective settings of the chosen model: its own table over the top-level keys."""
+        own = self.models.get(self.model or "", ModelSettings())
+        return ModelSettings(
+            api_base=self.api_base or own.api_base,
+            context_window=self.context_window or own.context_window,
+            tool_protocol=own.tool_protocol if self.tool_protocol == "auto" else self.tool_protocol,
+        )
+
+
+def keel_home() -> Path:
+    """Where keel keeps sessions and caches: $KEEL_HOME, else the platform's user data dir."""
+    if env := os.environ.get("KEEL_HOME"):
+        return Path(env)
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("keel", appauthor=False))
+
+
+def user_config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "keel" / "config.toml"
+
+
+def repo_root(cwd: Path) -> Path:
+    """The git top level containing cwd, or cwd itself outside a repository."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=cwd, capture_output=True, text=True, timeout=10, check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return cwd
+    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else cwd
+
+
+def _describe(error: ValidationError, path: Path) -> str:
+    item = error.errors()[0]
+    key = ".".join(str(p) for p in item["loc"])
+    if item["type"] == "extra_forbidden":
+        allowed = ", ".join(_allowed_keys(item["loc"]))
+        return f"{path}: unknown key {key!r}; allowed keys here: {allowed}"
+    return f"{path}: bad value for {key!r}: {item['msg']}"
+
+
+def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
+    model: type[BaseModel] = KeelConfig
+    for part in loc[:-1]:
+        if part == "models":
+            model = ModelSettings
+            continue
+        field = model.model_fields.get(str(part))
+        annotation = getattr(field, "annotation", None) if field else None
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            model = annotation
+    return list(model.model_fields)
+
+
+def load_file(path: Path) -> dict[str, Any]:
+    """One config file's keys, checked against the schema; a broken file is a ConfigError naming it."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        KeelConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, path)) from None
+    return raw
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _from_env() -> dict[str, Any]:
+    env = {}
+    if model := os.environ.get("KEEL_MODEL"):
+        env["model"] = model
+    if api_base := os.environ.get("KEEL_API_BASE"):
+        env["api_base"] = api_base
+    return env
+
+
+def resolve_config(cwd: Path, flags: dict[str, Any]) -> KeelConfig:
+    """Flags over environment over the repo's `.keel/config.toml` over the user's config file."""
+    layers: dict[str, Any] = {}
+    for path in (user_config_path(), repo_root(cwd) / ".keel" / "config.toml"):
+        if path.is_file():
+            layers = _merge(layers, load_file(path))
+    layers = _merge(layers, _from_env())
+    layers = _merge(layers, {k: v for k, v in flags.items() if v is not None})
+    try:
+        return KeelConfig.model_validate(layers)
+    except ValidationError as exc:
+        item = exc.errors()[0]
+        key = ".".join(str(p) for p in item["loc"])
+        raise ConfigError(f"bad value for {key!r}: {item['msg']}") from None

@@ -1,0 +1,73 @@
+"""The conversation as keel keeps it, and its translation into the chat format a provider receives."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from agent.protocol import ToolCall
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class Message(BaseModel):
+    """One message of the history; `tool_calls` on assistant messages, `tool_call_id` on tool results."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: Role
+    content: str = ""
+    tool_calls: list[ToolCall] = []
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+def system(text: str) -> Message:
+    return Message(role="system", content=text)
+
+
+def user(text: str) -> Message:
+    return Message(role="user", content=text)
+
+
+def tool_result(call: ToolCall, output: str) -> Message:
+    return Message(role="tool", content=output, tool_call_id=call.id, name=call.name)
+
+
+def _native(message: Message) -> dict[str, Any]:
+    if message.role == "assistant" and message.tool_calls:
+        return {
+            "role": "assistant",
+            "content": message.content or None,
+            "tool_calls": [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments or "{}"},
+                }
+                for call in message.tool_calls
+            ],
+        }
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    return {"role": message.role, "content": message.content}
+
+
+def _text_result(message: Message) -> str:
+    return f'<tool_result name="{message.name}">\n{message.content}\n</tool_result>'
+
+
+def to_wire(messages: list[Message], protocol: Literal["native", "text"]) -> list[dict[str, Any]]:
+    """The messages in OpenAI chat format; in the text protocol tool results travel as user messages."""
+    if protocol == "native":
+        return [_native(m) for m in messages]
+    wire: list[dict[str, Any]] = []
+    for message in messages:
+        role = "user" if message.role == "tool" else message.role
+        content = _text_result(message) if message.role == "tool" else message.content
+        if wire and role == "user" and wire[-1]["role"] == "user":
+            wire[-1]["content"] += "\n\n" + content  # providers want user/assistant to alternate
+        else:
+            wire.append({"role": role, "content": content})
+    return wire

@@ -1,0 +1,58 @@
+"""Rebuilds a session's state from its event log, so any run can be resumed or replayed."""
+
+from __future__ import annotations
+
+from agent.messages import Message, tool_result, user
+from agent.protocol import (
+    AnyEvent,
+    AssistantMessage,
+    ContextSummarized,
+    SessionFinished,
+    ToolFinished,
+    UserMessage,
+)
+from agent.state import SessionState
+
+INTERRUPTED_NOTE = "[The user interrupted this turn. Wait for their next message.]"
+
+
+def repair_unanswered(history: list[Message]) -> None:
+    """Answer the last assistant message's tool calls that have no result (after an interrupt or a crash)."""
+    last = next((i for i in range(len(history) - 1, -1, -1) if history[i].role == "assistant"), None)
+    if last is None:
+        return
+    answered = {m.tool_call_id for m in history[last + 1 :] if m.role == "tool"}
+    for call in history[last].tool_calls:
+        if call.id not in answered:
+            history.append(tool_result(call, "Interrupted before it finished."))
+
+
+def mark_interrupted(history: list[Message]) -> None:
+    repair_unanswered(history)
+    history.append(user(INTERRUPTED_NOTE))
+
+
+def restore_state(state: SessionState, events: list[AnyEvent]) -> None:
+    """Apply logged events to a fresh state: history, usage, and the counters of the last task."""
+    for event in events:
+        if isinstance(event, UserMessage) and event.origin == "keel":
+            state.history.append(user(event.text))
+        elif isinstance(event, UserMessage):
+            state.start_task(user(event.text))
+        elif isinstance(event, AssistantMessage):
+            message = Message(role="assistant", content=event.text, tool_calls=event.tool_calls)
+            state.record(message, event.usage, event.cost)
+            if event.tool_calls:
+                state.steps += 1
+        elif isinstance(event, ToolFinished):
+            call = next(
+                (c for m in reversed(state.history) for c in m.tool_calls if c.id == event.call_id), None
+            )
+            if call is not None:
+                state.history.append(tool_result(call, event.output))
+        elif isinstance(event, ContextSummarized):
+            state.apply_summary(event.summary, event.kept_messages)
+        elif isinstance(event, SessionFinished) and event.status == "interrupted":
+            mark_interrupted(state.history)
+    repair_unanswered(state.history)
+    state.restore_call_counter()

@@ -1,0 +1,239 @@
+"""The one handle front ends hold: submit ops, iterate events; the loop runs behind it."""
+
+from __future__ import annotations
+
+import asyncio
+import traceback
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from agent.approval import Approvals
+from agent.config import DEFAULT_CONTEXT_WINDOW, keel_home
+from agent.context import ContextManager
+from agent.errors import ProviderError
+from agent.loop import AgentLoop, TaskComplete
+from agent.messages import user
+from agent.model import ModelClient, context_window_of
+from agent.protocol import (
+    AnyEvent,
+    ApprovalDecision,
+    ApprovalRequested,
+    Approve,
+    Compact,
+    Continue,
+    Error,
+    Interrupt,
+    Op,
+    SessionFinished,
+    SessionStarted,
+    SetBudget,
+    Shutdown,
+    ToolCall,
+    UserMessage,
+    UserPrompt,
+)
+from agent.replay import mark_interrupted, restore_state
+from agent.settings import SessionSettings
+from agent.state import LimitExceeded, SessionState
+from agent.store import SessionLog, new_session_id, read_events, sessions_dir
+from agent.system_prompt import SystemPrompt
+from agent.workspace import gather_facts, load_instructions
+from tools import default_tools
+from tools.base import Tool, ToolContext
+from tools.registry import ToolRegistry
+
+class Session:
+    """One agent session. `submit` ops, `async for event in events()`; `close` ends it and its children."""
+
+    def __init__(
+        self,
+        settings: SessionSettings,
+        tools: list[Tool] | None = None,
+        resume: Path | None = None,
+    ) -> None:
+        self.settings = settings
+        self.root = settings.cwd.resolve()
+        prior = read_events(resume) if resume else []
+        self.id = resume.stem if resume else new_session_id()
+        self.log = SessionLog(resume or sessions_dir() / f"{self.id}.jsonl")
+        self.registry = ToolRegistry(tools if tools is not None else default_tools())
+        protocol = "text" if settings.tool_protocol == "text" else "native"
+        self.state = SessionState(
+            session_id=self.id, tool_protocol=protocol, max_steps=settings.max_steps, budget=settings.budget
+        )
+        if prior:
+            restore_state(self.state, prior)
+            if settings.budget is not None:
+                self.state.budget = settings.budget
+        self.window = context_window_of(settings.model, settings.context_window, DEFAULT_CONTEXT_WINDOW)
+        self.tool_context = ToolContext(root=self.root, scratch=keel_home() / "scratch" / self.id)
+        self.model = ModelClient(
+            model=settings.model,
+            api_base=settings.api_base,
+            retries=settings.retries,
+            retry_base_delay=settings.retry_base_delay,
+            timeout=settings.request_timeout,
+            on_retry=self._emit,
+        )
+        prompt = SystemPrompt(
+            facts=gather_facts(self.root),
+            instructions=load_instructions(self.root),
+            registry=self.registry,
+            compact=settings.compact_prompt,
+        )
+        self.context = ContextManager(prompt, self.window, self._emit)
+        self.approvals = Approvals(settings.approval)
+        self.loop = AgentLoop(
+            self.state,
+            self.model,
+            self.registry,
+            self.tool_context,
+            self.context,
+            self.approvals,
+            self._emit,
+            self._ask_person if settings.interactive else None,
+        )
+        self._resumed = bool(prior)
+        self._events: asyncio.Queue[AnyEvent | None] = asyncio.Queue()
+        self._work: asyncio.Queue[UserPrompt | Continue | Compact] = asyncio.Queue()
+        self._pending_approvals: dict[str, asyncio.Future[ApprovalDecision]] = {}
+        self._turn: asyncio.Task[None] | None = None
+        self._worker: asyncio.Task[None] | None = None
+        self._closed = False
+
+    async def __aenter__(self) -> Session:
+        self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def start(self) -> None:
+        self._emit(
+            SessionStarted(
+                session_id=self.id,
+                model=self.settings.model,
+                cwd=str(self.root),
+                context_window=self.window,
+                tool_protocol=self.state.tool_protocol,
+                approval=self.settings.approval,
+                budget=self.state.budget,
+                resumed=self._resumed,
+            )
+        )
+        self._worker = asyncio.create_task(self._work_loop())
+
+    def submit(self, op: Op) -> None:
+        """Hand an op to the session; it never blocks."""
+        if isinstance(op, (UserPrompt, Continue, Compact)):
+            self._work.put_nowait(op)
+        elif isinstance(op, Interrupt):
+            if self._turn is not None and not self._turn.done():
+                self._turn.cancel()
+        elif isinstance(op, Approve):
+            future = self._pending_approvals.pop(op.call_id, None)
+            if future is not None and not future.done():
+                future.set_result(op.decision)
+        elif isinstance(op, SetBudget):
+            self.state.budget = op.budget
+        elif isinstance(op, Shutdown):
+            asyncio.get_running_loop().create_task(self.close())
+
+    async def events(self) -> AsyncIterator[AnyEvent]:
+        """Every event in order, until the session is closed."""
+        while True:
+            event = await self._events.get()
+            if event is None:
+                return
+            yield event
+
+    async def close(self) -> None:
+        """Stop the running turn, end every child process, and close the log."""
+        if self._closed:
+            return
+        self._closed = True
+        for task in (self._turn, self._worker):
+            if task is not None and not task.done():
+                task.cancel()
+                await asyncio.wait([task])
+        await self.tool_context.aclose()
+        self.log.close()
+        self._events.put_nowait(None)
+
+    @property
+    def busy(self) -> bool:
+        return self._turn is not None and not self._turn.done()
+
+    def _emit(self, event: AnyEvent) -> None:
+        if self._closed:
+            return
+        self.log.append(event)
+        self._events.put_nowait(event)
+
+    async def _work_loop(self) -> None:
+        while True:
+            item = await self._work.get()
+            if isinstance(item, Compact):
+                work = self._compact()
+            else:
+                work = self._run_task(item.text if isinstance(item, UserPrompt) else None)
+            self._turn = asyncio.create_task(work)
+            await asyncio.wait([self._turn])
+
+    async def _compact(self) -> None:
+        try:
+            await self.context.compact(self.state, reason="requested")
+        except ProviderError as exc:
+            self._emit(Error(error_class=exc.error_class, message=str(exc)))
+
+    async def _run_task(self, text: str | None) -> None:
+        """Run a task to its end; every way it can end is turned into one session.finished here."""
+        if text is not None:
+            self._emit(UserMessage(text=text))
+            self.state.start_task(user(text))
+        status, final, reason = "completed", "", ""
+        try:
+            await self.loop.run()
+        except TaskComplete as done:
+            final = done.final_message
+        except LimitExceeded as stop:
+            status, reason = stop.status, stop.reason
+        except ProviderError as exc:
+            status, reason = "error", f"{exc.error_class}: {exc}"
+            self._emit(Error(error_class=exc.error_class, message=str(exc), fatal=True))
+        except asyncio.CancelledError:
+            status, reason = "interrupted", "interrupted by the user"
+            mark_interrupted(self.state.history)
+        except Exception as exc:  # a bug of ours must end the task cleanly, not hang the front end
+            status, reason = "error", f"internal error: {type(exc).__name__}: {exc}"
+            self._emit(
+                Error(error_class=type(exc).__name__, message=str(exc), fatal=True, detail=traceback.format_exc())
+            )
+        self._emit(
+            SessionFinished(
+                status=status,
+                final_message=final,
+                usage=self.state.usage,
+                steps=self.state.steps,
+                cost=self.state.cost,
+                reason=reason,
+            )
+        )
+        self.log.sync()
+
+    async def _ask_person(self, call: ToolCall, tool: Tool, arguments: dict[str, Any]) -> ApprovalDecision:
+        future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
+        self._pending_approvals[call.id] = future
+        self._emit(
+            ApprovalRequested(
+                call_id=call.id,
+                name=call.name,
+                arguments=arguments,
+                reason=f"{tool.name} is a {tool.kind.value} tool and the policy is {self.approvals.policy}",
+            )
+        )
+        try:
+            return await future
+        finally:
+            self._pending_approvals.pop(call.id, None)

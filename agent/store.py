@@ -1,0 +1,103 @@
+"""Session logs: one JSON line per event, appended and flushed before the event is published."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from agent.config import keel_home
+from agent.protocol import AnyEvent, AssistantDelta, SessionStarted, parse_event
+from agent.redact import Redactor
+
+
+def sessions_dir() -> Path:
+    return keel_home() / "sessions"
+
+
+def new_session_id() -> str:
+    """Sortable by time, unique across parallel agents."""
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+class SessionLog:
+    """The append-only event log of one session."""
+
+    def __init__(self, path: Path, redactor: Redactor | None = None) -> None:
+        self.path = path
+        self.redactor = redactor or Redactor.from_environment()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        repair_torn_tail(path)
+        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - held for the session's life
+
+    def append(self, event: AnyEvent) -> None:
+        """Write one event; deltas are not logged (the assistant.message after them holds the same text)."""
+        if isinstance(event, AssistantDelta):
+            return
+        self._file.write(self.redactor.redact(event.model_dump_json()) + "\n")
+        self._file.flush()
+
+    def sync(self) -> None:
+        """Make what was written durable (at turn boundaries)."""
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self.sync()
+            self._file.close()
+
+
+def repair_torn_tail(path: Path) -> None:
+    """Cut a last line left half-written by a crash, so the log reads and appends cleanly."""
+    if not path.exists():
+        return
+    with open(path, "rb+") as file:
+        data = file.read()
+        if not data or data.endswith(b"\n"):
+            return
+        cut = data.rfind(b"\n") + 1
+        file.truncate(cut)
+
+
+def read_events(path: Path) -> list[AnyEvent]:
+    """Every event of a log, skipping a torn or unreadable line instead of failing."""
+    events: list[AnyEvent] = []
+    with open(path, "rb") as file:
+        for line in file:
+            if not line.strip():
+                continue
+            try:
+                events.append(parse_event(line))
+            except ValidationError:
+                continue
+    return events
+
+
+def find_session(session_id: str | None, cwd: Path | None = None) -> Path | None:
+    """The log of a session by id or id prefix; with no id, the newest session started in cwd."""
+    directory = sessions_dir()
+    if not directory.is_dir():
+        return None
+    logs = sorted(directory.glob("*.jsonl"), reverse=True)
+    if session_id:
+        matches = [p for p in logs if p.stem.startswith(session_id)]
+        return matches[0] if len(matches) == 1 else None
+    for path in logs:
+        started = first_event(path)
+        if started is not None and (cwd is None or started.cwd == str(cwd)):
+            return path
+    return None
+
+
+def first_event(path: Path) -> SessionStarted | None:
+    with open(path, "rb") as file:
+        line = file.readline()
+    try:
+        event = parse_event(line)
+    except ValidationError:
+        return None
+    return event if isinstance(event, SessionStarted) else None

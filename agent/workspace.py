@@ -1,0 +1,62 @@
+"""Facts about the workspace that go into the system prompt, gathered once so the prompt prefix stays stable."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+from pathlib import Path
+
+from pydantic import BaseModel
+
+INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
+MAX_INSTRUCTIONS_CHARS = 20_000
+_SKIPPED = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache"}
+
+
+class Instructions(BaseModel):
+    name: str
+    text: str
+
+
+class WorkspaceFacts(BaseModel):
+    root: str
+    git_branch: str | None
+    platform: str
+    top_level: list[str]
+
+
+def _git_branch(root: Path) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--abbrev-ref", "HEAD"],
+            cwd=root, capture_output=True, text=True, timeout=10, check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def gather_facts(root: Path, max_entries: int = 60) -> WorkspaceFacts:
+    entries = sorted(
+        p.name + ("/" if p.is_dir() else "") for p in root.iterdir() if p.name not in _SKIPPED
+    ) if root.is_dir() else []
+    if len(entries) > max_entries:
+        entries = entries[:max_entries] + [f"... and {len(entries) - max_entries} more"]
+    return WorkspaceFacts(
+        root=str(root),
+        git_branch=_git_branch(root),
+        platform=f"{platform.system()} {platform.machine()}",
+        top_level=entries,
+    )
+
+
+def load_instructions(root: Path) -> Instructions | None:
+    """The repo's AGENTS.md, or CLAUDE.md when there is no AGENTS.md."""
+    for name in INSTRUCTION_FILES:
+        path = root / name
+        if path.is_file():
+            text = path.read_text(encoding="utf-8", errors="replace")
+            if len(text) > MAX_INSTRUCTIONS_CHARS:
+                text = text[:MAX_INSTRUCTIONS_CHARS] + f"\n[... {name} cut at {MAX_INSTRUCTIONS_CHARS} characters]"
+            return Instructions(name=name, text=text.strip())
+    return None

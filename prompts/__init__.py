@@ -1,0 +1,28 @@
+"""Prompt templates (Jinja) live beside this file; `render` is the only way code turns them into text."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+_HERE = Path(__file__).parent
+
+
+@cache
+def _environment() -> Any:
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(_HERE),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+
+
+def render(name: str, **context: Any) -> str:
+    """Render `prompts/<name>.j2` with the given variables (missing variables are an error)."""
+    return _environment().get_template(f"{name}.j2").render(**context).strip()

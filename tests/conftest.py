@@ -1,0 +1,60 @@
+"""Shared pytest setup: offline litellm settings, and the scripted model server fixture."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+import pytest
+
+# ---------------------------------------------------------------- environment (before litellm loads)
+
+
+def _litellm_tokenizers_dir() -> str | None:
+    """litellm's bundled tiktoken files, found without importing litellm (which is slow)."""
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return str(
+        Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
+    )
+
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+_tokenizers = _litellm_tokenizers_dir()
+if _tokenizers:
+    os.environ.setdefault("TIKTOKEN_CACHE_DIR", _tokenizers)
+
+from scripted_server import ReplyLike, Responder, ScriptedServer
+
+# ---------------------------------------------------------------- the scripted model server
+
+
+class StartScriptedServer(Protocol):
+    def __call__(
+        self, script: list[ReplyLike] | Responder = ..., **options: Any
+    ) -> ScriptedServer: ...
+
+
+@pytest.fixture
+def scripted_server() -> Iterator[StartScriptedServer]:
+    """Start scripted servers on 127.0.0.1: `scripted_server(["hi", Reply(...)], fail_rate=...)`.
+
+    Each is stopped at teardown; a responder that raised fails the test there.
+    """
+    servers: list[ScriptedServer] = []
+
+    def start(script: list[ReplyLike] | Responder = (), **options: Any) -> ScriptedServer:
+        server = ScriptedServer(script=script, **options).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+    errors = [error for server in servers for error in server.responder_errors]
+    if errors:
+        raise errors[0]

@@ -1,0 +1,130 @@
+"""What every tool is: a name, a pydantic Args model, a kind for the approval policy, an async run."""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from tools.jobs import JobTable
+    from tools.sandbox import SandboxPolicy
+
+
+class ToolKind(str, Enum):
+    """What a tool may do, which is what the approval policy decides on."""
+
+    READ = "read"
+    EDIT = "edit"
+    EXEC = "exec"
+
+
+class ToolError(Exception):
+    """A problem the model can fix: the message goes back to it as the tool's result."""
+
+
+class ToolArgs(BaseModel):
+    """Base for tool arguments: unknown arguments are an error the model sees."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolResult(BaseModel):
+    output: str
+    ok: bool = True
+    diff: str | None = None
+
+
+@dataclass
+class FileStamp:
+    """What a file looked like when the agent last read or wrote it (to catch edits made behind its back)."""
+
+    mtime_ns: int
+    size: int
+
+    @classmethod
+    def of(cls, path: Path) -> FileStamp:
+        st = path.stat()
+        return cls(st.st_mtime_ns, st.st_size)
+
+
+def _default_sandbox() -> SandboxPolicy:
+    from tools.sandbox import SandboxPolicy
+
+    return SandboxPolicy()
+
+
+@dataclass
+class ToolContext:
+    """Per-session state the tools share: the workspace root and what the agent has seen and changed."""
+
+    root: Path
+    scratch: Path
+    read_stamps: dict[Path, FileStamp] = field(default_factory=dict)
+    changed_files: set[Path] = field(default_factory=set)
+    jobs: JobTable | None = None
+    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    sandbox: SandboxPolicy = field(default_factory=_default_sandbox)
+
+    def __post_init__(self) -> None:
+        self.root = Path(os.path.realpath(self.root))
+
+    def resolve(self, path: str) -> Path:
+        """The absolute path for a workspace-relative one; anything resolving outside is refused."""
+        if "\x00" in path:
+            raise ToolError("path contains a NUL byte")
+        candidate = Path(path).expanduser()
+        if not candidate.is_absolute():
+            candidate = self.root / candidate
+        real = Path(os.path.realpath(candidate))
+        if real != self.root and self.root not in real.parents:
+            raise ToolError(
+                f"{path!r} resolves to {real}, outside the workspace {self.root}; "
+                "use a path inside the workspace (relative paths are relative to it)"
+            )
+        return real
+
+    def relative(self, path: Path) -> str:
+        """How a path is shown to the model: relative to the workspace root."""
+        try:
+            return path.relative_to(self.root).as_posix() or "."
+        except ValueError:
+            return str(path)
+
+    def note_read(self, path: Path) -> None:
+        self.read_stamps[path] = FileStamp.of(path)
+
+    def note_written(self, path: Path) -> None:
+        self.changed_files.add(path)
+        if path.exists():
+            self.read_stamps[path] = FileStamp.of(path)
+        else:
+            self.read_stamps.pop(path, None)
+
+    async def aclose(self) -> None:
+        """End whatever the tools started (background commands) when the session ends."""
+        closers, self.closers = self.closers, []
+        for close in closers:
+            await close()
+
+
+A = TypeVar("A", bound=ToolArgs)
+
+
+class Tool(ABC, Generic[A]):
+    """One tool; subclasses set the class attributes and implement `run`."""
+
+    name: ClassVar[str]
+    kind: ClassVar[ToolKind]
+    description: ClassVar[str]
+    Args: ClassVar[type[ToolArgs]]
+
+    @abstractmethod
+    async def run(self, args: A, ctx: ToolContext) -> ToolResult:
+        """Do the work; raise ToolError for problems the model can fix."""

@@ -1,0 +1,100 @@
+"""The tool registry: schemas derived from each tool's Args model, and one place that turns calls into results."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import ValidationError
+
+from tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
+
+
+def _strip_titles(schema: Any) -> Any:
+    """Pydantic adds `title` everywhere; models do not need it and it costs tokens."""
+    if isinstance(schema, dict):
+        return {k: _strip_titles(v) for k, v in schema.items() if k != "title"}
+    if isinstance(schema, list):
+        return [_strip_titles(v) for v in schema]
+    return schema
+
+
+def schema_of(tool: type[Tool]) -> dict[str, Any]:
+    """The OpenAI function-calling schema of a tool, derived from its Args model."""
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": _strip_titles(tool.Args.model_json_schema()),
+        },
+    }
+
+
+def _describe_validation(error: ValidationError) -> str:
+    problems = []
+    for item in error.errors():
+        where = ".".join(str(p) for p in item["loc"]) or "arguments"
+        problems.append(f"{where}: {item['msg']}")
+    return "; ".join(problems)
+
+
+def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
+    """Decode the arguments a model sent, tolerating the ways models get JSON slightly wrong."""
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ToolError(
+            f"the arguments are not valid JSON ({exc.msg} at position {exc.pos}); "
+            'send one JSON object, for example {"path": "README.md"}'
+        ) from None
+    if isinstance(value, str):  # arguments double-encoded as a JSON string
+        return parse_arguments(value)
+    if not isinstance(value, dict):
+        raise ToolError(f"the arguments must be a JSON object, not {type(value).__name__}")
+    return value
+
+
+class ToolRegistry:
+    """The tools of one session, by name."""
+
+    def __init__(self, tools: list[Tool]) -> None:
+        self._tools = {tool.name: tool for tool in tools}
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._tools
+
+    @property
+    def tools(self) -> list[Tool]:
+        return list(self._tools.values())
+
+    def get(self, name: str) -> Tool:
+        try:
+            return self._tools[name]
+        except KeyError:
+            known = ", ".join(self._tools)
+            raise ToolError(f"there is no tool named {name!r}; the tools are: {known}") from None
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return [schema_of(type(tool)) for tool in self._tools.values()]
+
+    def validate(self, name: str, raw: str | dict[str, Any] | None) -> tuple[Tool, ToolArgs]:
+        """The tool and its validated arguments, or a ToolError saying what to fix."""
+        tool = self.get(name)
+        try:
+            return tool, tool.Args.model_validate(parse_arguments(raw))
+        except ValidationError as exc:
+            raise ToolError(f"invalid arguments for {name}: {_describe_validation(exc)}") from None
+
+    async def run(self, tool: Tool, args: ToolArgs, ctx: ToolContext) -> ToolResult:
+        """Run one validated call; every failure becomes a result the model can read, never a crash."""
+        try:
+            return await tool.run(args, ctx)
+        except ToolError as exc:
+            return ToolResult(output=f"Error: {exc}", ok=False)
+        except Exception as exc:  # a tool's own bug must not end the session
+            return ToolResult(output=f"Error ({type(exc).__name__}): {exc}", ok=False)

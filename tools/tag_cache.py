@@ -1,0 +1,129 @@
+"""Parsed tags per file, reused while a file's (mtime_ns, size) is unchanged; kept in memory and on disk."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+
+from tools.source_files import SourceFile
+from tools.tags import TAGS_VERSION, FileTags, extract_tags
+
+POOL_MIN_FILES = 200  # below this, starting worker processes costs more than it saves
+_CHUNK_FILES = 48
+_SAVE_AFTER_PARSE_SECONDS = 1.0  # persist only when re-parsing would cost more than writing
+_BINARY_PROBE_BYTES = 8192
+
+
+@dataclass(slots=True)
+class _Entry:
+    mtime_ns: int
+    size: int
+    tags: FileTags | None  # None: unreadable or binary, skipped until it changes
+
+
+def read_tags(path: str, language: str) -> FileTags | None:
+    """Tags of one file on disk; None when it cannot be read or looks binary."""
+    try:
+        with open(path, "rb") as handle:
+            source = handle.read()
+    except OSError:
+        return None
+    if b"\0" in source[:_BINARY_PROBE_BYTES]:
+        return None
+    return extract_tags(source, language)
+
+
+def _read_chunk(jobs: list[tuple[str, str]]) -> list[FileTags | None]:
+    return [read_tags(path, language) for path, language in jobs]
+
+
+class TagCache:
+    """Tags of many files; `parses` counts the files actually parsed, `generation` bumps on any change."""
+
+    def __init__(self, disk_path: Path | None = None, workers: int | None = None) -> None:
+        self.disk_path = disk_path
+        self.workers = workers if workers is not None else (os.cpu_count() or 1)
+        self.parses = 0
+        self.generation = 0
+        self._entries: dict[str, _Entry] = {}
+        self._loaded = disk_path is None
+        self._unsaved_parse_seconds = 0.0
+
+    def tags(self, files: list[SourceFile]) -> dict[str, FileTags]:
+        """Tags by relative path for every readable file, parsing only those new or changed."""
+        self._load()
+        stale = [
+            source for source in files
+            if (entry := self._entries.get(source.path)) is None
+            or entry.mtime_ns != source.mtime_ns or entry.size != source.size
+        ]
+        if stale:
+            started = time.perf_counter()
+            for source, tags in zip(stale, self._parse(stale), strict=True):
+                self._entries[source.path] = _Entry(source.mtime_ns, source.size, tags)
+            self.parses += len(stale)
+            self.generation += 1
+            self._unsaved_parse_seconds += time.perf_counter() - started
+            if self._unsaved_parse_seconds > _SAVE_AFTER_PARSE_SECONDS:
+                self.save()
+        result: dict[str, FileTags] = {}
+        for source in files:
+            tags = self._entries[source.path].tags
+            if tags is not None:
+                result[source.rel] = tags
+        return result
+
+    def _parse(self, stale: list[SourceFile]) -> list[FileTags | None]:
+        jobs = [(source.path, source.language) for source in stale]
+        if self.workers < 2 or len(jobs) < POOL_MIN_FILES:
+            return _read_chunk(jobs)
+        # Biggest files first so no worker is left with a large one at the end.
+        order = sorted(range(len(jobs)), key=lambda i: -stale[i].size)
+        chunks = [[jobs[i] for i in order[at : at + _CHUNK_FILES]]
+                  for at in range(0, len(order), _CHUNK_FILES)]
+        # spawn, not fork: the caller runs in a thread of a process that has other threads.
+        with ProcessPoolExecutor(self.workers, mp_context=get_context("spawn")) as pool:
+            chunk_results = list(pool.map(_read_chunk, chunks))
+        results: list[FileTags | None] = [None] * len(jobs)
+        for chunk_order, chunk_result in zip(
+            (order[at : at + _CHUNK_FILES] for at in range(0, len(order), _CHUNK_FILES)),
+            chunk_results,
+            strict=True,
+        ):
+            for index, tags in zip(chunk_order, chunk_result, strict=True):
+                results[index] = tags
+        return results
+
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        assert self.disk_path is not None
+        try:
+            with open(self.disk_path, "rb") as handle:
+                saved = pickle.load(handle)
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
+            return
+        if isinstance(saved, dict) and saved.get("version") == TAGS_VERSION:
+            self._entries.update(saved.get("entries", {}))
+
+    def save(self) -> None:
+        """Write the entries of files that still exist to disk (atomically); no-op without a disk path."""
+        self._unsaved_parse_seconds = 0.0
+        if self.disk_path is None:
+            return
+        entries = {path: entry for path, entry in self._entries.items() if os.path.exists(path)}
+        self.disk_path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=self.disk_path.parent, suffix=".tmp")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                pickle.dump({"version": TAGS_VERSION, "entries": entries}, out, protocol=5)
+            os.replace(temporary, self.disk_path)
+        except OSError:
+            Path(temporary).unlink(missing_ok=True)

@@ -1,0 +1,310 @@
+"""Tag extraction with tree-sitter: the definitions (with signature lines) and references of one source file."""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+
+from tree_sitter import Node, Parser, Query, QueryCursor
+
+from tools.languages import grammar, parser_for
+
+TAGS_VERSION = 1  # bump when extraction changes, so cached tags from older code are dropped
+
+# Definition kinds that can hold methods; anything defined inside a function is local and skipped.
+CONTAINER_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "impl", "module"})
+FUNCTION_KINDS = frozenset({"function", "method"})
+MAX_SIGNATURE_CHARS = 160
+_MIN_REFERENCE_CHARS = 2
+_CONSTANT_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
+_NAME_TYPES = frozenset(
+    {"identifier", "field_identifier", "type_identifier", "property_identifier", "constant",
+     "namespace_identifier", "operator_name", "destructor_name", "word"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """A named definition: where it is, how deeply it nests among definitions, and its header line."""
+
+    name: str
+    kind: str
+    line: int  # 1-based
+    end_line: int
+    depth: int
+    signature: str
+
+
+@dataclass(slots=True)
+class FileTags:
+    """What one file defines (in source order) and how often it uses each identifier."""
+
+    definitions: tuple[Definition, ...]
+    references: dict[str, int]
+
+
+@dataclass(frozen=True)
+class _LanguageSpec:
+    definitions: str  # query: each pattern captures @def.<kind> and usually @name
+    references: str  # query capturing @ref
+    max_depth: int  # deepest tree level a definition may start at (bounds the query's walk)
+
+
+_C_DEFINITIONS = """
+(function_definition) @def.function
+(declaration declarator: (function_declarator)) @def.function
+(struct_specifier name: (type_identifier) @name body: (_)) @def.struct
+(union_specifier name: (type_identifier) @name body: (_)) @def.struct
+(enum_specifier name: (type_identifier) @name body: (_)) @def.enum
+(type_definition declarator: (type_identifier) @name) @def.type
+(preproc_function_def name: (identifier) @name) @def.macro
+(preproc_def name: (identifier) @name) @def.constant
+"""
+
+_JS_DEFINITIONS = """
+(class_declaration name: (_) @name) @def.class
+(function_declaration name: (identifier) @name) @def.function
+(generator_function_declaration name: (identifier) @name) @def.function
+(method_definition name: (_) @name) @def.method
+(lexical_declaration
+  (variable_declarator name: (identifier) @name value: [(arrow_function) (function_expression)])) @def.function
+(variable_declaration
+  (variable_declarator name: (identifier) @name value: [(arrow_function) (function_expression)])) @def.function
+"""
+
+_TS_DEFINITIONS = _JS_DEFINITIONS + """
+(abstract_class_declaration name: (type_identifier) @name) @def.class
+(interface_declaration name: (type_identifier) @name) @def.interface
+(type_alias_declaration name: (type_identifier) @name) @def.type
+(enum_declaration name: (identifier) @name) @def.enum
+(method_signature name: (_) @name) @def.method
+(abstract_method_signature name: (_) @name) @def.method
+(function_signature name: (identifier) @name) @def.function
+(internal_module name: (_) @name) @def.module
+"""
+
+_SPECS: dict[str, _LanguageSpec] = {
+    "python": _LanguageSpec(
+        """
+        (class_definition name: (identifier) @name) @def.class
+        (function_definition name: (identifier) @name) @def.function
+        (module (expression_statement (assignment left: (identifier) @name)) @def.constant)
+        """,
+        "(identifier) @ref",
+        6,
+    ),
+    "javascript": _LanguageSpec(_JS_DEFINITIONS, "[(identifier) (property_identifier)] @ref", 6),
+    "typescript": _LanguageSpec(
+        _TS_DEFINITIONS, "[(identifier) (property_identifier) (type_identifier)] @ref", 6
+    ),
+    "tsx": _LanguageSpec(
+        _TS_DEFINITIONS, "[(identifier) (property_identifier) (type_identifier)] @ref", 6
+    ),
+    "go": _LanguageSpec(
+        """
+        (function_declaration name: (identifier) @name) @def.function
+        (method_declaration name: (field_identifier) @name) @def.method
+        (type_spec name: (type_identifier) @name type: (struct_type)) @def.struct
+        (type_spec name: (type_identifier) @name type: (interface_type)) @def.interface
+        (type_spec name: (type_identifier) @name) @def.type
+        (method_elem name: (field_identifier) @name) @def.method
+        (const_spec name: (identifier) @name) @def.constant
+        """,
+        "[(identifier) (field_identifier) (type_identifier)] @ref",
+        6,
+    ),
+    "rust": _LanguageSpec(
+        """
+        (struct_item name: (type_identifier) @name) @def.struct
+        (union_item name: (type_identifier) @name) @def.struct
+        (enum_item name: (type_identifier) @name) @def.enum
+        (trait_item name: (type_identifier) @name) @def.trait
+        (impl_item type: (_) @name) @def.impl
+        (function_item name: (identifier) @name) @def.function
+        (function_signature_item name: (identifier) @name) @def.function
+        (mod_item name: (identifier) @name) @def.module
+        (type_item name: (type_identifier) @name) @def.type
+        (const_item name: (identifier) @name) @def.constant
+        (static_item name: (identifier) @name) @def.constant
+        (macro_definition name: (identifier) @name) @def.macro
+        """,
+        "[(identifier) (field_identifier) (type_identifier)] @ref",
+        7,
+    ),
+    "java": _LanguageSpec(
+        """
+        (class_declaration name: (identifier) @name) @def.class
+        (record_declaration name: (identifier) @name) @def.class
+        (interface_declaration name: (identifier) @name) @def.interface
+        (annotation_type_declaration name: (identifier) @name) @def.interface
+        (enum_declaration name: (identifier) @name) @def.enum
+        (method_declaration name: (identifier) @name) @def.method
+        (constructor_declaration name: (identifier) @name) @def.method
+        """,
+        "[(identifier) (type_identifier)] @ref",
+        7,
+    ),
+    "c": _LanguageSpec(_C_DEFINITIONS, "[(identifier) (field_identifier) (type_identifier)] @ref", 5),
+    "cpp": _LanguageSpec(
+        _C_DEFINITIONS
+        + """
+        (class_specifier name: (type_identifier) @name body: (_)) @def.class
+        (namespace_definition name: (namespace_identifier) @name) @def.module
+        (field_declaration declarator: (function_declarator)) @def.method
+        """,
+        "[(identifier) (field_identifier) (type_identifier) (namespace_identifier)] @ref",
+        9,
+    ),
+    "ruby": _LanguageSpec(
+        """
+        (class name: (_) @name) @def.class
+        (module name: (_) @name) @def.module
+        (method name: (_) @name) @def.method
+        (singleton_method name: (_) @name) @def.method
+        """,
+        "[(identifier) (constant)] @ref",
+        8,
+    ),
+    "bash": _LanguageSpec(
+        "(function_definition name: (word) @name) @def.function", "(command_name (word) @ref)", 4
+    ),
+}
+
+_local = threading.local()  # tree-sitter parsers must not be shared between threads
+
+
+def _compiled(language: str) -> tuple[Parser, Query, Query]:
+    cache = _local.__dict__.setdefault("compiled", {})
+    if language not in cache:
+        spec = _SPECS[language]
+        lang = grammar(language)
+        cache[language] = (parser_for(language), Query(lang, spec.definitions),
+                           Query(lang, spec.references))
+    return cache[language]
+
+
+def supports(language: str | None) -> bool:
+    return language in _SPECS
+
+
+def _declarator_name(node: Node) -> Node | None:
+    """The name inside a C/C++ declarator chain (`**f(void)`, `Foo::bar()`, `~Foo()`)."""
+    current: Node | None = node.child_by_field_name("declarator")
+    while current is not None and current.type not in _NAME_TYPES:
+        if current.type in ("qualified_identifier", "template_function", "template_method"):
+            current = current.child_by_field_name("name")
+        else:
+            current = current.child_by_field_name("declarator")
+    return current
+
+
+def _signature(node: Node, source: bytes, language: str) -> str:
+    """The definition's header: up to where its body starts, else its first line; whitespace collapsed."""
+    start = node.start_byte
+    body = node.child_by_field_name("body")
+    if body is not None and body.start_byte > start and language != "ruby":
+        end = min(body.start_byte, start + 4 * MAX_SIGNATURE_CHARS)
+    else:
+        line_end = source.find(b"\n", start)
+        end = node.end_byte if line_end == -1 else min(line_end, node.end_byte)
+        end = min(end, start + 4 * MAX_SIGNATURE_CHARS)
+    text = " ".join(source[start:end].decode("utf-8", "replace").split())
+    if language not in ("python", "ruby", "bash"):
+        text = text.rstrip("{ ").rstrip()
+    if language == "go" and node.type == "type_spec":
+        text = "type " + text
+    if len(text) > MAX_SIGNATURE_CHARS:
+        text = text[: MAX_SIGNATURE_CHARS - 1] + "…"
+    return text
+
+
+def _definition_nodes(root: Node, language: str) -> list[tuple[Node, Node, str]]:
+    """(definition node, name node, kind) per definition, deduplicated, in source order."""
+    _, definitions_query, _ = _compiled(language)
+    cursor = QueryCursor(definitions_query)
+    cursor.set_max_start_depth(_SPECS[language].max_depth)
+    best: dict[tuple[int, int], tuple[int, Node, Node, str]] = {}
+    for pattern, captures in cursor.matches(root):
+        kind = node = None
+        for capture_name, nodes in captures.items():
+            if capture_name.startswith("def."):
+                kind, node = capture_name[4:], nodes[0]
+        if node is None or kind is None:
+            continue
+        names = captures.get("name")
+        name = names[0] if names else _declarator_name(node)
+        if name is None:
+            continue
+        key = (node.start_byte, name.start_byte)
+        if key not in best or pattern < best[key][0]:
+            best[key] = (pattern, node, name, kind)
+    return [(node, name, kind) for _, node, name, kind in (best[k] for k in sorted(best))]
+
+
+def _definitions(root: Node, source: bytes, language: str) -> tuple[list[Definition], list[Node]]:
+    """The definitions worth showing, with their nesting depth, and the name nodes of all definitions."""
+    definitions: list[Definition] = []
+    name_nodes: list[Node] = []
+    open_scopes: list[tuple[int, str]] = []  # (end byte, kind) of the definitions enclosing this one
+    for node, name_node, kind in _definition_nodes(root, language):
+        name = source[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace")
+        name_nodes.append(name_node)
+        while open_scopes and open_scopes[-1][0] <= node.start_byte:
+            open_scopes.pop()
+        if open_scopes and open_scopes[-1][1] in FUNCTION_KINDS:
+            continue  # local to a function body: not part of the file's outline
+        if kind == "constant" and (open_scopes or not _CONSTANT_NAME.match(name)):
+            continue
+        definitions.append(
+            Definition(
+                name=name,
+                kind=kind,
+                line=node.start_point[0] + 1,
+                end_line=node.end_point[0] + 1,
+                depth=len(open_scopes),
+                signature=_signature(node, source, language),
+            )
+        )
+        open_scopes.append((node.end_byte, kind))
+    return definitions, name_nodes
+
+
+def _reference_nodes(root: Node, language: str) -> list[Node]:
+    _, _, references_query = _compiled(language)
+    return QueryCursor(references_query).captures(root).get("ref", [])
+
+
+def extract_tags(source: bytes, language: str) -> FileTags:
+    """Definitions and reference counts of one file's source in a supported language."""
+    root = _compiled(language)[0].parse(source).root_node
+    definitions, name_nodes = _definitions(root, source, language)
+    name_texts = [node.text for node in name_nodes]
+    counts: dict[bytes, int] = {}
+    for node in _reference_nodes(root, language):
+        text = node.text
+        counts[text] = counts.get(text, 0) + 1
+    for name in name_texts:  # a definition's own name is not a use of it
+        if counts.get(name, 0) > 0:
+            counts[name] -= 1
+    references = {
+        name.decode("utf-8", "replace"): count
+        for name, count in counts.items()
+        if count and len(name) >= _MIN_REFERENCE_CHARS
+    }
+    return FileTags(tuple(definitions), references)
+
+
+def reference_lines(source: bytes, language: str, name: str) -> list[int]:
+    """The 1-based lines where `name` is used (not defined) in one file's source, in order."""
+    root = _compiled(language)[0].parse(source).root_node
+    name_starts = {node.start_byte for node in _definitions(root, source, language)[1]}
+    wanted = name.encode()
+    lines: list[int] = []
+    for node in _reference_nodes(root, language):
+        if node.start_byte in name_starts or source[node.start_byte : node.end_byte] != wanted:
+            continue
+        line = node.start_point[0] + 1
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
