@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -22,13 +23,15 @@ from agent.protocol import (
     ToolStarted,
     UserMessage,
 )
-from agent.state import SessionState
+from agent.state import LimitExceeded, SessionState
 from agent.text_protocol import MalformedToolCall, parse_tool_calls
+from prompts import render
 from tools.base import Tool, ToolContext, ToolError, ToolResult
 from tools.registry import ToolRegistry, parse_arguments
 
 AskPerson = Callable[[ToolCall, Tool, dict[str, Any]], Awaitable[ApprovalDecision | None]]
 MAX_CONTEXT_RETRIES = 3
+LOOP_WARN, LOOP_STOP = 3, 5
 EMPTY_REPLY = "Your reply was empty. Continue the task with a tool call, or give your final answer."
 
 
@@ -80,7 +83,7 @@ class AgentLoop:
         assistant = Message(role="assistant", content=reply.text, tool_calls=calls)
         self.state.record(assistant, reply.usage, reply.cost)
         self.emit(AssistantMessage(text=reply.text, tool_calls=calls, usage=reply.usage, cost=reply.cost))
-        self.context.after_model_call(self.state)
+        self.context.after_model_call(self.state, reply.usage)
         if correction is not None:
             self.state.record(user(correction))
             self.emit(UserMessage(text=correction, origin="keel"))
@@ -90,11 +93,12 @@ class AgentLoop:
             result = await self._execute(call)
             self.state.record(tool_result(call, result.output))
         self.state.steps += 1
-        self.context.after_step(self.state)
 
     async def _call_model(self) -> ModelReply:
         overflows = 0
         while True:
+            await self.context.fit(self.state)
+            self.state.check_limits()  # summarizing costs tokens too
             request = self.context.build_request(self.state)
             tools = self.registry.schemas() if self.state.tool_protocol == "native" else None
             try:
@@ -127,11 +131,19 @@ class AgentLoop:
     async def _execute(self, call: ToolCall) -> ToolResult:
         started = time.monotonic()
         shown_args = _arguments_for_display(call.arguments)
+        repeats = self.state.note_call(_signature(call.name, shown_args))
+        if repeats >= LOOP_STOP:
+            raise LimitExceeded(
+                "loop_detected", f"the model made the same {call.name} call {repeats} times in a row"
+            )
         self.emit(ToolStarted(call_id=call.id, name=call.name, arguments=shown_args))
         try:
             result = await self._validated_run(call, shown_args)
         except ToolError as exc:
             result = ToolResult(output=f"Error: {exc}", ok=False)
+        if repeats >= LOOP_WARN:
+            warning = render("loop_warning", name=call.name, count=repeats, limit=LOOP_STOP)
+            result = result.model_copy(update={"output": f"{result.output}\n\n{warning}"})
         self.emit(
             ToolFinished(
                 call_id=call.id,
@@ -166,6 +178,10 @@ class AgentLoop:
         if decision in ("allow_once", "allow_session"):
             return None
         return f"Denied: the user did not approve this {tool.name} call. Ask them or try another way."
+
+
+def _signature(name: str, arguments: dict[str, Any]) -> str:
+    return name + json.dumps(arguments, sort_keys=True)
 
 
 def _arguments_for_display(raw: str) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent.protocol import ToolCall
 
@@ -21,6 +21,7 @@ class Message(BaseModel):
     tool_calls: list[ToolCall] = []
     tool_call_id: str | None = None
     name: str | None = None
+    token_count: int | None = Field(default=None, exclude=True)
 
 
 def system(text: str) -> Message:

@@ -122,7 +122,9 @@ class ModelClient:
     on_retry: Callable[[ModelRetry], None] = lambda event: None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def _kwargs(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+    def _kwargs(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, max_tokens: int | None
+    ) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -139,6 +141,8 @@ class ModelClient:
                 kwargs["api_key"] = "sk-keel-no-key"  # local OpenAI-compatible servers ignore it
         if tools:
             kwargs["tools"] = tools
+        if max_tokens:
+            kwargs["max_tokens"] = max_tokens
         return kwargs
 
     async def complete(
@@ -146,12 +150,13 @@ class ModelClient:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None,
         on_delta: Callable[[str], None],
+        max_tokens: int | None = None,
     ) -> ModelReply:
         """One reply, retried with exponential backoff and jitter on retryable faults."""
         attempt = 0
         while True:
             try:
-                return await self._stream_once(messages, tools, on_delta)
+                return await self._stream_once(messages, tools, on_delta, max_tokens)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # every provider failure is classified here, in one place
@@ -176,9 +181,10 @@ class ModelClient:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None,
         on_delta: Callable[[str], None],
+        max_tokens: int | None,
     ) -> ModelReply:
         litellm = litellm_module()
-        stream = await litellm.acompletion(**self._kwargs(messages, tools))
+        stream = await litellm.acompletion(**self._kwargs(messages, tools, max_tokens))
         text: list[str] = []
         calls: dict[int, _ToolCallBuffer] = {}
         usage: TokenUsage | None = None

@@ -169,6 +169,16 @@ class ContextSummarized(Event):
     reason: str = "threshold"
 
 
+class ContextMasked(Event):
+    """Old tool outputs were replaced by one-line placeholders (the cheap stage before summarizing)."""
+
+    type: Literal["context.masked"] = "context.masked"
+    masked_upto: int
+    masked: int
+    tokens_before: int
+    tokens_after: int
+
+
 class BudgetUpdated(Event):
     type: Literal["budget.updated"] = "budget.updated"
     used: int
@@ -213,6 +223,7 @@ AnyEvent = Annotated[
         ToolStarted,
         ToolFinished,
         ContextSummarized,
+        ContextMasked,
         BudgetUpdated,
         Error,
         SessionFinished,

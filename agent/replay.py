@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from agent.context.masking import apply_masking
 from agent.messages import Message, tool_result, user
 from agent.protocol import (
     AnyEvent,
     AssistantMessage,
+    ContextMasked,
     ContextSummarized,
     SessionFinished,
     ToolFinished,
@@ -50,6 +52,8 @@ def restore_state(state: SessionState, events: list[AnyEvent]) -> None:
             )
             if call is not None:
                 state.history.append(tool_result(call, event.output))
+        elif isinstance(event, ContextMasked):
+            apply_masking(state, event.masked_upto)
         elif isinstance(event, ContextSummarized):
             state.apply_summary(event.summary, event.kept_messages)
         elif isinstance(event, SessionFinished) and event.status == "interrupted":

@@ -11,6 +11,7 @@ from typing import Any
 from agent.approval import Approvals
 from agent.config import DEFAULT_CONTEXT_WINDOW, keel_home
 from agent.context import ContextManager
+from agent.context.summarizer import Summarizer
 from agent.errors import ProviderError
 from agent.loop import AgentLoop, TaskComplete
 from agent.messages import user
@@ -82,7 +83,9 @@ class Session:
             registry=self.registry,
             compact=settings.compact_prompt,
         )
-        self.context = ContextManager(prompt, self.window, self._emit)
+        self.context = ContextManager(
+            prompt, self.window, settings.context, Summarizer(self.model, self.window), self._emit
+        )
         self.approvals = Approvals(settings.approval)
         self.loop = AgentLoop(
             self.state,

@@ -29,14 +29,23 @@ class SessionState:
     history: list[Message] = field(default_factory=list)
     summaries: list[str] = field(default_factory=list)
     task_prompt: str = ""
+    user_prompts: list[str] = field(default_factory=list)
     usage: TokenUsage = field(default_factory=TokenUsage)
     cost: float | None = None
     steps: int = 0
     task_tokens: int = 0
+    masked_upto: int = 0
+    epoch: int = 0
+    repeated_call: str = ""
+    repeats: int = 0
     _calls: int = 0
 
     def record(self, message: Message, usage: TokenUsage | None = None, cost: float | None = None) -> None:
         self.history.append(message)
+        self.add_usage(usage, cost)
+
+    def add_usage(self, usage: TokenUsage | None, cost: float | None = None) -> None:
+        """Count a model call's tokens: the session's totals and the task's budget."""
         if usage is not None:
             self.usage = self.usage + usage
             self.task_tokens += usage.total_tokens
@@ -45,6 +54,7 @@ class SessionState:
 
     def start_task(self, message: Message) -> None:
         self.task_prompt = message.content
+        self.user_prompts.append(message.content)
         self.steps = 0
         self.task_tokens = 0
         self.history.append(message)
@@ -53,6 +63,14 @@ class SessionState:
         """Replace all but the last `kept_messages` messages by a summary of them."""
         self.history = self.history[len(self.history) - kept_messages :] if kept_messages else []
         self.summaries.append(summary)
+        self.masked_upto = 0
+        self.epoch += 1
+
+    def note_call(self, signature: str) -> int:
+        """How many times in a row this exact call has now been made."""
+        self.repeats = self.repeats + 1 if signature == self.repeated_call else 1
+        self.repeated_call = signature
+        return self.repeats
 
     def check_limits(self) -> None:
         if self.budget is not None and self.task_tokens >= self.budget:

@@ -23,6 +23,6 @@ def _environment() -> Any:
     )
 
 
-def render(name: str, **context: Any) -> str:
-    """Render `prompts/<name>.j2` with the given variables (missing variables are an error)."""
-    return _environment().get_template(f"{name}.j2").render(**context).strip()
+def render(template: str, /, **context: Any) -> str:
+    """Render `prompts/<template>.j2` with the given variables (missing variables are an error)."""
+    return _environment().get_template(f"{template}.j2").render(**context).strip()

@@ -160,7 +160,7 @@ class ScriptedServer:
         """Pick a fault kind, or consume the next scripted reply; never both."""
         with self._lock:
             self.requests.append(record)
-            if self._forced_faults and False:
+            if self._forced_faults:
                 record.fault = self._forced_faults.popleft()
                 return record.fault
             if self.fail_rate and self._rng.random() < self.fail_rate:

@@ -144,7 +144,7 @@ def test_text_output_prints_the_answer_and_json_the_result(scripted_server, tmp_
     assert as_json.returncode == 0, as_json.stderr
     result = json.loads(as_json.stdout)
     assert result["status"] == "completed" and result["final_message"] == "hello"
-    assert server.requests[0].messages[-1]["content"] == "say hello"
+    assert server.requests[0].messages[-2]["content"] == "say hello"
 
 
 def test_max_steps_stops_with_exit_3(scripted_server, tmp_path):

@@ -1,4 +1,4 @@
-"""The match cascade and the patch parser as pure functions: exact, forgiving, ambiguous, not found."""
+"""The match cascade and the patch parser as pure functions: exact, forgiving, ambiguous, none."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from tools.matching import (
     Stage,
     closest_region,
     describe_no_match,
-    fit_replacement,
     normalize_unicode,
     replace_text,
     split_lines,
@@ -24,6 +23,7 @@ from tools.patch_format import (
     apply_hunks,
     parse_patch,
 )
+from tools.reindent import fit_replacement
 
 
 def test_exact_substring_inside_a_line() -> None:
@@ -42,17 +42,24 @@ def test_trailing_whitespace_is_forgiven_and_untouched_lines_keep_theirs() -> No
 
 def test_indentation_offset_is_applied_to_new_lines() -> None:
     text = "class A:\n    def f(self):\n        return 1\n"
-    edit = replace_text(text, "def f(self):\n    return 1\n",
-                        "def f(self):\n    if self:\n        return 2\n    return 1\n")
+    edit = replace_text(
+        text,
+        "def f(self):\n    return 1\n",
+        "def f(self):\n    if self:\n        return 2\n    return 1\n",
+    )
     assert edit.stage is Stage.INDENTATION
-    assert edit.text == ("class A:\n    def f(self):\n        if self:\n            return 2\n"
-                         "        return 1\n")
+    assert edit.text == (
+        "class A:\n    def f(self):\n        if self:\n            return 2\n        return 1\n"
+    )
 
 
 def test_tabs_stay_tabs_when_the_model_indents_with_spaces() -> None:
     text = "func f() {\n\tif x {\n\t\treturn 1\n\t}\n}\n"
-    edit = replace_text(text, "    if x {\n        return 1\n    }\n",
-                        "    if x {\n        y := 2\n        return y\n    }\n")
+    edit = replace_text(
+        text,
+        "    if x {\n        return 1\n    }\n",
+        "    if x {\n        y := 2\n        return y\n    }\n",
+    )
     assert edit.stage is Stage.INDENTATION
     assert edit.text == "func f() {\n\tif x {\n\t\ty := 2\n\t\treturn y\n\t}\n}\n"
 
@@ -128,7 +135,10 @@ def test_fit_replacement_keeps_the_files_text_for_unchanged_lines() -> None:
     old = ["    if x:", '        return "a"']
     new = ["    if x:", '        return "a"', "    log()"]
     assert fit_replacement(old, new, file_lines, reindent=True) == [
-        "\tif x:  ", "\t\treturn “a”", "\tlog()"]
+        "\tif x:  ",
+        "\t\treturn “a”",
+        "\tlog()",
+    ]
 
 
 def test_closest_region_and_split_lines() -> None:
@@ -171,13 +181,16 @@ def test_parse_patch_reads_every_operation() -> None:
     assert hunk.at_end_of_file
 
 
-@pytest.mark.parametrize("wrap", [
-    lambda p: f"```diff\n{p}```\n",
-    lambda p: f"apply_patch <<'EOF'\n{p}EOF\n",
-    lambda p: f"Here is the patch:\n\n{p}",
-    lambda p: p.replace("*** End Patch\n", ""),
-    lambda p: p.replace("\n", "\r\n"),
-])
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        lambda p: f"```diff\n{p}```\n",
+        lambda p: f"apply_patch <<'EOF'\n{p}EOF\n",
+        lambda p: f"Here is the patch:\n\n{p}",
+        lambda p: p.replace("*** End Patch\n", ""),
+        lambda p: p.replace("\n", "\r\n"),
+    ],
+)
 def test_parse_patch_tolerates_wrappers(wrap) -> None:
     assert parse_patch(wrap(PATCH)) == parse_patch(PATCH)
 
@@ -194,7 +207,10 @@ def test_parse_patch_errors_name_the_line() -> None:
 
 
 def test_unified_diff_headers_and_bare_blank_context_are_accepted() -> None:
-    patch = "*** Begin Patch\n*** Update File: a.py\n@@ -1,3 +1,3 @@ def f():\n x = 1\n\n-y = 2\n+y = 3\n"
+    patch = (
+        "*** Begin Patch\n*** Update File: a.py\n"
+        "@@ -1,3 +1,3 @@ def f():\n x = 1\n\n-y = 2\n+y = 3\n"
+    )
     [update] = parse_patch(patch)
     [hunk] = update.hunks
     assert hunk.anchors == ["def f():"]
@@ -226,3 +242,34 @@ def test_apply_hunks_failure_names_the_hunk_and_region() -> None:
     message = str(info.value)
     assert "n.txt, hunk 2 of 2" in message
     assert "lines 3-4" in message and "expected: five" in message and "actual:   four" in message
+
+
+def test_first_difference_skips_differences_the_cascade_forgives() -> None:
+    text = "def f():\n\tx = “a”\n\ty = 2\n\treturn x\n"
+    with pytest.raises(MatchError) as info:
+        replace_text(text, 'def f():\n    x = "a"\n    y = 3\n    return x\n', "")
+    assert "line 3 of old_string vs line 3 of the file" in str(info.value)
+
+
+def test_unified_diff_furniture_is_skipped() -> None:
+    patch = (
+        "*** Begin Patch\n*** Update File: a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n"
+        "-x\n+y\n\\ No newline at end of file\n*** Add File: b.txt\n+b\n*** End of File\n"
+        "*** End Patch"
+    )
+    update, add = parse_patch(patch)
+    assert update.hunks == [Hunk(old_lines=["x"], new_lines=["y"])]
+    assert add == AddFile("b.txt", "b\n")
+
+
+def test_two_space_model_indentation_scales_to_a_four_space_file() -> None:
+    text = "class A:\n    def f(self):\n        if x:\n            return 1\n        return 2\n"
+    edit = replace_text(
+        text,
+        "def f(self):\n  if x:\n    return 1\n  return 2",
+        "def f(self):\n  if x:\n    return 10\n  log()\n  return 2",
+    )
+    assert edit.text == (
+        "class A:\n    def f(self):\n        if x:\n            return 10\n"
+        "        log()\n        return 2\n"
+    )

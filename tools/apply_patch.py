@@ -1,4 +1,4 @@
-"""apply_patch: a multi-file `*** Begin Patch` patch, all or nothing: every change is computed before any write."""
+"""apply_patch: a multi-file patch, all or nothing: every change is computed before any write."""
 
 from __future__ import annotations
 
@@ -8,8 +8,15 @@ from pathlib import Path
 from pydantic import Field
 
 from tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
-from tools.edit_support import check_fresh, lint_introduced, lint_snapshot, load_text, unified_diff
-from tools.fileio import NotTextError, TextFormat, conform, read_text, save_text, write_atomic
+from tools.edit_support import (
+    check_fresh,
+    lint_introduced,
+    lint_snapshot,
+    load_text,
+    refuse_read_only,
+    unified_diff,
+)
+from tools.fileio import NotTextError, TextFormat, conform, encode_text, read_text, write_atomic
 from tools.patch_format import (
     AddFile,
     DeleteFile,
@@ -27,7 +34,7 @@ class ApplyPatchArgs(ToolArgs):
 
 @dataclass
 class Change:
-    """One file's planned change: its new text (None to delete) and what it replaces."""
+    """One file's planned change: its new text and bytes (None to delete) and what it replaces."""
 
     letter: str  # A, M, D or R, as in git's name-status
     path: Path
@@ -37,6 +44,11 @@ class Change:
     mode: int | None = None
     moved_from: Path | None = None
     note: str = ""
+    data: bytes | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        # encoded now, so that a character the file's encoding can't hold stops the patch early
+        self.data = None if self.new_text is None else encode_text(self.new_text, self.fmt)
 
 
 class ApplyPatchTool(Tool[ApplyPatchArgs]):
@@ -44,23 +56,30 @@ class ApplyPatchTool(Tool[ApplyPatchArgs]):
     kind = ToolKind.EDIT
     Args = ApplyPatchArgs
     description = (
-        "Change one or more files with a patch, all or nothing: if any hunk does not apply, no file "
-        "changes and the result names the failing hunk and shows the closest lines. Format:\n"
+        "Change one or more files with a patch, all or nothing: if any hunk does not apply, no "
+        "file changes and the result names the failing hunk and shows the closest lines. "
+        "Example:\n"
         "*** Begin Patch\n"
-        "*** Add File: path/new.py\n"
-        "+each line of the new file, prefixed with +\n"
-        "*** Delete File: path/old.py\n"
-        "*** Update File: path/app.py\n"
-        "*** Move to: path/renamed.py   (optional: also rename the file)\n"
-        "@@ def handler(request):   (optional: a line above the change, to find the right place)\n"
-        " unchanged context line (space prefix)\n"
-        "-removed line\n"
-        "+added line\n"
-        "*** End of File   (optional: the hunk ends at the end of the file)\n"
+        "*** Add File: src/new.py\n"
+        "+first line of the new file\n"
+        "+second line\n"
+        "*** Delete File: src/old.py\n"
+        "*** Update File: src/app.py\n"
+        "*** Move to: src/main.py\n"
+        "@@ def handle(request):\n"
+        "     if request.ok:\n"
+        "-        return None\n"
+        "+        return respond(request)\n"
+        "     log(request)\n"
         "*** End Patch\n"
-        "Give about 3 unchanged lines above and below each change, copied exactly; no line numbers. "
-        "Several places in one file: several @@ hunks in file order. The matching forgives trailing "
-        "whitespace, indentation and curly quotes, like edit_file."
+        "Sections: Add File (every line prefixed +), Delete File, Update File (optionally "
+        "followed by Move to, which renames it). In an update each hunk starts with @@, "
+        "optionally followed by a line that appears above the change, to locate it; then lines "
+        "prefixed ' ' (unchanged context), '-' (removed) or '+' (added). Give about 3 context "
+        "lines above and below each change, copied exactly, without line numbers. Several "
+        "changes in one file: several @@ hunks, in file order. '*** End of File' after a hunk "
+        "pins it to the end of the file. Differences in trailing whitespace, indentation and "
+        "curly quotes are forgiven, as in edit_file."
     )
 
     async def run(self, args: ApplyPatchArgs, ctx: ToolContext) -> ToolResult:
@@ -71,7 +90,10 @@ class ApplyPatchTool(Tool[ApplyPatchArgs]):
         try:
             changes = _plan(ops, ctx)
         except PatchError as exc:
-            raise ToolError(f"the patch does not apply, so nothing was changed. {exc}") from None
+            raise ToolError(
+                f"the patch does not apply, so nothing was changed (fix it and send "
+                f"the whole patch again).\n{exc}"
+            ) from None
         updated = [c for c in changes if c.letter in "MR"]
         before = await lint_snapshot([c.moved_from or c.path for c in updated], ctx.root)
         _execute(changes, ctx)
@@ -82,10 +104,17 @@ class ApplyPatchTool(Tool[ApplyPatchArgs]):
             shown = f"{ctx.relative(change.moved_from)} -> {name}" if change.moved_from else name
             lines.append(f"  {change.letter} {shown}{change.note}")
             old_name = ctx.relative(change.moved_from or change.path)
-            diffs.append(unified_diff(change.old_text or "", change.new_text or "",
-                                      old_name if change.old_text is not None else None,
-                                      name if change.new_text is not None else None))
-        renames = {ctx.relative(c.moved_from): ctx.relative(c.path) for c in updated if c.moved_from}
+            diffs.append(
+                unified_diff(
+                    change.old_text or "",
+                    change.new_text or "",
+                    old_name if change.old_text is not None else None,
+                    name if change.new_text is not None else None,
+                )
+            )
+        renames = {
+            ctx.relative(c.moved_from): ctx.relative(c.path) for c in updated if c.moved_from
+        }
         lint = await lint_introduced(before, [c.path for c in updated], ctx.root, renames)
         output = "\n".join(lines) + lint
         return ToolResult(output=output, diff="".join(diffs))
@@ -93,13 +122,15 @@ class ApplyPatchTool(Tool[ApplyPatchArgs]):
 
 def _claim(claimed: set[Path], path: Path, ctx: ToolContext) -> None:
     if path in claimed:
-        raise PatchError(f"{ctx.relative(path)} appears more than once in the patch; put all of its "
-                         "changes in one section")
+        raise PatchError(
+            f"{ctx.relative(path)} appears more than once in the patch; put all of its "
+            "changes in one section"
+        )
     claimed.add(path)
 
 
 def _plan(ops: list[FileOp], ctx: ToolContext) -> list[Change]:
-    """Every file's new content, computed without touching the disk; PatchError at the first problem."""
+    """Every file's new content, computed without touching the disk; PatchError at a problem."""
     changes: list[Change] = []
     claimed: set[Path] = set()
     for op in ops:
@@ -108,14 +139,17 @@ def _plan(ops: list[FileOp], ctx: ToolContext) -> list[Change]:
         _claim(claimed, path, ctx)
         if isinstance(op, AddFile):
             if path.exists():
-                raise PatchError(f"'*** Add File: {op.path}': {name} already exists; change it with "
-                                 "'*** Update File:' (or delete it first)")
+                raise PatchError(
+                    f"'*** Add File: {op.path}': {name} already exists; change it with "
+                    "'*** Update File:' (or delete it first)"
+                )
             changes.append(Change("A", path, None, op.content))
             continue
         if not path.is_file():
             what = "is a directory" if path.is_dir() else "does not exist"
             raise PatchError(f"{name} {what}; check the path (find_files)")
         check_fresh(ctx, path)
+        refuse_read_only(ctx, path)
         if isinstance(op, DeleteFile):
             try:
                 old_text = read_text(path).text
@@ -134,14 +168,16 @@ def _plan_update(op: UpdateFile, path: Path, ctx: ToolContext, claimed: set[Path
     if applied.stages:
         kinds = sorted({stage.value for stage in applied.stages})
         note = f" (some hunks matched with {', '.join(kinds)}; check the result)"
-    change = Change("M", path, current.text, conform(applied.text, current.format), current.format,
-                    current.mode, note=note)
+    new_text = conform(applied.text, current.format)
+    change = Change("M", path, current.text, new_text, current.format, current.mode, note=note)
     if op.move_to:
         target = ctx.resolve(op.move_to)
         if target != path:
             _claim(claimed, target, ctx)
             if target.exists():
-                raise PatchError(f"'*** Move to: {op.move_to}': {ctx.relative(target)} already exists")
+                raise PatchError(
+                    f"'*** Move to: {op.move_to}': {ctx.relative(target)} already exists"
+                )
             change.letter, change.moved_from, change.path = "R", path, target
     return change
 
@@ -154,15 +190,17 @@ def _execute(changes: list[Change], ctx: ToolContext) -> None:
             originals[path] = (path.read_bytes(), path.stat().st_mode) if path.exists() else None
     try:
         for change in changes:
-            if change.new_text is None:
+            if change.data is None:
                 change.path.unlink()
             else:
-                save_text(change.path, change.new_text, change.fmt, change.mode)
+                write_atomic(change.path, change.data, change.mode)
             if change.moved_from:
                 change.moved_from.unlink()
     except OSError as exc:
         _restore(originals)
-        raise ToolError(f"writing the patch failed ({exc}); every file was put back as it was") from None
+        raise ToolError(
+            f"writing the patch failed ({exc}); every file was put back as it was"
+        ) from None
     for path in originals:
         ctx.note_written(path)
 

@@ -1,6 +1,8 @@
-"""edit_file: replace one exact piece of a file, found by a forgiving match cascade, never ambiguously."""
+"""edit_file: replace one piece of a file, found by a forgiving match cascade, never ambiguously."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from pydantic import Field
 
@@ -11,27 +13,32 @@ from tools.edit_support import (
     lint_introduced,
     lint_snapshot,
     load_text,
+    save_checked,
     unified_diff,
 )
-from tools.fileio import TextFormat, conform, save_text
+from tools.fileio import TextFile, TextFormat, conform
 from tools.matching import MatchError, Stage, replace_text
 
 STAGE_NOTES = {
     Stage.EXACT: "",
     Stage.TRAILING_WHITESPACE: " (old_string matched once trailing whitespace was ignored)",
     Stage.INDENTATION: " (old_string matched once indentation was ignored; new_string was "
-                       "re-indented to the file's indentation: check the lines below)",
+    "re-indented to the file's indentation: check the lines below)",
     Stage.UNICODE: " (old_string matched only after normalizing quotes, dashes and spacing: "
-                   "check the lines below)",
+    "check the lines below)",
 }
 
 
 class EditFileArgs(ToolArgs):
     path: str = Field(description="The file to edit, relative to the workspace root.")
-    old_string: str = Field(description="The exact text to replace, copied from the file (without "
-                                        "read_file's line numbers); enough lines to be unique.")
+    old_string: str = Field(
+        description="The exact text to replace, copied from the file (without "
+        "read_file's line numbers); enough lines to be unique."
+    )
     new_string: str = Field(description="The text to put in its place.")
-    replace_all: bool = Field(False, description="Replace every occurrence of old_string, not just one.")
+    replace_all: bool = Field(
+        False, description="Replace every occurrence of old_string, not just one."
+    )
 
 
 def _lines_label(lines: list[int]) -> str:
@@ -63,44 +70,61 @@ class EditFileTool(Tool[EditFileArgs]):
         old = args.old_string.replace("\r\n", "\n")
         new = args.new_string.replace("\r\n", "\n")
         if old == new:
-            raise ToolError("old_string and new_string are the same, so nothing would change; put the "
-                            "changed text in new_string")
-        if not path.exists() and not path.is_symlink():
+            raise ToolError(
+                "old_string and new_string are the same, so nothing would change; "
+                "put the changed text in new_string"
+            )
+        if not path.exists():
             if old:
-                raise ToolError(f"{name} does not exist. To create it, call edit_file with an empty "
-                                "old_string (or use write_file); check the path with find_files")
-            return await self._write(ctx, name, path, "", new, TextFormat(), None, "Created", None)
+                raise ToolError(
+                    f"{name} does not exist. To create it, call edit_file with an "
+                    "empty old_string (or use write_file); check the path with find_files"
+                )
+            return await _write(ctx, path, None, new, "Created")
         check_fresh(ctx, path)
         current = load_text(ctx, path)
         if not old:
             if current.text.strip():
-                raise ToolError(f"old_string is empty but {name} is not; give the exact text to "
-                                "replace, or use write_file to replace the whole file")
-            new_text = conform(new, current.format)
-            return await self._write(ctx, name, path, current.text, new_text, current.format,
-                                     current.mode, "Filled", None)
+                raise ToolError(
+                    f"old_string is empty but {name} is not; give the exact text to "
+                    "replace, or use write_file to replace the whole file"
+                )
+            return await _write(ctx, path, current, conform(new, current.format), "Filled")
         try:
             edit = replace_text(current.text, old, new, args.replace_all)
         except MatchError as exc:
             raise ToolError(f"{name}: {exc}") from None
         new_text = conform(edit.text, current.format)
         if new_text == current.text:
-            raise ToolError(f"the edit leaves {name} unchanged (old_string and new_string differ only "
-                            "in ways the match ignores); nothing was written")
-        summary = f"replaced {_lines_label(edit.lines)}{STAGE_NOTES[edit.stage]}"
-        return await self._write(ctx, name, path, current.text, new_text, current.format,
-                                 current.mode, "Edited", summary)
+            raise ToolError(
+                f"the edit leaves {name} unchanged (old_string and new_string differ "
+                "only in ways the match ignores); nothing was written"
+            )
+        summary = f": replaced {_lines_label(edit.lines)}{STAGE_NOTES[edit.stage]}"
+        return await _write(ctx, path, current, new_text, "Edited", summary)
 
-    async def _write(self, ctx: ToolContext, name: str, path, old_text: str, new_text: str,
-                     fmt: TextFormat, mode: int | None, verb: str, summary: str | None) -> ToolResult:
-        existed = path.exists()
-        before = await lint_snapshot([path], ctx.root) if existed else None
-        save_text(path, new_text, fmt, mode)
-        ctx.note_written(path)
-        output = f"{verb} {name}" + (f": {summary}." if summary else ".")
-        view = changed_view(old_text, new_text)
-        if view:
-            output += "\n" + view
-        output += await lint_introduced(before, [path], ctx.root)
-        diff = unified_diff(old_text, new_text, name if existed else None, name)
-        return ToolResult(output=output, diff=diff)
+
+async def _write(
+    ctx: ToolContext,
+    path: Path,
+    current: TextFile | None,
+    new_text: str,
+    verb: str,
+    summary: str = "",
+) -> ToolResult:
+    """Write the new text (lint before and after), and report what changed."""
+    name = ctx.relative(path)
+    old_text = current.text if current else ""
+    before = await lint_snapshot([path], ctx.root) if current else None
+    if current:
+        save_checked(ctx, path, new_text, current.format, current.mode)
+    else:
+        save_checked(ctx, path, new_text, TextFormat(), None)
+    ctx.note_written(path)
+    output = f"{verb} {name}{summary}."
+    view = changed_view(old_text, new_text)
+    if view:
+        output += "\n" + view
+    output += await lint_introduced(before, [path], ctx.root)
+    diff = unified_diff(old_text, new_text, name if current else None, name)
+    return ToolResult(output=output, diff=diff)

@@ -1,4 +1,4 @@
-"""What the editing tools share: loading with clear errors, the stale-file check, diffs, lint around writes."""
+"""What the editing tools share: loading, the stale-file check, diffs, lint around writes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tools.base import FileStamp, ToolContext, ToolError
-from tools.fileio import NotTextError, TextFile, read_text
+from tools.fileio import NotTextError, TextFile, TextFormat, read_text, save_text
 from tools.matching import numbered, split_lines
 
 if TYPE_CHECKING:
@@ -25,12 +25,16 @@ def check_fresh(ctx: ToolContext, path: Path) -> None:
         return
     name = ctx.relative(path)
     if not path.exists():
-        raise ToolError(f"{name} was deleted since you last read it; check with read_file or "
-                        "find_files before changing it")
+        raise ToolError(
+            f"{name} was deleted since you last read it; check with read_file or "
+            "find_files before changing it"
+        )
     if FileStamp.of(path) != stamp:
-        raise ToolError(f"{name} changed on disk since you last read or wrote it (a command or "
-                        "someone else modified it); read it again with read_file, then redo "
-                        "the change against its current content")
+        raise ToolError(
+            f"{name} changed on disk since you last read or wrote it (a command or "
+            "someone else modified it); read it again with read_file, then redo "
+            "the change against its current content"
+        )
 
 
 def load_text(ctx: ToolContext, path: Path) -> TextFile:
@@ -39,15 +43,41 @@ def load_text(ctx: ToolContext, path: Path) -> TextFile:
     if path.is_dir():
         raise ToolError(f"{name} is a directory, not a file")
     if not path.exists():
-        raise ToolError(f"{name} does not exist; create it with write_file (or check the path "
-                        "with find_files)")
+        raise ToolError(
+            f"{name} does not exist; create it with write_file (or check the path with find_files)"
+        )
+    if not path.is_file():
+        raise ToolError(f"{name} is not a regular file (a device, socket or pipe)")
     try:
         return read_text(path)
     except NotTextError as exc:
-        raise ToolError(f"{name} is not a text file ({exc}); the edit tools change text files "
-                        "only (use run_command for binary files)") from None
+        raise ToolError(
+            f"{name} is not a text file ({exc}); the edit tools change text files "
+            "only (use run_command for binary files)"
+        ) from None
     except PermissionError:
         raise ToolError(f"{name} can't be read (permission denied)") from None
+
+
+def refuse_read_only(ctx: ToolContext, path: Path) -> None:
+    """Files nobody may write (no write bit at all) are left alone, even when running as root."""
+    if path.exists() and not path.stat().st_mode & 0o222:
+        raise ToolError(
+            f"{ctx.relative(path)} is read-only, so it was left unchanged (change its "
+            "mode with run_command first if it really should be edited)"
+        )
+
+
+def save_checked(
+    ctx: ToolContext, path: Path, text: str, fmt: TextFormat, mode: int | None
+) -> None:
+    """save_text, refusing read-only files and turning disk errors into messages for the model."""
+    name = ctx.relative(path)
+    refuse_read_only(ctx, path)
+    try:
+        save_text(path, text, fmt, mode)
+    except OSError as exc:
+        raise ToolError(f"could not write {name}: {exc.strerror or exc}") from None
 
 
 def _with_newline_markers(lines: list[str]) -> list[str]:
@@ -75,7 +105,7 @@ def unified_diff(old_text: str, new_text: str, old_name: str | None, new_name: s
 
 
 def changed_view(old_text: str, new_text: str, context: int = 2) -> str:
-    """The changed lines of the new text with a little context, numbered as read_file numbers them."""
+    """The changed lines of the new text with some context, numbered as read_file numbers them."""
     old_lines, new_lines = split_lines(old_text), split_lines(new_text)
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     spans: list[list[int]] = []
@@ -111,8 +141,12 @@ async def lint_snapshot(paths: list[Path], root: Path) -> list[Diagnostic] | Non
         return None
 
 
-async def lint_introduced(before: list[Diagnostic] | None, paths: list[Path], root: Path,
-                          renames: dict[str, str] | None = None) -> str:
+async def lint_introduced(
+    before: list[Diagnostic] | None,
+    paths: list[Path],
+    root: Path,
+    renames: dict[str, str] | None = None,
+) -> str:
     """A note listing the lint problems the edit introduced, or "" when none (or no linting).
 
     `renames` maps old to new workspace-relative paths of moved files, so their old problems count.
@@ -120,8 +154,10 @@ async def lint_introduced(before: list[Diagnostic] | None, paths: list[Path], ro
     if before is None:
         return ""
     if renames:
-        before = [d.model_copy(update={"path": renames[d.path]}) if d.path in renames else d
-                  for d in before]
+        before = [
+            d.model_copy(update={"path": renames[d.path]}) if d.path in renames else d
+            for d in before
+        ]
     after = await lint_snapshot(paths, root)
     if after is None:
         return ""

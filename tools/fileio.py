@@ -1,4 +1,4 @@
-"""Reading and atomically writing text files as they were: encoding, BOM, line endings, final newline, mode."""
+"""Text files read, then written back atomically as they were: encoding, line endings, mode."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ class NotTextError(Exception):
 
 @dataclass(frozen=True)
 class TextFormat:
-    """How a text file is stored on disk, so that writing it back changes only what was meant to change."""
+    """How a text file is stored, so that writing it back changes only what was meant to change."""
 
     codec: str = "utf-8"
     bom: bytes = b""
@@ -50,20 +50,22 @@ class TextFile:
 
 
 def _looks_like_text(data: bytes) -> bool:
-    """For bytes that are not UTF-8: plausible legacy text has few control characters besides whitespace."""
+    """For non-UTF-8 bytes: legacy text has few control characters besides whitespace."""
     sample = data[:SNIFF_BYTES]
     controls = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13))
     return controls <= len(sample) // 100
 
 
 def decode_bytes(data: bytes) -> tuple[str, TextFormat]:
-    """The text in `data` (line endings untouched) and its codec/BOM; NotTextError for binary data."""
+    """The text in `data` (line endings untouched) and its codec/BOM; NotTextError if binary."""
     for bom, codec in _BOMS:
         if data.startswith(bom):
             try:
-                return data[len(bom):].decode(codec), TextFormat(codec=codec, bom=bom)
+                return data[len(bom) :].decode(codec), TextFormat(codec=codec, bom=bom)
             except UnicodeDecodeError:
-                raise NotTextError(f"it starts with a {codec} byte-order mark but does not decode") from None
+                raise NotTextError(
+                    f"it starts with a {codec} byte-order mark but does not decode"
+                ) from None
     if b"\x00" in data[:SNIFF_BYTES]:
         raise NotTextError("it contains NUL bytes")
     try:
@@ -75,7 +77,7 @@ def decode_bytes(data: bytes) -> tuple[str, TextFormat]:
 
 
 def split_line_endings(raw: str) -> tuple[str, str, bool]:
-    """The text with "\\n" line endings, the file's dominant line ending, and whether it ends with one."""
+    """The text with "\\n" line endings, the dominant line ending, and whether it ends with one."""
     crlf = raw.count("\r\n")
     lf = raw.count("\n") - crlf
     newline = "\r\n" if crlf > lf else "\n"
@@ -93,7 +95,7 @@ def read_text(path: Path) -> TextFile:
 
 
 def conform(text: str, fmt: TextFormat) -> str:
-    """New text (any line endings) in "\\n" form, with the final newline the file had (or lacked)."""
+    """New text in "\\n" form, with the final newline the file had (or lacked)."""
     text = text.replace("\r\n", "\n")
     if not text:
         return text
@@ -105,13 +107,13 @@ def conform(text: str, fmt: TextFormat) -> str:
 
 
 def encode_text(text: str, fmt: TextFormat) -> bytes:
-    """Bytes to store "\\n"-form text in the file's format; ToolError when its codec can't hold a character."""
+    """Bytes storing "\\n"-form text in the file's format; ToolError if its codec can't hold it."""
     if fmt.newline != "\n":
         text = text.replace("\n", fmt.newline)
     try:
         return fmt.bom + text.encode(fmt.codec)
     except UnicodeEncodeError as exc:
-        bad = exc.object[exc.start:exc.end]
+        bad = exc.object[exc.start : exc.end]
         raise ToolError(
             f"the file is stored as {fmt.label}, which cannot hold {bad!r}; "
             "write that character another way (an ASCII equivalent or an escape sequence)"
@@ -161,5 +163,5 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
 
 
 def save_text(path: Path, text: str, fmt: TextFormat, mode: int | None = None) -> None:
-    """Write "\\n"-form text atomically in the given format (the final newline is the caller's choice)."""
+    """Write "\\n"-form text atomically in the given format (final newline: the caller's choice)."""
     write_atomic(path, encode_text(text, fmt), mode)

@@ -1,4 +1,4 @@
-"""The `find_files` tool: files matching a glob, gitignore-aware (ripgrep's walker), most recently modified first."""
+"""The `find_files` tool: files matching a glob, gitignore-aware (ripgrep's walk), newest first."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pydantic import Field
 
 from tools import ripgrep_runner
 from tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
+from tools.path_glob import GlobError, compile_glob
 from tools.ripgrep_runner import Engine, RipgrepError
 
 MAX_SHOWN = 200
@@ -60,24 +61,27 @@ class FindFilesTool(Tool[FindFilesArgs]):
                 f"{args.path!r} {what}; find_files needs a directory in the workspace as path "
                 "(default '.', the workspace root)"
             )
-        pattern = args.pattern.removeprefix("./")
         try:
+            glob = compile_glob(args.pattern)
             listing = await ripgrep_runner.list_files(
-                directory, ".", pattern, limit=MAX_SCANNED, engine=self.engine
+                directory, ".", glob, limit=MAX_SCANNED, engine=self.engine
             )
-        except RipgrepError as exc:
+        except (GlobError, RipgrepError) as exc:
             detail = str(exc).removeprefix("rg: ")
-            raise ToolError(
-                f"invalid glob {args.pattern!r}: {detail}. Use a glob like '**/*.py' or 'src/*.{{ts,tsx}}'."
-            ) from None
+            raise ToolError(f"{detail}. Use a glob like '**/*.py' or 'src/*.{{ts,tsx}}'.") from None
         where = ctx.relative(directory)
         if not listing.paths:
             return ToolResult(output=_no_files(args.pattern, where, listing.timed_out))
         ordered = await asyncio.to_thread(_by_recency, directory, listing.paths)
         prefix = "" if where == "." else where + "/"
-        count = f"{len(ordered)}+" if listing.stopped_early or listing.timed_out else str(len(ordered))
+        count = (
+            f"{len(ordered)}+" if listing.stopped_early or listing.timed_out else str(len(ordered))
+        )
         noun = "file" if count == "1" else "files"
-        lines = [f"{count} {noun} matching {args.pattern!r} in {where} (most recently modified first):"]
+        place = "the workspace" if where == "." else where
+        lines = [
+            f"{count} {noun} matching {args.pattern!r} in {place} (most recently modified first):"
+        ]
         lines += [prefix + path for path in ordered[:MAX_SHOWN]]
         notes = []
         if len(ordered) > MAX_SHOWN:
@@ -93,8 +97,9 @@ class FindFilesTool(Tool[FindFilesArgs]):
 
 
 def _no_files(pattern: str, where: str, timed_out: bool) -> str:
+    place = "the workspace" if where == "." else where
     message = (
-        f"No files match {pattern!r} in {where}. Files ignored by .gitignore and hidden files are "
+        f"No files match {pattern!r} in {place}. Files ignored by .gitignore and hidden files are "
         "skipped (a pattern or path naming a dot-directory includes them). A pattern without '/' "
         "matches file names at any depth ('*.py', 'conftest.py'); one with '/' matches paths "
         "relative to path ('src/**/*.ts')."

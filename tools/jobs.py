@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.base import ToolContext, ToolError
-from tools.processes import RunningCommand
+from tools.processes import RunningCommand, describe_exit
 
 MAX_RUNNING_JOBS = 16
 STOP_GRACE = 1.0
@@ -41,7 +41,7 @@ class Job:
         if self.is_running:
             return f"{head}: running for {self.running.elapsed:.0f} s (pid {self.running.pgid})"
         how = "stopped" if self.stopped else "exited"
-        return f"{head}: {how}, exit code {self.running.returncode}"
+        return f"{head}: {how}, {describe_exit(self.running.returncode)}"
 
     def take_new_output(self) -> str:
         """The output since the last call (head and tail when long), marking it as shown."""

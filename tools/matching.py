@@ -1,8 +1,7 @@
-"""How edits find their place: exact first, then ever more forgiving comparisons, never silently ambiguous."""
+"""How edits find their place: exact first, then ever more forgiving, never silently ambiguous."""
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -10,21 +9,27 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from enum import Enum
 
-TAB_WIDTH = 4
+from tools.reindent import fit_replacement
+
 REGION_SHOWN_LINES = 30
 
-# Characters models and word processors swap for plain ASCII; one character for one, so offsets survive.
-_PUNCTUATION = str.maketrans({
-    **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u2035", "'"),
-    **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033\u2036", '"'),
-    **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
-    **dict.fromkeys("\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
-                    "\u202f\u205f\u3000", " "),
-})
+# What models and word processors swap for plain ASCII; one character for one, so offsets survive.
+_PUNCTUATION = str.maketrans(
+    {
+        **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u2035", "'"),
+        **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033\u2036", '"'),
+        **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
+        **dict.fromkeys(
+            "\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+            "\u202f\u205f\u3000",
+            " ",
+        ),
+    }
+)
 
 
 class MatchError(ValueError):
-    """The text to replace was not found, or found in more than one place; str() is for the model."""
+    """The text to replace was not found, or found in several places; str() is for the model."""
 
 
 class Stage(str, Enum):
@@ -41,13 +46,14 @@ class Stage(str, Enum):
 
 
 def normalize_unicode(text: str) -> str:
-    """Curly quotes, dashes and odd spaces as ASCII, character for character (offsets are unchanged)."""
-    return text.translate(_PUNCTUATION)
+    """Curly quotes, dashes and odd spaces as ASCII, character for character (offsets unchanged)."""
+    return text if text.isascii() else text.translate(_PUNCTUATION)
 
 
 def canonical_line(line: str) -> str:
-    """A line reduced to what matters at the most forgiving stage: ASCII punctuation, single spaces."""
-    line = normalize_unicode(line).replace("\u2026", "...").replace("\u200b", "").replace("\ufeff", "")
+    """A line as the most forgiving stage sees it: ASCII punctuation, single spaces."""
+    if not line.isascii():
+        line = normalize_unicode(line).replace("\u2026", "...").replace("\u200b", "")
     return " ".join(line.split())
 
 
@@ -61,7 +67,7 @@ LINE_STAGES: list[tuple[Stage, Callable[[str], str]]] = [
 
 @dataclass(frozen=True)
 class Edit:
-    """The result of replacing text: the new text, how the match was found, and where (1-based lines)."""
+    """A replacement: the new text, how the match was found, and where (1-based lines)."""
 
     text: str
     stage: Stage
@@ -93,15 +99,17 @@ def find_all(text: str, needle: str) -> list[int]:
     return found
 
 
-def find_blocks(lines: list[str], needle: list[str], key: Callable[[str], str], start: int = 0) -> list[int]:
-    """Start indexes of the non-overlapping runs of lines equal to needle under `key`, from `start`."""
+def find_blocks(
+    lines: list[str], needle: list[str], key: Callable[[str], str], start: int = 0
+) -> list[int]:
+    """Starts of the non-overlapping runs of lines equal to needle under `key`, from `start`."""
     if not needle:
         return []
     keyed = [key(line) for line in lines]
     wanted = [key(line) for line in needle]
     found, i, size = [], start, len(wanted)
     while i + size <= len(keyed):
-        if keyed[i] == wanted[0] and keyed[i:i + size] == wanted:
+        if keyed[i] == wanted[0] and keyed[i : i + size] == wanted:
             found.append(i)
             i += size
         else:
@@ -111,7 +119,7 @@ def find_blocks(lines: list[str], needle: list[str], key: Callable[[str], str], 
 
 def block_matches_at(lines: list[str], needle: list[str], at: int) -> Stage | None:
     """The first stage under which needle equals the lines starting at `at`, if any."""
-    window = lines[at:at + len(needle)]
+    window = lines[at : at + len(needle)]
     if at < 0 or len(window) != len(needle):
         return None
     for stage, key in LINE_STAGES:
@@ -120,77 +128,15 @@ def block_matches_at(lines: list[str], needle: list[str], at: int) -> Stage | No
     return None
 
 
-def locate_block(lines: list[str], needle: list[str], start: int = 0) -> tuple[list[int], Stage] | None:
+def locate_block(
+    lines: list[str], needle: list[str], start: int = 0
+) -> tuple[list[int], Stage] | None:
     """All places (from `start`) where needle matches under the first stage that finds any."""
     for stage, key in LINE_STAGES:
         found = find_blocks(lines, needle, key, start)
         if found:
             return found, stage
     return None
-
-
-def _indent(line: str) -> str:
-    return line[:len(line) - len(line.lstrip())]
-
-
-def _columns(indent: str) -> int:
-    return sum(TAB_WIDTH if char == "\t" else 1 for char in indent)
-
-
-class Reindenter:
-    """Maps the model's indentation onto the file's, learned from the lines that matched."""
-
-    def __init__(self, model_lines: list[str], file_lines: list[str], new_lines: list[str]) -> None:
-        pairs = [(_indent(m), _indent(f)) for m, f in zip(model_lines, file_lines)
-                 if m.strip() and f.strip()]
-        self.known = {}
-        for model_indent, file_indent in pairs:
-            self.known.setdefault(model_indent, file_indent)
-        self.use_tabs = any(f.startswith("\t") for _, f in pairs)
-        points = sorted({(_columns(m), _columns(f)) for m, f in pairs})
-        if len({m for m, _ in points}) >= 2:
-            (m0, f0), (m1, f1) = points[0], points[-1]
-            self.scale = (f1 - f0) / (m1 - m0)
-        else:
-            self.scale = 1.0
-            if self.use_tabs:
-                widths = [_columns(_indent(line)) for line in model_lines + new_lines if line.strip()]
-                unit = math.gcd(*widths) if any(widths) else TAB_WIDTH
-                self.scale = TAB_WIDTH / unit if unit else 1.0
-        m0, f0 = points[0] if points else (0, 0)
-        self.offset = f0 - self.scale * m0
-
-    def apply(self, line: str) -> str:
-        if not line.strip():
-            return ""
-        model_indent = _indent(line)
-        body = line[len(model_indent):]
-        if model_indent in self.known:
-            return self.known[model_indent] + body
-        columns = max(0, round(self.scale * _columns(model_indent) + self.offset))
-        if self.use_tabs:
-            return "\t" * (columns // TAB_WIDTH) + " " * (columns % TAB_WIDTH) + body
-        return " " * columns + body
-
-
-def fit_replacement(old_lines: list[str], new_lines: list[str], file_lines: list[str],
-                    reindent: bool) -> list[str]:
-    """new_lines as they should go into the file in place of file_lines (which matched old_lines).
-
-    Lines the model left unchanged keep the file's exact text; changed lines are re-indented to the
-    file's indentation when the match ignored indentation.
-    """
-    indenter = Reindenter(old_lines, file_lines, new_lines) if reindent else None
-    result: list[str] = []
-    opcodes = SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes()
-    for tag, i1, i2, j1, j2 in opcodes:
-        if tag == "equal":
-            result.extend(file_lines[i1:i2])
-        elif indenter:
-            result.extend(indenter.apply(line) for line in new_lines[j1:j2])
-        else:
-            result.extend(new_lines[j1:j2])
-    return result
 
 
 def _line_of(text: str, offset: int) -> int:
@@ -217,16 +163,23 @@ def _replace_spans(text: str, starts: list[int], length: int, new: str) -> str:
     return "".join(pieces)
 
 
-def _substring_edit(text: str, starts: list[int], length: int, new: str, stage: Stage,
-                    replace_all: bool) -> Edit:
+def _substring_edit(
+    text: str, starts: list[int], length: int, new: str, stage: Stage, replace_all: bool
+) -> Edit:
     lines = [_line_of(text, s) for s in starts]
     if len(starts) > 1 and not replace_all:
         _refuse_ambiguity(lines, stage)
     return Edit(_replace_spans(text, starts, length, new), stage, lines)
 
 
-def _line_edit(text: str, old_lines: list[str], new_lines: list[str], starts: list[int],
-               stage: Stage, replace_all: bool) -> Edit:
+def _line_edit(
+    text: str,
+    old_lines: list[str],
+    new_lines: list[str],
+    starts: list[int],
+    stage: Stage,
+    replace_all: bool,
+) -> Edit:
     """Whole lines replaced, the replacement fitted to the file (see fit_replacement)."""
     if len(starts) > 1 and not replace_all:
         _refuse_ambiguity([s + 1 for s in starts], stage)
@@ -279,40 +232,80 @@ def replace_text(text: str, old: str, new: str, replace_all: bool = False) -> Ed
     raise MatchError(describe_no_match(lines, old_lines, "old_string"))
 
 
-_TOKEN = re.compile(r"\w+|[^\w\s]")
+_WORD = re.compile(r"\w+")
 
 
-def _tokens(line: str) -> list[str]:
-    return _TOKEN.findall(canonical_line(line))
+def _line_scores(lines: list[str], needle: list[str]) -> list[float]:
+    """How much each line looks like part of needle: shared words, rarer ones weighing more."""
+    wanted = {word for line in needle for word in _WORD.findall(normalize_unicode(line))}
+    if not wanted:
+        stripped = {line.strip() for line in needle}
+        return [1.0 if line.strip() in stripped else 0.0 for line in lines]
+    words = [[w for w in _WORD.findall(normalize_unicode(line)) if w in wanted] for line in lines]
+    frequency = Counter(word for line_words in words for word in line_words)
+    return [sum(1.0 / frequency[word] for word in line_words) for line_words in words]
+
+
+def _diagonal_votes(lines: list[str], needle: list[str], size: int) -> dict[int, float]:
+    """Window starts voted for by needle lines found verbatim (modulo indentation) in the file."""
+    positions: dict[str, list[int]] = {}
+    for index, line in enumerate(lines):
+        positions.setdefault(line.strip(), []).append(index)
+    votes: dict[int, float] = Counter()
+    for offset, line in enumerate(needle):
+        hits = positions.get(line.strip(), []) if line.strip() else []
+        for index in hits:
+            start = index - offset
+            if 0 <= start <= len(lines) - size:
+                votes[start] += 1.0 / len(hits)
+    return votes
+
+
+def _top(scored: list[tuple[float, int]], count: int) -> list[int]:
+    return [
+        start
+        for score, start in sorted(scored, key=lambda item: (-item[0], item[1]))[:count]
+        if score > 0
+    ]
 
 
 def closest_region(lines: list[str], needle: list[str], candidates: int = 8) -> Region | None:
-    """The window of len(needle) lines most like needle: ranked by shared tokens, then by difflib."""
+    """The window of len(needle) lines most like needle.
+
+    Candidates come from lines found verbatim (voting for where the block would start) and from
+    shared words (rarer words weigh more); line-by-line difflib ratios pick the best of them.
+    """
     if not lines or not needle:
         return None
     size = min(len(needle), len(lines))
-    wanted = Counter(token for line in needle for token in _tokens(line))
-    line_tokens = [Counter(_tokens(line)) for line in lines]
-    window: Counter[str] = Counter()
-    for counts in line_tokens[:size]:
-        window.update(counts)
-    scores = []
-    for start in range(len(lines) - size + 1):
-        if start:
-            window.subtract(line_tokens[start - 1])
-            window.update(line_tokens[start + size - 1])
-        scores.append((sum(min(window[t], n) for t, n in wanted.items()), -start))
-    best_starts = [-neg for _, neg in sorted(scores, reverse=True)[:candidates]]
-    target = "\n".join(line.strip() for line in needle)
-    matcher = SequenceMatcher(None, autojunk=False)
-    matcher.set_seq2(target)
-    best: Region | None = None
-    for start in sorted(best_starts):
-        matcher.set_seq1("\n".join(line.strip() for line in lines[start:start + size]))
-        ratio = matcher.ratio()
-        if best is None or ratio > best.similarity:
-            best = Region(start, start + size, ratio)
+    line_scores = _line_scores(lines, needle)
+    window = sum(line_scores[:size])
+    word_windows = [(window, 0)]
+    for start in range(1, len(lines) - size + 1):
+        window += line_scores[start + size - 1] - line_scores[start - 1]
+        word_windows.append((window, start))
+    votes = _diagonal_votes(lines, needle, size)
+    starts = set(_top(word_windows, candidates)) | set(
+        _top([(v, s) for s, v in votes.items()], candidates)
+    )
+    best = Region(0, size, 0.0)
+    for start in sorted(starts):
+        similarity = _similarity(lines[start : start + size], needle[:size])
+        if similarity > best.similarity:
+            best = Region(start, start + size, similarity)
     return best
+
+
+def _similarity(window: list[str], needle: list[str]) -> float:
+    """Line by line difflib ratios, weighted by line length (fast even for long blocks)."""
+    total = weight_sum = 0.0
+    for have, want in zip(window, needle):
+        have, want = have.strip()[:300], want.strip()[:300]
+        weight = max(len(have), len(want), 1)
+        ratio = 1.0 if have == want else SequenceMatcher(None, have, want).ratio()
+        total += ratio * weight
+        weight_sum += weight
+    return total / weight_sum if weight_sum else 0.0
 
 
 def numbered(lines: list[str], first_number: int) -> str:
@@ -320,32 +313,40 @@ def numbered(lines: list[str], first_number: int) -> str:
     return "\n".join(f"{n:6}\t{line}" for n, line in enumerate(lines, first_number))
 
 
-def _difference(what: str, expected: str, actual: str, line_number: int, index: int) -> str:
-    head = f"First difference: line {index + 1} of {what} vs line {line_number} of the file"
-    if expected.strip() == actual.strip():
-        return f"{head}: only leading/trailing whitespace differs: {expected!r} vs {actual!r}\n"
-    if canonical_line(expected) == canonical_line(actual):
-        return f"{head}: only spacing or punctuation characters differ: {expected!r} vs {actual!r}\n"
-    return f"{head}:\n  expected: {expected.rstrip()}\n  actual:   {actual.rstrip()}\n"
-
-
 def describe_no_match(lines: list[str], needle: list[str], what: str) -> str:
-    """A message for the model: not found, the closest region with line numbers, and what differs."""
+    """A message for the model: no match, the closest region with line numbers, and what differs."""
     region = closest_region(lines, needle)
     if region is None:
-        return f"{what} was not found: the file is empty" if not lines else f"{what} is empty"
+        return f"No match for {what}: " + ("the file is empty." if not lines else "it is empty.")
     if region.similarity < 0.3:
-        return (f"{what} was not found, and nothing in the file resembles it; "
-                "read the file again to see its current content")
-    shown = lines[region.start:region.end]
-    cut = len(shown) > REGION_SHOWN_LINES
-    listing = numbered(shown[:REGION_SHOWN_LINES], region.start + 1) + ("\n   ..." if cut else "")
-    message = (f"{what} was not found. The closest region is lines {region.start + 1}-{region.end} "
-               f"({region.similarity:.0%} similar):\n{listing}\n")
-    for index, (expected, actual) in enumerate(zip(needle, shown)):
-        if expected != actual:
-            message += _difference(what, expected, actual, region.start + index + 1, index)
-            break
+        return (
+            f"No match for {what}, and nothing in the file resembles it; "
+            "read the file again to see its current content."
+        )
+    shown = lines[region.start : region.end]
+    # whitespace and punctuation differences are forgiven, so the first real one is what to fix
+    differing = next(
+        (
+            index
+            for index, (want, have) in enumerate(zip(needle, shown))
+            if canonical_line(want) != canonical_line(have)
+        ),
+        None,
+    )
+    first = max(0, (differing or 0) - 10) if len(shown) > REGION_SHOWN_LINES else 0
+    last = min(len(shown), first + REGION_SHOWN_LINES)
+    listing = ("   ...\n" if first else "") + numbered(shown[first:last], region.start + first + 1)
+    listing += "\n   ..." if last < len(shown) else ""
+    message = (
+        f"No match for {what}. The closest region is lines {region.start + 1}-{region.end} "
+        f"({region.similarity:.0%} similar):\n{listing}\n"
+    )
+    if differing is not None:
+        message += (
+            f"First difference: line {differing + 1} of {what} vs line "
+            f"{region.start + differing + 1} of the file:\n"
+            f"  expected: {needle[differing].rstrip()}\n  actual:   {shown[differing].rstrip()}\n"
+        )
     else:
-        message += (f"{what} has {len(needle)} lines but the file only {len(lines)}.\n")
+        message += f"{what} has {len(needle)} lines but the file only {len(lines)}.\n"
     return message + f"Copy {what} exactly from the file (without line numbers) and try again."

@@ -195,7 +195,9 @@ class OutputCapture:
             return render_head_tail(
                 self._read(offset, size), None, total_bytes=size, total_lines=lines
             )
-        head = self._read(offset, min(HEAD_BYTES, max(0, on_disk_end - offset), tail_start - offset))
+        head = self._read(
+            offset, min(HEAD_BYTES, max(0, on_disk_end - offset), tail_start - offset)
+        )
         tail = bytes(self._tail[tail_start - (self.total_bytes - len(self._tail)) :])
         if offset + len(head) == tail_start:
             return render_head_tail(head + tail, None, total_bytes=size, total_lines=lines)

@@ -1,4 +1,4 @@
-"""The `*** Begin Patch` multi-file patch format: a tolerant parser and hunk application, as pure functions."""
+"""The `*** Begin Patch` multi-file patch format: a tolerant parser and hunk application (pure)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from tools.matching import (
     block_matches_at,
     describe_no_match,
     find_blocks,
-    fit_replacement,
     locate_block,
     split_lines,
 )
+from tools.reindent import fit_replacement
 
 BEGIN, END = "*** Begin Patch", "*** End Patch"
 ADD, DELETE, UPDATE, MOVE = "*** Add File:", "*** Delete File:", "*** Update File:", "*** Move to:"
@@ -71,7 +71,7 @@ FileOp = AddFile | DeleteFile | UpdateFile
 
 @dataclass
 class HunksApplied:
-    """A file's new text after its hunks, and the forgiving stages some hunks needed (for a note)."""
+    """A file's new text after its hunks, and the forgiving stages some hunks needed."""
 
     text: str
     stages: list[Stage]
@@ -100,12 +100,12 @@ def unwrap(text: str) -> tuple[list[str], int]:
         raise PatchError(f"the patch must start with '{BEGIN}'. {FORMAT_HINT}")
     stripped = [line.rstrip() for line in lines]
     if END in stripped:
-        lines = lines[:stripped.index(END)]
+        lines = lines[: stripped.index(END)]
     return lines, first
 
 
 def _path_after(line: str, directive: str, number: int) -> str:
-    path = line[len(directive):].strip()
+    path = line[len(directive) :].strip()
     if not path:
         raise PatchError(f"patch line {number}: '{directive}' needs a path after it")
     return path
@@ -126,11 +126,15 @@ def _parse_add(path: str, body: list[str], first_number: int) -> AddFile:
     for number, line in enumerate(_drop_trailing_blanks(body), first_number):
         if line.startswith("+"):
             content.append(line[1:])
+        elif line.rstrip() == END_OF_FILE:
+            continue
         elif line.strip() == "":
             content.append("")
         else:
-            raise PatchError(f"patch line {number}: in '{ADD} {path}' every line must start with '+', "
-                             f"got {line!r}")
+            raise PatchError(
+                f"patch line {number}: in '{ADD} {path}' every line must start with '+', "
+                f"got {line!r}"
+            )
     return AddFile(path, "".join(line + "\n" for line in content))
 
 
@@ -160,6 +164,10 @@ def _parse_hunks(path: str, body: list[str], first_number: int) -> list[Hunk]:
             continue
         if line.startswith("***"):
             raise PatchError(f"patch line {number}: unknown directive {line!r}. {FORMAT_HINT}")
+        if line.startswith("\\ No newline") or (
+            current is None and line.startswith(("--- ", "+++ "))
+        ):
+            continue  # unified-diff furniture
         if current is None:
             current = Hunk()
             hunks.append(current)
@@ -175,7 +183,7 @@ def _parse_hunks(path: str, body: list[str], first_number: int) -> list[Hunk]:
 
 
 def parse_patch(text: str) -> list[FileOp]:
-    """The file operations in a patch, in order; PatchError (with a line number) when it can't be read."""
+    """The file operations in a patch, in order; PatchError (with a line number) if unreadable."""
     lines, first_number = unwrap(text)
     ops: list[FileOp] = []
     i = 0
@@ -185,15 +193,15 @@ def parse_patch(text: str) -> list[FileOp]:
             i += 1
             continue
         if not _is_section_start(line):
-            raise PatchError(f"patch line {number}: expected '{ADD}', '{DELETE}' or '{UPDATE}', "
-                             f"got {line!r}. {FORMAT_HINT}")
+            raise PatchError(
+                f"patch line {number}: expected '{ADD}', '{DELETE}' or '{UPDATE}', "
+                f"got {line!r}. {FORMAT_HINT}"
+            )
         end = next((j for j in range(i + 1, len(lines)) if _is_section_start(lines[j])), len(lines))
-        body = lines[i + 1:end]
+        body = lines[i + 1 : end]
         if line.startswith(ADD):
             ops.append(_parse_add(_path_after(line, ADD, number), body, number + 1))
         elif line.startswith(DELETE):
-            if any(b.strip() for b in body):
-                raise PatchError(f"patch line {number + 1}: '{DELETE}' takes no lines after it")
             ops.append(DeleteFile(_path_after(line, DELETE, number)))
         elif line.startswith(UPDATE):
             update = UpdateFile(_path_after(line, UPDATE, number))
@@ -233,9 +241,11 @@ def _find_anchor(lines: list[str], anchor: str, start: int) -> int | None:
     return None
 
 
-def _locate(lines: list[str], hunk: Hunk, cursor: int) -> tuple[int, Stage, list[str], list[str]] | None:
-    """Where a hunk's old lines are: at the end if it says so, else the first match after the cursor,
-    else (hunks given out of order) a unique match anywhere."""
+def _locate(
+    lines: list[str], hunk: Hunk, cursor: int
+) -> tuple[int, Stage, list[str], list[str]] | None:
+    """A hunk's place: at the end if it says so, else the first match after the cursor, else
+    (hunks given out of order) a unique match anywhere."""
     for old, new in _trimmed_variants(hunk):
         if hunk.at_end_of_file:
             stage = block_matches_at(lines, old, len(lines) - len(old))
@@ -254,7 +264,7 @@ def _locate(lines: list[str], hunk: Hunk, cursor: int) -> tuple[int, Stage, list
 
 
 def apply_hunks(text: str, hunks: list[Hunk], path: str) -> HunksApplied:
-    """Apply an Update File's hunks to "\\n"-form text; PatchError naming the failing hunk otherwise."""
+    """Apply an Update File's hunks to "\\n"-form text; PatchError naming a failing hunk."""
     lines = split_lines(text)
     cursor = 0
     replacements: list[tuple[int, int, list[str]]] = []
@@ -264,8 +274,11 @@ def apply_hunks(text: str, hunks: list[Hunk], path: str) -> HunksApplied:
         for anchor in hunk.anchors:
             found = _find_anchor(lines, anchor, cursor)
             if found is None:
-                raise PatchError(f"{where}: its @@ line was not found after line {cursor}.\n"
-                                 + describe_no_match(lines, [anchor], "the @@ line"))
+                after = f" after line {cursor}" if cursor else ""
+                raise PatchError(
+                    f"{where}: its @@ line was not found{after}. "
+                    + describe_no_match(lines, [anchor], "the @@ line")
+                )
             cursor = found + 1
         if not hunk.old_lines:
             at = cursor if hunk.anchors else len(lines)
@@ -273,14 +286,22 @@ def apply_hunks(text: str, hunks: list[Hunk], path: str) -> HunksApplied:
             continue
         located = _locate(lines, hunk, cursor)
         if located is None:
-            raise PatchError(f"{where} did not match.\n"
-                             + describe_no_match(lines, hunk.old_lines, "the hunk's context/removed lines"))
+            raise PatchError(
+                f"{where}: "
+                + describe_no_match(lines, hunk.old_lines, "the hunk's context and removed lines")
+            )
         start, stage, old, new = located
         end = start + len(old)
-        if any(start < other_end and other_start < end for other_start, other_end, _ in replacements):
-            raise PatchError(f"{where} overlaps an earlier hunk (lines {start + 1}-{end}); "
-                             "merge the two hunks into one")
-        replacements.append((start, end, fit_replacement(old, new, lines[start:end], stage.reindents)))
+        if any(
+            start < other_end and other_start < end for other_start, other_end, _ in replacements
+        ):
+            raise PatchError(
+                f"{where} overlaps an earlier hunk (lines {start + 1}-{end}); "
+                "merge the two hunks into one"
+            )
+        replacements.append(
+            (start, end, fit_replacement(old, new, lines[start:end], stage.reindents))
+        )
         stages.append(stage)
         cursor = end
     for start, end, new_lines in sorted(replacements, key=lambda r: (r[0], r[1]), reverse=True):

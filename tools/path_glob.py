@@ -1,16 +1,15 @@
-"""Globs for the search and find_files tools, matched in Python so they never override .gitignore or hidden rules.
+"""Globs for search and find_files, matched in Python so they never override .gitignore rules.
 
-(ripgrep's own `--glob` does override them: `-g '**/*'` lists .git and ignored directories.) Syntax is the
-.gitignore one: a glob without '/' matches file names at any depth; with '/' it matches the whole relative path;
-'**' spans directories, '*' and '?' stay within one, '[...]' and '{a,b}' as usual; a leading '!' excludes.
+(rg's own `--glob` does: `-g '**/*'` lists .git and ignored directories.) The syntax is
+.gitignore's: a glob without '/' matches file names at any depth; with '/' it matches the whole
+relative path; '**' spans directories, '*' and '?' stay within one, '[...]' and '{a,b}' as usual;
+a leading '!' excludes.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
-_META = set("*?[{\\")
 
 
 class GlobError(ValueError):
@@ -25,22 +24,21 @@ class PathGlob:
     regex: re.Pattern[str]
 
     def matches(self, relative_path: str) -> bool:
-        """Whether a '/'-separated path (relative to the searched directory) is selected by this glob."""
+        """Whether a '/'-separated path, relative to the searched directory, is selected."""
         subject = relative_path.rsplit("/", 1)[-1] if self.on_name else relative_path
         return (self.regex.fullmatch(subject) is not None) != self.negated
 
     @property
-    def literal_prefix(self) -> str:
-        """The leading directories without wildcards (`src/app` for `src/app/**/*.ts`): the walk can start there."""
-        if self.negated or self.on_name:
-            return ""
-        parts = self.body.split("/")[:-1]
-        literal = []
-        for part in parts:
-            if _META.intersection(part):
-                break
-            literal.append(part)
-        return "/".join(literal)
+    def name_part(self) -> str | None:
+        """A name glob all selected files match (`*.py` for `src/**/*.py`), to prefilter in rg."""
+        if self.negated:
+            return None
+        if self.on_name:
+            return self.body
+        head, _, last = self.body.rpartition("/")
+        if "**" in last or not _balanced(head) or not _balanced(last):
+            return None
+        return last
 
     @property
     def names_hidden(self) -> bool:
@@ -48,10 +46,14 @@ class PathGlob:
 
 
 def names_hidden(text: str | None) -> bool:
-    """Whether a path or glob mentions a dotfile or dot-directory, so hidden files must be walked."""
+    """Whether a path or glob names a dotfile or dot-directory, so hidden files must be walked."""
     if not text:
         return False
     return any(part.startswith(".") and part not in (".", "..") for part in text.split("/"))
+
+
+def _balanced(text: str) -> bool:
+    return text.count("{") == text.count("}") and text.count("[") == text.count("]")
 
 
 def compile_glob(text: str) -> PathGlob:
@@ -78,7 +80,12 @@ def _closing(text: str, start: int, open_ch: str, close_ch: str) -> int:
         if ch == "\\":
             i += 2
             continue
-        if open_ch == "[" and ch == "]" and i in (start + 1, start + 2) and text[start + 1 : i] in ("", "!", "^"):
+        if (
+            open_ch == "["
+            and ch == "]"
+            and i in (start + 1, start + 2)
+            and text[start + 1 : i] in ("", "!", "^")
+        ):
             i += 1  # a ']' first in a class is a literal
             continue
         if ch == open_ch and open_ch != "[":

@@ -31,6 +31,7 @@ _POLL_CALLS = {"x86_64": {7, 271, 232, 281, 441}, "aarch64": {73, 22, 441}}
 class ProcessInfo:
     pid: int
     state: str
+    ppid: int
     pgrp: int
     session: int
 
@@ -42,19 +43,28 @@ def process_info(pid: int) -> ProcessInfo | None:
     except (FileNotFoundError, ProcessLookupError, PermissionError):
         return None
     fields = raw[raw.rfind(")") + 2 :].split()
-    return ProcessInfo(pid=pid, state=fields[0], pgrp=int(fields[2]), session=int(fields[3]))
+    return ProcessInfo(
+        pid=pid, state=fields[0], ppid=int(fields[1]), pgrp=int(fields[2]), session=int(fields[3])
+    )
 
 
 def group_members(pgid: int) -> list[ProcessInfo]:
-    """The live processes (zombies excluded) in a process group or in the session it leads."""
-    members = []
+    """The live processes (zombies excluded) of a command's group or session, and their descendants.
+
+    Descendants count even when they started a session of their own (as pty.fork does), as long
+    as their parent is still alive to link them to the group.
+    """
+    processes = {}
     for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        info = process_info(int(entry.name))
-        if info and (info.pgrp == pgid or info.session == pgid) and info.state not in "ZX":
-            members.append(info)
-    return members
+        if entry.name.isdigit() and (info := process_info(int(entry.name))):
+            processes[info.pid] = info
+    members = {p.pid for p in processes.values() if pgid in (p.pgrp, p.session)}
+    grew = True
+    while grew:
+        children = {p.pid for p in processes.values() if p.ppid in members} - members
+        members |= children
+        grew = bool(children)
+    return [processes[pid] for pid in members if processes[pid].state not in "ZX"]
 
 
 def signal_group(pgid: int, signum: int) -> None:
@@ -69,6 +79,18 @@ def signal_group(pgid: int, signum: int) -> None:
                 os.kill(member.pid, signum)
             except (ProcessLookupError, PermissionError):
                 pass
+
+
+def describe_exit(returncode: int | None) -> str:
+    """An exit status as words: `exit code 2`, or the signal that killed the process."""
+    if returncode is None:
+        return "still running"
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit code {returncode}"
 
 
 async def end_group(pgid: int, grace: float) -> None:
@@ -179,7 +201,7 @@ class RunningCommand:
         """Wait up to `linger` s for the output to end; False when something still holds the pipe open."""
         try:
             await asyncio.wait_for(asyncio.shield(self.reader.finished), linger)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
         return True
 
@@ -188,7 +210,7 @@ class RunningCommand:
         await end_group(self.pgid, grace)
         try:
             self.returncode = await asyncio.wait_for(self.process.wait(), 2.0)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         if not await self.drain(0.5):
             self.reader.close()

@@ -18,7 +18,9 @@ MAX_DIR_ENTRIES = 1000
 
 
 class ReadFileArgs(ToolArgs):
-    path: str = Field(description="The file (or directory) to read, relative to the workspace root.")
+    path: str = Field(
+        description="The file (or directory) to read, relative to the workspace root."
+    )
     offset: int = Field(1, ge=0, description="The line number to start at (1-based).")
     limit: int = Field(2000, ge=1, description="The most lines to return.")
 
@@ -30,11 +32,19 @@ def _size_label(size: int) -> str:
 def _missing(ctx: ToolContext, path: Path) -> ToolError:
     parent = path.parent
     if not parent.is_dir():
-        return ToolError(f"{ctx.relative(path)} does not exist (nor does its directory "
-                         f"{ctx.relative(parent)}/); use find_files to locate the file")
+        return ToolError(
+            f"{ctx.relative(path)} does not exist (nor does its directory "
+            f"{ctx.relative(parent)}/); use find_files to locate the file"
+        )
     close = difflib.get_close_matches(path.name, os.listdir(parent), n=3, cutoff=0.6)
-    hint = f" Did you mean: {', '.join(ctx.relative(parent / name) for name in close)}?" if close else ""
-    return ToolError(f"{ctx.relative(path)} does not exist.{hint} Use find_files to search by name.")
+    hint = (
+        f" Did you mean: {', '.join(ctx.relative(parent / name) for name in close)}?"
+        if close
+        else ""
+    )
+    return ToolError(
+        f"{ctx.relative(path)} does not exist.{hint} Use find_files to search by name."
+    )
 
 
 def list_directory(ctx: ToolContext, path: Path) -> str:
@@ -46,15 +56,21 @@ def list_directory(ctx: ToolContext, path: Path) -> str:
         return f"{name}/ is an empty directory."
     shown = entries[:MAX_DIR_ENTRIES]
     header = f"{name}/ ({len(entries)} entries; directories end with /):"
-    footer = (f"\n... {len(entries) - MAX_DIR_ENTRIES} more entries; use find_files with a pattern "
-              "to narrow down" if len(entries) > MAX_DIR_ENTRIES else "")
+    footer = (
+        f"\n... {len(entries) - MAX_DIR_ENTRIES} more entries; use find_files with a pattern "
+        "to narrow down"
+        if len(entries) > MAX_DIR_ENTRIES
+        else ""
+    )
     return header + "\n" + "\n".join(shown) + footer
 
 
 def _cut_long(line: str) -> str:
     if len(line) <= MAX_LINE_CHARS:
         return line
-    return line[:MAX_LINE_CHARS] + f" [... line cut: {len(line) - MAX_LINE_CHARS:,} more characters]"
+    return (
+        line[:MAX_LINE_CHARS] + f" [... line cut: {len(line) - MAX_LINE_CHARS:,} more characters]"
+    )
 
 
 def _stream_lines(path: Path) -> list[str]:
@@ -105,12 +121,12 @@ class ReadFileTool(Tool[ReadFileArgs]):
     kind = ToolKind.READ
     Args = ReadFileArgs
     description = (
-        "Read a text file as numbered lines (`cat -n` style: line number, tab, text), `limit` lines "
-        "from line `offset` (1-based). When the file has more, the output ends by saying how to read "
-        "the next part. Lines over 2000 characters are cut. A directory path lists its entries "
-        "(directories end with /). In large files, find the place with search first, then read that "
-        "range. The number and tab before each line are not part of the file: leave them out of "
-        "old_string and patches. Binary files are refused."
+        "Read a text file as numbered lines (`cat -n` style: line number, tab, text): `limit` "
+        "lines from line `offset` (1-based). When the file has more, the output ends by saying "
+        "how to read the next part. Lines over 2000 characters are cut. A directory path lists "
+        "its entries (directories end with /). In large files, find the place with search "
+        "first, then read that range. The number and tab before each line are not part of the "
+        "file: leave them out of old_string and patches. Binary files are refused."
     )
 
     async def run(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
@@ -120,12 +136,15 @@ class ReadFileTool(Tool[ReadFileArgs]):
             return ToolResult(output=list_directory(ctx, path))
         if not path.exists():
             raise _missing(ctx, path)
+        if not path.is_file():
+            raise ToolError(f"{name} is not a regular file (a device, socket or pipe); not read")
         size = path.stat().st_size
         ranged = bool({"offset", "limit"} & args.model_fields_set)
         if size > HUGE_FILE_BYTES and not ranged:
             raise ToolError(
-                f"{name} is {_size_label(size)}, too large to read whole. Read a part with offset "
-                "and limit (for example offset=1, limit=200), or use search to find the lines you need."
+                f"{name} is {_size_label(size)}, too large to read whole. Read a part with "
+                "offset and limit (for example offset=1, limit=200), or use search to find the "
+                "lines you need."
             )
         try:
             if size > HUGE_FILE_BYTES:
@@ -134,8 +153,8 @@ class ReadFileTool(Tool[ReadFileArgs]):
                 lines, note = _decoded_lines(path)
         except NotTextError as exc:
             raise ToolError(
-                f"{name} is a binary file ({exc}; {_size_label(size)}) and can't be shown as text. "
-                f"If you need to inspect it, use run_command (e.g. `file {name}` or `xxd {name} | head`)."
+                f"{name} is a binary file ({exc}; {_size_label(size)}) and can't be shown as "
+                f"text. To inspect it, use run_command (e.g. `file {name}`, `xxd {name} | head`)."
             ) from None
         except PermissionError:
             raise ToolError(f"{name} can't be read (permission denied)") from None
@@ -143,7 +162,9 @@ class ReadFileTool(Tool[ReadFileArgs]):
         if not lines:
             return ToolResult(output=f"{name} is empty (0 lines).")
         if args.offset > len(lines):
-            raise ToolError(f"offset {args.offset} is past the end of {name}, which has "
-                            f"{len(lines)} lines; use an offset from 1 to {len(lines)}")
+            raise ToolError(
+                f"offset {args.offset} is past the end of {name}, which has "
+                f"{len(lines)} lines; use an offset from 1 to {len(lines)}"
+            )
         output = render_lines(lines, args.offset, args.limit)
         return ToolResult(output=f"{name}{note}:\n{output}" if note else output)

@@ -88,7 +88,14 @@ _PASSED_THROUGH = {
     "GIT_COMMITTER_EMAIL",
 }  # fmt: skip
 _PROXIES = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"}
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|PRIVATE", re.IGNORECASE)
+_SECRET_NAME = re.compile(
+    r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|COOKIE|PRIVATE|(?:^|_)(?:AUTH|PASS|PWD|PAT)(?:_|$)",
+    re.IGNORECASE,
+)
+_NO_NETWORK_SIGNS = re.compile(
+    r"Network is unreachable|Temporary failure in name resolution|Name or service not known|"
+    r"Could not resolve host|getaddrinfo|ENOTFOUND|EAI_AGAIN|ENETUNREACH|Connection refused"
+)
 
 
 def is_secret_name(name: str) -> bool:
@@ -137,7 +144,7 @@ async def bwrap_problem(bwrap: str | None) -> str | None:
             stderr=asyncio.subprocess.PIPE,
         )
         _, err = await asyncio.wait_for(process.communicate(), 10)
-    except (OSError, asyncio.TimeoutError) as exc:
+    except (TimeoutError, OSError) as exc:
         problem: str | None = f"bubblewrap failed to start ({exc})"
     else:
         message = err.decode(errors="replace").strip()
@@ -196,6 +203,23 @@ def jail_argv(
     return [*argv, "--", *command]
 
 
+# Runs the command, then (inside the jail's own pid namespace, where /proc shows only the jail)
+# says so if it left processes behind: they die with the jail as soon as this shell exits.
+_JAILED_SHELL = """\
+"$0" -c "$1"; status=$?
+left=0
+for proc in /proc/[1-9]*; do
+  pid=${proc#/proc/}
+  if [ "$pid" = 1 ] || [ "$pid" = $$ ]; then continue; fi
+  read -r stat < "$proc/stat" 2>/dev/null || continue
+  stat=${stat##*) }
+  [ "${stat%% *}" = Z ] || left=$((left + 1))
+done
+[ "$left" = 0 ] || printf '%s\\n' "$2" >&2
+exit "$status"
+"""
+
+
 @dataclass
 class CommandPlan:
     """How to run one command: the argv, its environment, and a warning to pass on (once)."""
@@ -205,18 +229,41 @@ class CommandPlan:
     jailed: bool
     warning: str | None = None
 
+    def hints(self, policy: SandboxPolicy, output: str) -> list[str]:
+        """What the sandbox may have to do with a failure, judged from the command's output."""
+        if not self.jailed:
+            return []
+        hints = []
+        if "Read-only file system" in output:
+            writable = (
+                "only /tmp" if policy.mode is SandboxMode.READ_ONLY else "the workspace and /tmp"
+            )
+            hints.append(f"note: the {policy.mode.value} sandbox lets commands write {writable}.")
+        if not policy.network and _NO_NETWORK_SIGNS.search(output):
+            hints.append(
+                "note: the sandbox gives commands no network, and each command its own loopback "
+                "(a background server is reachable only from within its own command)."
+            )
+        return hints
+
 
 async def plan_command(
-    policy: SandboxPolicy, root: Path, readable: list[Path], command: list[str]
+    policy: SandboxPolicy, root: Path, readable: list[Path], command: str, *, leftover_note: str
 ) -> CommandPlan:
-    """Wrap `command` as the policy says; a ToolError when the policy refuses to run it."""
+    """How to run a shell command as the policy says; a ToolError when the policy refuses to run it.
+
+    `leftover_note` is printed (to stderr) by a jailed command that left background processes.
+    """
+    shell = shutil.which("bash") or "/bin/sh"
+    plain = [shell, "-c", command]
     if policy.mode is SandboxMode.FULL_ACCESS:
-        return CommandPlan(command, command_environment(policy, os.environ, jailed=False), False)
+        return CommandPlan(plain, command_environment(policy, os.environ, jailed=False), False)
     bwrap = shutil.which("bwrap")
     problem = await bwrap_problem(bwrap)
     if problem is None and bwrap is not None:
         env = command_environment(policy, os.environ, jailed=True)
-        return CommandPlan(jail_argv(bwrap, policy, root, readable, command), env, True)
+        wrapped = [shell, "-c", _JAILED_SHELL, shell, command, leftover_note]
+        return CommandPlan(jail_argv(bwrap, policy, root, readable, wrapped), env, True)
     if policy.fallback == "refuse":
         raise ToolError(
             f"the {policy.mode.value} sandbox is unavailable ({problem}) and the sandbox policy "
@@ -228,4 +275,4 @@ async def plan_command(
         "(install bubblewrap to confine them)"
     )
     env = command_environment(policy, os.environ, jailed=False)
-    return CommandPlan(command, env, False, warning)
+    return CommandPlan(plain, env, False, warning)

@@ -1,4 +1,4 @@
-"""The `search` tool: ripgrep over the workspace, matches grouped by file, capped so one call cannot flood the context."""
+"""The `search` tool: ripgrep over the workspace, grouped by file, capped to spare the context."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pydantic import Field
 
 from tools import ripgrep_runner
 from tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
+from tools.path_glob import GlobError, compile_glob
 from tools.ripgrep_runner import Engine, RipgrepError, SearchOutcome, SearchQuery
 
 MAX_MATCHES = 200
@@ -46,13 +47,16 @@ def _cut(text: str) -> str:
     return text[:MAX_LINE_CHARS] + " … [long line cut]"
 
 
-def _format_hits(outcome: SearchOutcome, prefix: str) -> tuple[list[str], int, int]:
-    """The output lines within the character budget, and how many matches and files they show."""
+def _format_hits(outcome: SearchOutcome, prefix: str, context: int) -> tuple[list[str], int, int]:
+    """The output lines within the character budget, and how many matches and files they show.
+
+    With context lines, a blank line sets each file apart.
+    """
     out: list[str] = []
     used = shown_matches = shown_files = 0
     for hits in outcome.files:
         path = prefix + hits.path
-        block: list[str] = [""] if out else []
+        block: list[str] = [""] if out and context else []
         previous = None
         for line in hits.lines:
             if previous is not None and line.number > previous + 1:
@@ -76,12 +80,14 @@ def _format_hits(outcome: SearchOutcome, prefix: str) -> tuple[list[str], int, i
 
 
 def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}es" if word == "match" else f"{count} {word}s"
+    if count == 1:
+        return f"{count} {word}"
+    return f"{count} {word}{'es' if word.endswith('ch') else 's'}"
 
 
 def format_outcome(outcome: SearchOutcome, args: SearchArgs, prefix: str) -> str:
-    """`path:line: text` for matches, `path-line- text` for context, files apart, with a note when cut."""
-    lines, shown, shown_files = _format_hits(outcome, prefix)
+    """`path:line: text` for matches, `path-line- text` for context, and a note when cut."""
+    lines, shown, shown_files = _format_hits(outcome, prefix, args.context)
     total_files = len(outcome.files)
     if outcome.stopped_early:
         header = f"{shown} matches shown in {_plural(shown_files, 'file')} (more exist)"
@@ -95,40 +101,43 @@ def format_outcome(outcome: SearchOutcome, args: SearchArgs, prefix: str) -> str
     notes = []
     if outcome.stopped_early:
         notes.append(f"The search stopped after {MAX_MATCHES} matches, so there are more.")
-    elif shown < outcome.match_count:
+    if shown < outcome.match_count:
         notes.append(f"The output is capped at about {MAX_OUTPUT_CHARS // 1000} KB.")
-    if outcome.timed_out:
-        notes.append(
-            f"The search was stopped after {ripgrep_runner.SEARCH_TIME_LIMIT:.0f} s, "
-            "so matches may be missing."
-        )
+    if outcome.cut_short:
+        notes.append(f"Matches may be missing: {outcome.cut_short}.")
     if notes:
-        advice = "Narrow it down: a more specific pattern, a subdirectory as path, or a glob such as '*.py'"
+        advice = (
+            "Narrow it down: a more specific pattern, a subdirectory as path, "
+            "or a glob such as '*.py'"
+        )
         notes.append(advice + (", or less context." if args.context else "."))
         lines += ["", "[" + " ".join(notes) + "]"]
     return "\n".join([header + ":", *lines])
 
 
-def _no_matches(args: SearchArgs, where: str, timed_out: bool) -> str:
+def _no_matches(args: SearchArgs, where: str, cut_short: str | None) -> str:
     filters = [f"glob {args.glob!r}"] if args.glob else []
     if args.ignore_case:
         filters.append("ignoring case")
     if args.fixed_string:
         filters.append("as a fixed string")
-    message = f"No matches for {args.pattern!r} in {where}" + (f" ({', '.join(filters)})" if filters else "")
+    place = "the workspace" if where == "." else where
+    message = f"No matches for {args.pattern!r} in {place}" + (
+        f" ({', '.join(filters)})" if filters else ""
+    )
     message += ". Files ignored by .gitignore and hidden files are not searched"
     message += " (name a hidden directory in path to search it)."
     if not args.fixed_string and _REGEX_SPECIALS.intersection(args.pattern):
-        message += " The pattern is a regular expression; set fixed_string=true to match it literally."
-    if timed_out:
-        message += f" The search was stopped after {ripgrep_runner.SEARCH_TIME_LIMIT:.0f} s; narrow it down."
+        message += (
+            " The pattern is a regular expression; set fixed_string=true to match it literally."
+        )
+    if cut_short:
+        message += f" Matches may be missing: {cut_short}; narrow the search down."
     return message
 
 
 def _explain(error: RipgrepError, args: SearchArgs) -> str:
     detail = "\n".join(line.removeprefix("rg: ") for line in str(error).splitlines())
-    if args.glob and "glob" in detail:
-        return f"invalid glob {args.glob!r}: {detail}. Use a glob like '*.py', 'src/**/*.ts' or '*.{{js,jsx}}'."
     if "regex" in detail:
         return (
             f"invalid regex {args.pattern!r}:\n{detail}\n"
@@ -144,8 +153,8 @@ class SearchTool(Tool[SearchArgs]):
     kind = ToolKind.READ
     description = (
         "Search file contents with a regular expression (ripgrep). Results are grouped by file as "
-        "`path:line: text` (context lines as `path-line- text`), paths relative to the workspace root. "
-        "Respects .gitignore; skips hidden files unless path or glob names them; at most "
+        "`path:line: text` (context lines as `path-line- text`), paths relative to the workspace "
+        "root. Respects .gitignore; skips hidden files unless path or glob names them; at most "
         f"{MAX_MATCHES} matches are shown. Use glob and path to narrow the search."
     )
     Args = SearchArgs
@@ -157,21 +166,32 @@ class SearchTool(Tool[SearchArgs]):
         target = ctx.resolve(args.path)
         if not target.exists():
             raise ToolError(
-                f"{args.path!r} does not exist in the workspace; pass an existing file or directory "
-                "(relative to the workspace root), or use find_files to locate it"
+                f"{args.path!r} does not exist in the workspace; pass an existing file or "
+                "directory (relative to the workspace root), or use find_files to locate it"
             )
         cwd, name = (target, ".") if target.is_dir() else (target.parent, target.name)
+        try:  # a glob has nothing to choose from when path is a single file
+            glob = compile_glob(args.glob) if args.glob and target.is_dir() else None
+        except GlobError as exc:
+            raise ToolError(
+                f"{exc}. Use a glob like '*.py', 'src/**/*.ts' or '*.{{js,jsx}}'."
+            ) from None
         query = SearchQuery(
-            pattern=args.pattern, cwd=cwd, target=name, glob=args.glob,
-            ignore_case=args.ignore_case, fixed_string=args.fixed_string,
-            context=args.context, max_matches=MAX_MATCHES,
+            pattern=args.pattern,
+            cwd=cwd,
+            target=name,
+            glob=glob,
+            ignore_case=args.ignore_case,
+            fixed_string=args.fixed_string,
+            context=args.context,
+            max_matches=MAX_MATCHES,
         )
         try:
             outcome = await ripgrep_runner.search(query, self.engine)
         except RipgrepError as exc:
             raise ToolError(_explain(exc, args)) from None
         if not outcome.files:
-            return ToolResult(output=_no_matches(args, ctx.relative(target), outcome.timed_out))
+            return ToolResult(output=_no_matches(args, ctx.relative(target), outcome.cut_short))
         return ToolResult(output=format_outcome(outcome, args, _display_prefix(ctx, cwd)))
 
 

@@ -18,6 +18,8 @@ POOL_MIN_FILES = 200  # below this, starting worker processes costs more than it
 _CHUNK_FILES = 48
 _SAVE_AFTER_PARSE_SECONDS = 1.0  # persist only when re-parsing would cost more than writing
 _BINARY_PROBE_BYTES = 8192
+_MINIFIED_MIN_BYTES = 20_000
+_MINIFIED_LINE_BYTES = 500  # average line length beyond which a file is taken as minified
 
 
 @dataclass(slots=True)
@@ -27,14 +29,21 @@ class _Entry:
     tags: FileTags | None  # None: unreadable or binary, skipped until it changes
 
 
+def looks_generated(source: bytes) -> bool:
+    """Binary, or minified/generated text (very long lines): nothing a map should show."""
+    if b"\0" in source[:_BINARY_PROBE_BYTES]:
+        return True
+    return len(source) > _MINIFIED_MIN_BYTES and source.count(b"\n") * _MINIFIED_LINE_BYTES < len(source)
+
+
 def read_tags(path: str, language: str) -> FileTags | None:
-    """Tags of one file on disk; None when it cannot be read or looks binary."""
+    """Tags of one file on disk; None when it cannot be read, is binary or looks minified."""
     try:
         with open(path, "rb") as handle:
             source = handle.read()
     except OSError:
         return None
-    if b"\0" in source[:_BINARY_PROBE_BYTES]:
+    if looks_generated(source):
         return None
     return extract_tags(source, language)
 

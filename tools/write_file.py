@@ -1,4 +1,4 @@
-"""write_file: create a file or replace all of it, keeping an existing file's encoding, line endings and mode."""
+"""write_file: create a file or replace all of it, keeping its encoding, line endings and mode."""
 
 from __future__ import annotations
 
@@ -7,17 +7,26 @@ from pathlib import Path
 from pydantic import Field
 
 from tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
-from tools.edit_support import check_fresh, lint_introduced, lint_snapshot, load_text, unified_diff
-from tools.fileio import TextFormat, conform, save_text
+from tools.edit_support import (
+    check_fresh,
+    lint_introduced,
+    lint_snapshot,
+    load_text,
+    save_checked,
+    unified_diff,
+)
+from tools.fileio import TextFormat, conform
 
 
 class WriteFileArgs(ToolArgs):
-    path: str = Field(description="The file to create or overwrite, relative to the workspace root.")
+    path: str = Field(
+        description="The file to create or overwrite, relative to the workspace root."
+    )
     content: str = Field(description="The complete content of the file.")
 
 
 def kept_format_note(fmt: TextFormat) -> str:
-    """What was kept that a model would not guess (CRLF, a BOM, a legacy encoding, no final newline)."""
+    """What was kept that a model would not guess (CRLF, BOM, legacy encoding, no final newline)."""
     kept = []
     if fmt.newline == "\r\n":
         kept.append("CRLF line endings")
@@ -47,11 +56,11 @@ class WriteFileTool(Tool[WriteFileArgs]):
     kind = ToolKind.EDIT
     Args = WriteFileArgs
     description = (
-        "Create a file with `content`, or replace an existing file's entire content. Missing parent "
-        "directories are created. To overwrite an existing file you must have read it in this session; "
-        "its encoding, line endings (CRLF stays CRLF), final newline and permissions are kept. "
-        "For changes to part of an existing file use edit_file or apply_patch instead: they send less "
-        "text and can't drop code by accident."
+        "Create a file with `content`, or replace an existing file's entire content. Missing "
+        "parent directories are created. To overwrite an existing file you must have read it in "
+        "this session; its encoding, line endings (CRLF stays CRLF), final newline and "
+        "permissions are kept. To change part of an existing file use edit_file or apply_patch "
+        "instead: they send less text and can't drop code by accident."
     )
 
     async def run(self, args: WriteFileArgs, ctx: ToolContext) -> ToolResult:
@@ -71,20 +80,27 @@ class WriteFileTool(Tool[WriteFileArgs]):
             old_text, fmt, mode = current.text, current.format, current.mode
             new_text = conform(args.content, fmt)
             if new_text == old_text:
-                return ToolResult(output=f"{name} already has exactly this content; nothing changed.")
+                return ToolResult(
+                    output=f"{name} already has exactly this content; nothing changed."
+                )
         else:
             old_text, fmt, mode, new_text = "", TextFormat(), None, args.content
         created = missing_ancestors(path, ctx.root)
         before = await lint_snapshot([path], ctx.root) if existed else None
-        save_text(path, new_text, fmt, mode)
+        save_checked(ctx, path, new_text, fmt, mode)
         ctx.note_written(path)
         lines = count_lines(new_text)
         if existed:
-            summary = f"Wrote {name} ({lines} lines, was {count_lines(old_text)}).{kept_format_note(fmt)}"
+            summary = (
+                f"Wrote {name} ({lines} lines, was {count_lines(old_text)}).{kept_format_note(fmt)}"
+            )
         else:
             summary = f"Created {name} ({lines} lines)."
         if created:
-            summary += " Created directories: " + ", ".join(ctx.relative(d) + "/" for d in created) + "."
+            summary += (
+                " Created directories: " + ", ".join(ctx.relative(d) + "/" for d in created) + "."
+            )
         summary += await lint_introduced(before, [path], ctx.root)
-        return ToolResult(output=summary,
-                          diff=unified_diff(old_text, new_text, name if existed else None, name))
+        return ToolResult(
+            output=summary, diff=unified_diff(old_text, new_text, name if existed else None, name)
+        )

@@ -1,0 +1,46 @@
+"""The per-task token budget: the status line the model sees each turn, and the automatic estimate."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+from pathlib import Path
+
+from prompts import render
+
+CONVERGE_AT = 0.80
+WRAP_UP_AT = 0.95
+AUTO_MIN, AUTO_BASE, AUTO_MAX = 60_000, 100_000, 2_000_000
+
+
+def status_line(used: int, budget: int | None, context: int, window: int) -> str:
+    """What the model reads at the end of every request: spend, budget, context fill, and a note near the end.
+
+    The wrap-up note also comes when this call will likely be the last one the budget allows, so the model
+    always gets a chance to report before it is stopped.
+    """
+    note = ""
+    percent = int(100 * used / budget) if budget else 0
+    if budget and (used >= WRAP_UP_AT * budget or used + 2 * context >= budget):
+        note = render("budget_wrap_up", percent=percent)
+    elif budget and used >= CONVERGE_AT * budget:
+        note = render("budget_converge", percent=percent)
+    return render("status", used=used, budget=budget, percent=percent, context=context, window=window, note=note)
+
+
+def count_repo_files(root: Path) -> int:
+    try:
+        out = subprocess.run(
+            ["git", "ls-files"], cwd=root, capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+    return out.stdout.count("\n") if out.returncode == 0 else 0
+
+
+def auto_budget(prompt: str, repo_files: int) -> int:
+    """A budget from the task's size: grows with the prompt and the repo, but sub-linearly (see README)."""
+    words = len(prompt.split())
+    difficulty = 1.0 + 0.5 * math.log2(1 + words / 20) + 0.25 * math.log10(1 + repo_files)
+    budget = AUTO_BASE * difficulty**2
+    return int(min(AUTO_MAX, max(AUTO_MIN, round(budget, -3))))

@@ -1,0 +1,130 @@
+"""Decides what the model sees on each call: stable prefix, summaries, history, status line; compacts when full."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from agent.config import ContextSettings
+from agent.context.budget import status_line
+from agent.context.ledger import TokenLedger
+from agent.context.masking import apply_masking, mask_boundary
+from agent.context.summarizer import Summarizer
+from agent.errors import ContextWindowExceeded
+from agent.messages import Message, system, to_wire, user
+from agent.protocol import AnyEvent, BudgetUpdated, ContextMasked, ContextSummarized, TokenUsage
+from agent.state import SessionState
+from agent.system_prompt import SystemPrompt
+from agent.tokens import count_json, count_text
+from prompts import render
+
+STATUS_RESERVE = 120  # tokens kept free for the status line appended to every request
+MASK_SHARE_OF_TRIGGER = 0.75
+
+
+class ContextManager:
+    """Builds requests and keeps them under the window: masking first, then self-summarization."""
+
+    def __init__(
+        self,
+        system_prompt: SystemPrompt,
+        window: int,
+        settings: ContextSettings,
+        summarizer: Summarizer,
+        emit: Callable[[AnyEvent], None],
+    ) -> None:
+        self.system_prompt = system_prompt
+        self.window = window
+        self.settings = settings
+        self.summarizer = summarizer
+        self.emit = emit
+        self.ledger = TokenLedger()
+        self._prefix_key: tuple[str, int] | None = None
+        self._last_raw = 0
+
+    @property
+    def trigger(self) -> int:
+        """Context size at which the session summarizes itself."""
+        if self.settings.summarize_at_tokens:
+            return min(self.settings.summarize_at_tokens, int(self.window * 0.9))
+        return int(self.window * self.settings.summarize_at)
+
+    def _prefix(self, state: SessionState) -> list[Message]:
+        """System prompt and summary block; byte-identical from turn to turn until the next summary."""
+        messages = [system(self.system_prompt.text(state.tool_protocol))]
+        if state.summaries:
+            messages.append(user(self._summary_block(state)))
+        key = (state.tool_protocol, len(state.summaries))
+        if key != self._prefix_key:
+            tools = self.system_prompt.registry.schemas() if state.tool_protocol == "native" else []
+            self.ledger.prefix_tokens = sum(count_text(m.content) for m in messages) + count_json(tools)
+            self._prefix_key = key
+        return messages
+
+    def _summary_block(self, state: SessionState) -> str:
+        limit, chain = int(self.window * 0.15), []
+        for summary in reversed(state.summaries):
+            limit -= count_text(summary)
+            if chain and limit < 0:
+                break
+            chain.insert(0, summary)
+        prompts = [p for p in state.user_prompts if p != state.task_prompt][-10:]
+        return render("summary_block", task=state.task_prompt, user_messages=prompts, summaries=chain)
+
+    def context_tokens(self, state: SessionState) -> int:
+        self._prefix(state)
+        return self.ledger.estimate(state, STATUS_RESERVE)
+
+    def build_request(self, state: SessionState) -> list[dict[str, Any]]:
+        """The next request in wire format, with the status line as its last message."""
+        messages = self._prefix(state) + state.history
+        self._last_raw = self.ledger.prefix_tokens + self.ledger.history_tokens(state) + STATUS_RESERVE
+        status = status_line(state.task_tokens, state.budget, self.context_tokens(state), self.window)
+        messages.append(user(status))
+        return to_wire(messages, state.tool_protocol)
+
+    def after_model_call(self, state: SessionState, usage: TokenUsage) -> None:
+        self.ledger.reconcile(self._last_raw, usage.prompt_tokens)
+        self.emit(
+            BudgetUpdated(
+                used=state.task_tokens,
+                budget=state.budget,
+                context_tokens=usage.prompt_tokens,
+                context_window=self.window,
+            )
+        )
+
+    async def fit(self, state: SessionState) -> None:
+        """Before a call: mask old outputs past a first threshold, summarize past the trigger."""
+        before = self.context_tokens(state)
+        if before >= self.trigger * MASK_SHARE_OF_TRIGGER:
+            upto = mask_boundary(state.history, self.settings.keep_tool_outputs)
+            if upto > state.masked_upto:
+                masked = apply_masking(state, upto)
+                after = self.context_tokens(state)
+                self.emit(ContextMasked(masked_upto=upto, masked=masked, tokens_before=before, tokens_after=after))
+                before = after
+        if before >= self.trigger:
+            await self.compact(state, reason="threshold")
+
+    async def compact(self, state: SessionState, reason: str) -> None:
+        """Summarize now; after an overflow, each retry keeps less of the recent history."""
+        before = self.context_tokens(state)
+        for shrink in range(3):
+            try:
+                summary = await self.summarizer.summarize(state, shrink=shrink, requested=reason == "requested")
+            except ContextWindowExceeded:
+                if shrink == 2:
+                    raise
+                continue
+            break
+        state.apply_summary(summary.text, summary.kept_messages)
+        self.emit(
+            ContextSummarized(
+                tokens_before=before,
+                tokens_after=self.context_tokens(state),
+                summary=summary.text,
+                kept_messages=summary.kept_messages,
+                reason=reason,
+            )
+        )

@@ -1,0 +1,46 @@
+"""Observation masking, the cheap first stage: old tool outputs become a one-line placeholder."""
+
+from __future__ import annotations
+
+import json
+
+from agent.messages import Message
+from agent.protocol import ToolCall
+from agent.state import SessionState
+
+MASK_MARK = "[output omitted to save context"
+
+
+def placeholder(message: Message, call: ToolCall | None) -> str:
+    """One line naming what was there, so the model can fetch it again if it needs it."""
+    args = ""
+    if call is not None:
+        try:
+            parsed = json.loads(call.arguments or "{}")
+            args = ", ".join(f"{k}={json.dumps(v)[:60]}" for k, v in parsed.items()) if isinstance(parsed, dict) else ""
+        except json.JSONDecodeError:
+            args = call.arguments[:60]
+    lines = message.content.count("\n") + 1
+    return f"{MASK_MARK}: {message.name}({args}) returned {lines} lines, {len(message.content)} chars; call it again if needed]"
+
+
+def mask_boundary(history: list[Message], keep_turns: int) -> int:
+    """The index before which tool outputs get masked: everything older than the last `keep_turns` turns."""
+    turns = [i for i, m in enumerate(history) if m.role == "assistant" and m.tool_calls]
+    if len(turns) <= keep_turns:
+        return 0
+    return turns[-keep_turns] if keep_turns else len(history)
+
+
+def apply_masking(state: SessionState, upto: int) -> int:
+    """Mask tool outputs in history[:upto]; returns how many were masked. Deterministic, so replay repeats it."""
+    calls = {c.id: c for m in state.history[:upto] for c in m.tool_calls}
+    masked = 0
+    for message in state.history[state.masked_upto : upto]:
+        if message.role == "tool" and not message.content.startswith(MASK_MARK):
+            message.content = placeholder(message, calls.get(message.tool_call_id or ""))
+            message.token_count = None
+            masked += 1
+    state.masked_upto = max(state.masked_upto, upto)
+    state.epoch += 1
+    return masked

@@ -1,0 +1,163 @@
+"""The UI's handles on sessions: each owns its settings, its transcript and, once started, a core Session."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from textual.message import Message
+
+from tui.transcript import Change, SessionStats, Transcript
+
+if TYPE_CHECKING:
+    from agent.protocol import AnyEvent, ApprovalDecision, ApprovalRequested, Op
+    from agent.session import Session
+    from agent.settings import SessionSettings
+
+Notify = Callable[["AgentHandle", list[Change]], None]
+Ready = Callable[[], Awaitable[None]]
+MakeOp = Callable[[ModuleType], "Op"]
+
+
+class AgentChanged(Message):
+    """Posted to the main screen for every event a session produced."""
+
+    def __init__(self, handle: AgentHandle, changes: list[Change]) -> None:
+        super().__init__()
+        self.handle = handle
+        self.changes = changes
+
+
+@dataclass(frozen=True)
+class NewAgentRequest:
+    """What the new-session dialog asks for."""
+
+    model: str
+    name: str = ""
+    own_worktree: bool = False
+    task: str = ""
+
+
+class AgentHandle:
+    """One session as the UI sees it. Ops submitted before its Session exists wait for it."""
+
+    def __init__(
+        self,
+        number: int,
+        settings: SessionSettings,
+        notify: Notify,
+        name: str = "",
+        resume: Path | None = None,
+        history: list[AnyEvent] | None = None,
+    ) -> None:
+        self.number = number
+        self.name = name or f"agent {number}"
+        self.settings = settings
+        self.resume = resume
+        self.transcript = Transcript(SessionStats(model=settings.model, budget=settings.budget))
+        for event in history or []:
+            self.transcript.apply(event)
+        self.session: Session | None = None
+        self.pending_approvals: list[ApprovalRequested] = []
+        self.starting = False
+        self._notify = notify
+        self._queued: list[MakeOp] = []
+
+    @property
+    def stats(self) -> SessionStats:
+        return self.transcript.stats
+
+    @property
+    def busy(self) -> bool:
+        return self.stats.status in ("running", "approval")
+
+    @property
+    def started(self) -> bool:
+        return self.starting or self.session is not None
+
+    def set_model(self, model: str, settings: SessionSettings) -> None:
+        """Only before the session starts: the core fixes a session's model when it is created."""
+        assert not self.started
+        self.settings = settings
+        self.stats.model = model
+        self.stats.budget = settings.budget
+        self._notify(self, [Change("stats")])
+
+    def prompt(self, text: str) -> None:
+        self._send(lambda protocol: protocol.UserPrompt(text=text))
+        self._notify(self, [self.transcript.set_status("running")])
+
+    def compact(self) -> None:
+        self._send(lambda protocol: protocol.Compact())
+
+    def set_budget(self, budget: int | None) -> None:
+        self._send(lambda protocol: protocol.SetBudget(budget=budget))
+        self.stats.budget = budget
+        self._notify(self, [Change("stats")])
+
+    def approve(self, call_id: str, decision: ApprovalDecision) -> None:
+        self.pending_approvals = [a for a in self.pending_approvals if a.call_id != call_id]
+        self._send(lambda protocol: protocol.Approve(call_id=call_id, decision=decision))
+
+    def interrupt(self) -> bool:
+        """Stop the running turn; False when there is nothing to stop."""
+        if self.session is None or not self.busy:
+            return False
+        self._send(lambda protocol: protocol.Interrupt())
+        return True
+
+    def _send(self, make_op: MakeOp) -> None:
+        """Ops are built only once the core is loaded (importing it on this thread would race the warm-up)."""
+        if self.session is None:
+            self._queued.append(make_op)
+            return
+        import agent.protocol
+
+        self.session.submit(make_op(agent.protocol))
+
+    def note(self, text: str, level: Any = "info") -> None:
+        """A line of the UI's own in this transcript (command results, errors of the person's input)."""
+        self._notify(self, [self.transcript.note(text, level)])
+
+    async def run(self, ready: Ready) -> None:
+        """Create the Session once the core is loaded, hand it the waiting ops, and relay its events."""
+        self.starting = True
+        try:
+            await ready()
+            from agent.session import Session
+
+            session = Session(self.settings, resume=self.resume)
+        except Exception as exc:  # a bad setting or an unreachable core must show, not kill the UI
+            self.starting = False
+            text = f"cannot start the session: {type(exc).__name__}: {exc}"
+            self._notify(self, [self.transcript.note(text, "error"), self.transcript.set_status("error")])
+            return
+        self.session, self.starting = session, False
+        session.start()
+        import agent.protocol
+
+        for make_op in self._queued:
+            session.submit(make_op(agent.protocol))
+        self._queued.clear()
+        try:
+            async for event in session.events():
+                self._track_approvals(event)
+                self._notify(self, self.transcript.apply(event))
+        except Exception as exc:  # a bug in showing an event must not silently stop the relay
+            self.note(f"the UI failed on an event: {type(exc).__name__}: {exc}", "error")
+            raise
+
+    def _track_approvals(self, event: AnyEvent) -> None:
+        if event.type == "approval.requested":
+            self.pending_approvals.append(event)
+        elif event.type == "tool.finished":
+            self.pending_approvals = [a for a in self.pending_approvals if a.call_id != event.call_id]
+        elif event.type == "session.finished":
+            self.pending_approvals = []
+
+    async def close(self) -> None:
+        if self.session is not None:
+            await self.session.close()

@@ -1,0 +1,88 @@
+"""Slash commands: parsing and help text (pure), plus which optional core features exist."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from dataclasses import dataclass
+from functools import cache
+
+
+class CommandError(ValueError):
+    """A command the person typed that cannot run as written; the message says what would."""
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    name: str
+    argument: str = ""
+
+
+@dataclass(frozen=True)
+class CommandHelp:
+    usage: str
+    description: str
+
+
+@cache
+def core_has(module: str) -> bool:
+    """Whether an optional part of the core (built by another issue) is present in this build."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def undo_available() -> bool:
+    return core_has("agent.undo")
+
+
+def worktrees_available() -> bool:
+    return core_has("agent.workspaces")
+
+
+def command_help() -> list[CommandHelp]:
+    commands = [
+        CommandHelp("/new", "start another agent (same tree or its own git worktree)"),
+        CommandHelp("/model [NAME]", "show the model, or set it for this session if it has not started, "
+                                     "else for the agents you start next"),
+        CommandHelp("/compact", "summarize this session's context now"),
+        CommandHelp("/budget N|off", "set this session's token budget (e.g. 200k)"),
+        CommandHelp("/sessions", "show and focus the session list"),
+        CommandHelp("/help", "this help"),
+    ]
+    if undo_available():
+        commands.insert(4, CommandHelp("/undo", "undo the last turn's file changes"))
+    return commands
+
+
+def command_names() -> list[str]:
+    return [help_.usage.split()[0] for help_ in command_help()]
+
+
+def parse_command(text: str) -> SlashCommand | None:
+    """None when the text is a prompt; a SlashCommand when it names a known command."""
+    stripped = text.strip()
+    if not stripped.startswith("/") or stripped.startswith("//"):
+        return None
+    head, _, argument = stripped.partition(" ")
+    if head not in command_names():
+        raise CommandError(f"unknown command {head}; the commands are {', '.join(command_names())}")
+    return SlashCommand(head[1:], argument.strip())
+
+
+_BUDGET = re.compile(r"^(\d+(?:\.\d+)?)\s*([km]?)$", re.IGNORECASE)
+
+
+def parse_budget(argument: str) -> int | None:
+    """`200000`, `200k`, `1.5m` -> tokens; `off`/`none` -> no budget."""
+    value = argument.strip().lower().replace(",", "").replace("_", "")
+    if value in ("off", "none", "unlimited"):
+        return None
+    match = _BUDGET.match(value)
+    if not match:
+        raise CommandError(f"/budget needs a token count like 200000 or 200k, or `off`; got {argument!r}")
+    number = float(match.group(1)) * {"": 1, "k": 1_000, "m": 1_000_000}[match.group(2)]
+    if number < 1:
+        raise CommandError("/budget must be at least 1 token, or `off`")
+    return int(number)

@@ -1,0 +1,236 @@
+"""The main screen: sessions on the left, the selected transcript and the prompt box, a status bar."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Input
+
+from tui.agents import AgentChanged, AgentHandle, NewAgentRequest
+from tui.commands import CommandError, SlashCommand, parse_budget, parse_command
+from tui.pool import AgentPool
+from tui.screens.approval_modal import ApprovalModal
+from tui.screens.help_screen import HelpScreen
+from tui.screens.new_session_dialog import NewSessionDialog
+from tui.widgets.prompt_input import PromptInput
+from tui.widgets.session_list import SessionList
+from tui.widgets.status_bar import StatusBar
+from tui.widgets.transcript_view import TranscriptView
+
+if TYPE_CHECKING:
+    from agent.protocol import ApprovalDecision
+    from tui.app import KeelApp
+
+PLACEHOLDER = "Ask keel…  (Enter sends · Esc interrupts · Ctrl+N new agent · /help)"
+
+
+class MainScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape", "interrupt", "Interrupt"),
+        Binding("ctrl+n", "new_session", "New agent"),
+        Binding("ctrl+pageup,alt+up", "cycle(-1)", "Previous session", show=False),
+        Binding("ctrl+pagedown,alt+down", "cycle(1)", "Next session", show=False),
+        Binding("f1", "help", "Help"),
+    ]
+    app: KeelApp
+
+    def __init__(self, pool: AgentPool) -> None:
+        super().__init__()
+        self.pool = pool
+        self.selected = pool.handles[0]
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="body"):
+            yield SessionList(id="sessions")
+            with Vertical(id="main"):
+                yield TranscriptView(id="transcript")
+                yield PromptInput(placeholder=PLACEHOLDER, id="prompt")
+        yield StatusBar(id="status")
+
+    @property
+    def sessions(self) -> SessionList:
+        return self.query_one(SessionList)
+
+    @property
+    def transcript(self) -> TranscriptView:
+        return self.query_one(TranscriptView)
+
+    @property
+    def status(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    async def on_mount(self) -> None:
+        for handle in self.pool.handles:
+            await self.sessions.add_handle(handle)
+        await self.select(self.selected)
+        self.query_one(PromptInput).focus()
+
+    async def select(self, handle: AgentHandle) -> None:
+        self.selected = handle
+        self.sessions.highlight_handle(handle)
+        await self.transcript.show(handle.transcript)
+        self.status.show_stats(handle.name, handle.stats)
+        self.offer_approval(handle)
+
+    # ------------------------------------------------------------ events from the sessions
+
+    async def on_agent_changed(self, message: AgentChanged) -> None:
+        handle = message.handle
+        kinds = {change.kind for change in message.changes}
+        if kinds & {"stats", "approval"}:
+            self.sessions.refresh_handle(handle)
+        if handle is self.selected:
+            if "stats" in kinds:
+                self.status.show_stats(handle.name, handle.stats)
+            for change in message.changes:
+                if change.kind == "added":
+                    await self.transcript.added(change.index)
+                elif change.kind == "updated":
+                    await self.transcript.updated(change.index)
+                elif change.kind == "delta":
+                    await self.transcript.streamed(change.index, change.text)
+        if "approval" in kinds:
+            self.offer_approval(handle)
+        self._drop_answered_approval()
+
+    def offer_approval(self, handle: AgentHandle) -> None:
+        """Ask now when the session is on screen; otherwise flag it and say so."""
+        if not handle.pending_approvals:
+            return
+        request = handle.pending_approvals[0]
+        if handle is not self.selected:
+            self.notify(f"{handle.name} waits for approval to run {request.name}", severity="warning")
+            return
+        if self.app.screen is not self:
+            return
+
+        def answer(decision: ApprovalDecision | None) -> None:
+            if decision is not None:
+                handle.approve(request.call_id, decision)
+            self.offer_approval(handle)
+
+        self.app.push_screen(ApprovalModal(request, handle.name), callback=answer)
+
+    def _drop_answered_approval(self) -> None:
+        """An interrupt or a finished turn can settle a request while its modal is still open."""
+        modal = self.app.screen
+        if isinstance(modal, ApprovalModal):
+            pending = {a.call_id for a in self.selected.pending_approvals}
+            if modal.call_id not in pending:
+                modal.dismiss(None)
+
+    async def on_session_list_picked(self, message: SessionList.Picked) -> None:
+        await self.select(message.handle)
+        self.query_one(PromptInput).focus()
+
+    # ------------------------------------------------------------ the prompt box
+
+    async def on_input_submitted(self, event: Input.Submitted) -> None:
+        if not isinstance(event.input, PromptInput):
+            return
+        event.stop()
+        text = event.value.strip()
+        if not text:
+            return
+        event.input.remember(text)
+        event.input.value = ""
+        try:
+            command = parse_command(text)
+            if command is None:
+                self.send_prompt(self.selected, text)
+            else:
+                await self.run_command(command)
+        except CommandError as exc:
+            self.selected.note(str(exc), "error")
+
+    def send_prompt(self, handle: AgentHandle, text: str) -> None:
+        if not handle.stats.model:
+            handle.note("no model is configured: set one with /model NAME (e.g. /model openai/gpt-4o-mini)",
+                        "error")
+            return
+        if handle.busy:
+            handle.note("queued: it runs when the current turn ends (Esc interrupts the turn)")
+        handle.prompt(text)
+        self.app.start(handle)
+
+    async def run_command(self, command: SlashCommand) -> None:
+        handle, argument = self.selected, command.argument
+        if command.name == "new":
+            self.action_new_session()
+        elif command.name == "model":
+            self._set_model(handle, argument)
+        elif command.name == "compact":
+            if handle.session is None:
+                handle.note("nothing to compact yet: the session has not started")
+            else:
+                handle.compact()
+                handle.note("compacting the context…")
+        elif command.name == "budget":
+            budget = parse_budget(argument)
+            handle.set_budget(budget)
+            handle.note(f"budget set to {budget:,} tokens" if budget else "budget removed")
+        elif command.name == "undo":
+            await self._undo(handle)
+        elif command.name == "sessions":
+            self.sessions.display = True
+            self.sessions.focus()
+        elif command.name == "help":
+            self.action_help()
+
+    def _set_model(self, handle: AgentHandle, model: str) -> None:
+        if not model:
+            handle.note(f"this session: {handle.stats.model or 'no model'}; new agents: {self.pool.model or 'none'}")
+            return
+        self.pool.model = model
+        if not handle.started:
+            handle.set_model(model, self.pool.settings_for(model, handle.settings.cwd))
+            handle.note(f"this session will use {model}")
+        else:
+            handle.note(f"new agents (/new) will use {model}; this session keeps {handle.stats.model}")
+        if handle is self.selected:
+            self.status.show_stats(handle.name, handle.stats)
+
+    async def _undo(self, handle: AgentHandle) -> None:
+        import agent.undo  # type: ignore[import-not-found]  # present only once issue 7 lands
+
+        undo_last_turn = getattr(agent.undo, "undo_last_turn", None)
+        if undo_last_turn is None or not handle.stats.session_id:
+            handle.note("nothing to undo in this session", "warning")
+            return
+        result = await asyncio.to_thread(undo_last_turn, handle.settings.cwd, handle.stats.session_id)
+        handle.note(str(result))
+
+    # ------------------------------------------------------------ actions
+
+    def action_interrupt(self) -> None:
+        if self.selected.interrupt():
+            self.selected.note("interrupting…", "warning")
+
+    def action_new_session(self) -> None:
+        name = f"agent {len(self.pool.handles) + 1}"
+        self.app.push_screen(NewSessionDialog(self.pool.model, name), callback=self._create_agent)
+
+    async def _create_agent(self, request: NewAgentRequest | None) -> None:
+        if request is None:
+            return
+        try:
+            handle = await self.pool.create(request)
+        except Exception as exc:  # a failed worktree or a bad model name is the person's to fix
+            self.notify(f"could not start the agent: {exc}", severity="error")
+            return
+        await self.sessions.add_handle(handle)
+        await self.select(handle)
+        if request.task:
+            self.send_prompt(handle, request.task)
+
+    async def action_cycle(self, step: int) -> None:
+        handles = self.pool.handles
+        await self.select(handles[(handles.index(self.selected) + step) % len(handles)])
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen())

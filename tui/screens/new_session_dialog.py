@@ -1,0 +1,64 @@
+"""/new: start another agent, with a model, a name, an optional first task, in this tree or its own worktree."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Input, Label
+
+from tui.agents import NewAgentRequest
+from tui.commands import worktrees_available
+
+
+class NewSessionDialog(ModalScreen[NewAgentRequest | None]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, model: str, default_name: str) -> None:
+        super().__init__()
+        self.model = model
+        self.default_name = default_name
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="new-box"):
+            yield Label("New agent", id="new-title")
+            yield Label("Model")
+            yield Input(self.model, placeholder="e.g. openai/gpt-4o-mini", id="new-model")
+            yield Label("Name")
+            yield Input(placeholder=self.default_name, id="new-name")
+            yield Label("First task (optional)")
+            yield Input(placeholder="what should it do?", id="new-task")
+            if worktrees_available():
+                yield Checkbox("in its own git worktree", id="new-worktree")
+            with Horizontal(id="new-buttons"):
+                yield Button("Start [Enter]", id="new-start", variant="primary")
+                yield Button("Cancel [Esc]", id="new-cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#new-task", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._start()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "new-start":
+            self._start()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def _start(self) -> None:
+        worktree = self.query("#new-worktree")
+        self.dismiss(
+            NewAgentRequest(
+                model=self.query_one("#new-model", Input).value.strip() or self.model,
+                name=self.query_one("#new-name", Input).value.strip() or self.default_name,
+                own_worktree=bool(worktree) and worktree.first(Checkbox).value,
+                task=self.query_one("#new-task", Input).value.strip(),
+            )
+        )

@@ -1,0 +1,243 @@
+"""What a session's transcript holds, built from its events alone; the widgets only render it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from tui import format as fmt
+
+AgentStatus = Literal["new", "idle", "running", "approval", "done", "stopped", "interrupted", "error"]
+ToolState = Literal["running", "approval", "ok", "failed", "denied"]
+NoticeLevel = Literal["info", "warning", "error", "success"]
+ChangeKind = Literal["added", "updated", "delta", "stats", "approval"]
+
+_FINISHED_STATUS: dict[str, AgentStatus] = {
+    "completed": "done",
+    "interrupted": "interrupted",
+    "error": "error",
+    "budget_exhausted": "stopped",
+    "max_steps": "stopped",
+    "loop_detected": "stopped",
+}
+
+
+@dataclass
+class UserEntry:
+    text: str
+    origin: Literal["user", "keel"] = "user"
+
+
+@dataclass
+class AssistantEntry:
+    text: str
+    streaming: bool = False
+
+
+@dataclass
+class ToolEntry:
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    state: ToolState = "running"
+    output: str = ""
+    diff: str | None = None
+    duration_ms: int = 0
+
+
+@dataclass
+class NoticeEntry:
+    text: str
+    level: NoticeLevel = "info"
+
+
+Entry = UserEntry | AssistantEntry | ToolEntry | NoticeEntry
+
+
+@dataclass(frozen=True)
+class Change:
+    """What one event changed: an entry added or updated, streamed text, the stats, an approval."""
+
+    kind: ChangeKind
+    index: int = -1
+    text: str = ""
+
+
+@dataclass
+class SessionStats:
+    """The figures the session list and the status bar show."""
+
+    model: str
+    budget: int | None = None
+    session_id: str = ""
+    approval: str = ""
+    status: AgentStatus = "new"
+    used: int = 0
+    context_tokens: int = 0
+    context_window: int = 0
+    cost: float | None = None
+    steps: int = 0
+
+
+@dataclass
+class Transcript:
+    """Entries in order plus the session's stats; `apply` folds one event in and says what changed."""
+
+    stats: SessionStats
+    entries: list[Entry] = field(default_factory=list)
+    _streaming: int | None = None
+    _tools: dict[str, int] = field(default_factory=dict)
+
+    def add(self, entry: Entry) -> Change:
+        self.entries.append(entry)
+        return Change("added", len(self.entries) - 1)
+
+    def note(self, text: str, level: NoticeLevel = "info") -> Change:
+        return self.add(NoticeEntry(text, level))
+
+    def set_status(self, status: AgentStatus) -> Change:
+        self.stats.status = status
+        return Change("stats")
+
+    def apply(self, event: Any) -> list[Change]:
+        """Fold in one core event (dispatched on its `type`, so no core module is imported here)."""
+        handler = getattr(self, "_on_" + event.type.replace(".", "_"), None)
+        return handler(event) if handler else []
+
+    # ------------------------------------------------------------ one handler per event type
+
+    def _on_session_started(self, event: Any) -> list[Change]:
+        stats = self.stats
+        stats.session_id, stats.model, stats.approval = event.session_id, event.model, event.approval
+        stats.context_window, stats.budget = event.context_window, event.budget
+        if stats.status == "new":
+            stats.status = "idle"
+        verb = "resumed" if event.resumed else "started"
+        text = f"session {event.session_id} {verb} · {event.model} · approval: {event.approval}"
+        return [self.note(text), Change("stats")]
+
+    def _on_user_message(self, event: Any) -> list[Change]:
+        changes = self._end_stream()
+        changes.append(self.add(UserEntry(event.text, event.origin)))
+        if event.origin == "user":
+            changes.append(self.set_status("running"))
+        return changes
+
+    def _on_assistant_delta(self, event: Any) -> list[Change]:
+        if self._streaming is None:
+            self._streaming = len(self.entries)
+            return [self.add(AssistantEntry(event.text, streaming=True))]
+        entry = self.entries[self._streaming]
+        assert isinstance(entry, AssistantEntry)
+        entry.text += event.text
+        return [Change("delta", self._streaming, event.text)]
+
+    def _on_assistant_message(self, event: Any) -> list[Change]:
+        changes: list[Change] = []
+        if event.cost is not None:
+            self.stats.cost = (self.stats.cost or 0.0) + event.cost
+            changes.append(Change("stats"))
+        if self._streaming is not None:
+            index, self._streaming = self._streaming, None
+            entry = self.entries[index]
+            assert isinstance(entry, AssistantEntry)
+            entry.streaming = False
+            if event.text.strip():
+                entry.text = event.text
+            changes.append(Change("updated", index))
+        elif event.text.strip():
+            changes.append(self.add(AssistantEntry(event.text)))
+        return changes
+
+    def _on_model_retry(self, event: Any) -> list[Change]:
+        changes = self._end_stream()
+        text = (f"{event.error_class}: {fmt.one_line(event.message, 120)} — retrying in "
+                f"{event.delay:.1f}s ({event.attempt}/{event.max_attempts})")
+        changes.append(self.note(text, "warning"))
+        return changes
+
+    def _on_approval_requested(self, event: Any) -> list[Change]:
+        changes = [self.set_status("approval"), Change("approval")]
+        index = self._tools.get(event.call_id)
+        if index is not None:
+            tool = self.entries[index]
+            assert isinstance(tool, ToolEntry)
+            tool.state = "approval"
+            changes.append(Change("updated", index))
+        return changes
+
+    def _on_tool_started(self, event: Any) -> list[Change]:
+        changes = self._end_stream()
+        if self.stats.status == "approval":
+            changes.append(self.set_status("running"))
+        self._tools[event.call_id] = len(self.entries)
+        changes.append(self.add(ToolEntry(event.call_id, event.name, dict(event.arguments))))
+        return changes
+
+    def _on_tool_finished(self, event: Any) -> list[Change]:
+        changes: list[Change] = []
+        if self.stats.status == "approval":
+            changes.append(self.set_status("running"))
+        index = self._tools.get(event.call_id)
+        if index is None:
+            self._tools[event.call_id] = index = len(self.entries)
+            changes.append(self.add(ToolEntry(event.call_id, event.name, {})))
+        else:
+            changes.append(Change("updated", index))
+        tool = self.entries[index]
+        assert isinstance(tool, ToolEntry)
+        denied = not event.ok and event.output.startswith("Denied")
+        tool.state = "ok" if event.ok else ("denied" if denied else "failed")
+        tool.output, tool.diff, tool.duration_ms = event.output, event.diff, event.duration_ms
+        return changes
+
+    def _on_context_summarized(self, event: Any) -> list[Change]:
+        text = (f"context summarized ({event.reason}): {fmt.tokens(event.tokens_before)} → "
+                f"{fmt.tokens(event.tokens_after)} tokens")
+        return [self.note(text)]
+
+    def _on_context_masked(self, event: Any) -> list[Change]:
+        text = (f"{event.masked} old tool outputs masked: {fmt.tokens(event.tokens_before)} → "
+                f"{fmt.tokens(event.tokens_after)} tokens")
+        return [self.note(text)]
+
+    def _on_budget_updated(self, event: Any) -> list[Change]:
+        stats = self.stats
+        stats.used, stats.budget = event.used, event.budget
+        if event.context_window:
+            stats.context_tokens, stats.context_window = event.context_tokens, event.context_window
+        return [Change("stats")]
+
+    def _on_error(self, event: Any) -> list[Change]:
+        changes = [self.note(f"{event.error_class}: {event.message}", "error" if event.fatal else "warning")]
+        if event.fatal:
+            changes.append(self.set_status("error"))
+        return changes
+
+    def _on_session_finished(self, event: Any) -> list[Change]:
+        changes = self._end_stream()
+        stats = self.stats
+        stats.status = _FINISHED_STATUS.get(event.status, "stopped")
+        stats.steps = event.steps
+        stats.used = max(stats.used, event.usage.total_tokens)
+        if event.cost is not None:
+            stats.cost = event.cost
+        summary = f"{event.steps} steps · {fmt.tokens(event.usage.total_tokens)} tokens · {fmt.cost(stats.cost)}"
+        if event.status == "completed":
+            changes.append(self.note(f"done · {summary}", "success"))
+        else:
+            reason = f": {event.reason}" if event.reason else ""
+            level: NoticeLevel = "error" if event.status == "error" else "warning"
+            changes.append(self.note(f"{event.status.replace('_', ' ')}{reason} · {summary}", level))
+        changes.append(Change("stats"))
+        return changes
+
+    def _end_stream(self) -> list[Change]:
+        """A stream cut short (retry, interrupt) keeps the text it got but stops streaming."""
+        if self._streaming is None:
+            return []
+        index, self._streaming = self._streaming, None
+        entry = self.entries[index]
+        assert isinstance(entry, AssistantEntry)
+        entry.streaming = False
+        return [Change("updated", index)]

@@ -1,0 +1,1 @@
+"""The TUI's widgets, one per module; their styles live in the .tcss file beside each."""

@@ -1,0 +1,37 @@
+"""The prompt box: Enter sends, Up and Down walk the history, slash commands complete with →."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.binding import Binding
+from textual.suggester import SuggestFromList
+from textual.widgets import Input
+
+from tui.commands import command_names
+from tui.history import InputHistory
+
+
+class PromptInput(Input):
+    BINDINGS = [
+        Binding("up", "history_previous", "Previous prompt", show=False),
+        Binding("down", "history_next", "Next prompt", show=False),
+    ]
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(suggester=SuggestFromList(command_names(), case_sensitive=False), **kwargs)
+        self.history = InputHistory()
+
+    def remember(self, text: str) -> None:
+        self.history.add(text)
+
+    def action_history_previous(self) -> None:
+        self._show(self.history.previous(self.value))
+
+    def action_history_next(self) -> None:
+        self._show(self.history.next())
+
+    def _show(self, text: str | None) -> None:
+        if text is not None:
+            self.value = text
+            self.cursor_position = len(text)

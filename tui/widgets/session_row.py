@@ -1,0 +1,49 @@
+"""One session in the session list: its state, name, model and tokens against its budget."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.widgets import ListItem, Static
+
+from tui import format as fmt
+from tui.agents import AgentHandle
+
+STATUS_MARKS = {
+    "new": ("○", "new"),
+    "idle": ("○", "idle"),
+    "running": ("●", "running"),
+    "approval": ("?", "needs approval"),
+    "done": ("✓", "done"),
+    "stopped": ("■", "stopped"),
+    "interrupted": ("■", "interrupted"),
+    "error": ("✗", "error"),
+}
+_STATUSES = tuple(STATUS_MARKS)
+
+
+def row_text(handle: AgentHandle) -> Text:
+    stats = handle.stats
+    mark, label = STATUS_MARKS[stats.status]
+    text = Text.assemble((f"{mark} ", "bold"), (handle.name, "bold"), f"  {label}\n")
+    text.append(fmt.one_line(stats.model or "no model", 26) + "\n", "dim")
+    text.append(f"{fmt.tokens(stats.used)} / {fmt.tokens(stats.budget)} tokens", "dim")
+    return text
+
+
+class SessionRow(ListItem):
+    def __init__(self, handle: AgentHandle) -> None:
+        super().__init__()
+        self.handle = handle
+        self._label = Static(row_text(handle))
+
+    def compose(self) -> ComposeResult:
+        yield self._label
+
+    def on_mount(self) -> None:
+        self.refresh_row()
+
+    def refresh_row(self) -> None:
+        self._label.update(row_text(self.handle))
+        for status in _STATUSES:
+            self.set_class(self.handle.stats.status == status, f"-{status}")

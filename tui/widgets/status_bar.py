@@ -1,0 +1,37 @@
+"""The bottom line: the selected session's model, how full its context is, its budget, cost and state."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from tui import format as fmt
+from tui.transcript import SessionStats
+
+
+def status_text(name: str, stats: SessionStats) -> Text:
+    context = (f"context {fmt.percent(stats.context_tokens, stats.context_window)} "
+               f"({fmt.tokens(stats.context_tokens)}/{fmt.tokens(stats.context_window)})"
+               if stats.context_window else "context –")
+    parts = [
+        (name, "bold"),
+        stats.model or "no model (/model NAME)",
+        context,
+        f"budget {fmt.tokens(stats.used)}/{fmt.tokens(stats.budget)}",
+        fmt.cost(stats.cost),
+        stats.status,
+    ]
+    text = Text()
+    for position, part in enumerate(parts):
+        if position:
+            text.append(" │ ", "dim")
+        if isinstance(part, tuple):
+            text.append(*part)
+        else:
+            text.append(part)
+    return text
+
+
+class StatusBar(Static):
+    def show_stats(self, name: str, stats: SessionStats) -> None:
+        self.update(status_text(name, stats))
