@@ -30,6 +30,10 @@ def _model_flags(parser: argparse.ArgumentParser, default: Any = None) -> None:
     group.add_argument("--max-steps", default=default, type=int, metavar="N", help="stop after N tool-calling steps")
     group.add_argument("--approval", default=default, choices=["read-only", "auto-edit", "full-auto"],
                        help="what may run without asking (headless default: full-auto)")
+    group.add_argument("--sandbox", default=default, choices=["read-only", "workspace-write", "full-access"],
+                       help="how commands are confined (default: workspace-write)")
+    group.add_argument("--allow-network", default=default, action="store_true",
+                       help="let sandboxed commands use the network")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,7 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _flags(args: argparse.Namespace) -> dict[str, Any]:
     keys = ("model", "api_base", "context_window", "tool_protocol", "budget", "max_steps", "approval")
-    return {key: getattr(args, key, None) for key in keys}
+    flags: dict[str, Any] = {key: getattr(args, key, None) for key in keys}
+    sandbox = {"mode": getattr(args, "sandbox", None), "network": getattr(args, "allow_network", None)}
+    flags["sandbox"] = {k: v for k, v in sandbox.items() if v is not None} or None
+    return flags
 
 
 def _workspace(args: argparse.Namespace) -> Path:
@@ -124,6 +131,9 @@ def dispatch(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; every error of ours becomes one line on stderr and its exit code."""
+    if (sys.argv[1:] if argv is None else argv) == ["--version"]:
+        print(f"keel {__version__}")  # answered before argparse is even built: scripts call this often
+        return 0
     args = build_parser().parse_args(argv)
     from agent.errors import KeelError
 

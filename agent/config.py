@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent.errors import ConfigError
+from tools.sandbox import SandboxPolicy
 
 ApprovalPolicy = Literal["read-only", "auto-edit", "full-auto"]
 ToolProtocol = Literal["auto", "native", "text"]
@@ -37,14 +38,6 @@ class ContextSettings(Strict):
     keep_tool_outputs: int = Field(default=6, ge=0)
 
 
-class SandboxSettings(Strict):
-    """How run_command is confined (Linux, bubblewrap)."""
-
-    mode: Literal["read-only", "workspace-write", "full-access"] = "workspace-write"
-    network: bool = False
-    fallback: Literal["refuse", "unsandboxed"] = "unsandboxed"
-
-
 class KeelConfig(Strict):
     """Everything a session can be told; every field may come from a file, the environment or a flag."""
 
@@ -59,7 +52,7 @@ class KeelConfig(Strict):
     retry_base_delay: float = Field(default=0.5, ge=0)
     request_timeout: float = Field(default=600.0, gt=0)
     context: ContextSettings = ContextSettings()
-    sandbox: SandboxSettings = SandboxSettings()
+    sandbox: SandboxPolicy = SandboxPolicy()
     models: dict[str, ModelSettings] = {}
 
     def for_model(self) -> ModelSettings:

@@ -68,7 +68,9 @@ class Session:
             if settings.budget is not None:
                 self.state.budget = settings.budget
         self.window = context_window_of(settings.model, settings.context_window, DEFAULT_CONTEXT_WINDOW)
-        self.tool_context = ToolContext(root=self.root, scratch=keel_home() / "scratch" / self.id)
+        self.tool_context = ToolContext(
+            root=self.root, scratch=keel_home() / "scratch" / self.id, sandbox=settings.sandbox
+        )
         self.model = ModelClient(
             model=settings.model,
             api_base=settings.api_base,

@@ -10,10 +10,10 @@ from agent.config import (
     ApprovalPolicy,
     ContextSettings,
     KeelConfig,
-    SandboxSettings,
     ToolProtocol,
 )
 from agent.errors import ConfigError
+from tools.sandbox import SandboxPolicy
 
 
 class SessionSettings(BaseModel):
@@ -35,7 +35,7 @@ class SessionSettings(BaseModel):
     request_timeout: float = 600.0
     compact_prompt: bool = False
     context: ContextSettings = ContextSettings()
-    sandbox: SandboxSettings = SandboxSettings()
+    sandbox: SandboxPolicy = SandboxPolicy()
 
 
 def settings_from_config(config: KeelConfig, cwd: Path, interactive: bool) -> SessionSettings:

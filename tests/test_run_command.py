@@ -88,6 +88,18 @@ def test_capture_memory_is_bounded_and_the_file_is_capped(tmp_path: Path):
     assert truncated and "00001999" in shown and "its first 1,000,000 bytes" in shown
 
 
+def test_reading_since_an_offset_covers_output_beyond_the_saved_file(tmp_path: Path):
+    capture = OutputCapture(tmp_path / "job.log", file_cap=50_000)
+    capture.feed(b"opening\n")
+    assert capture.render_since(0, 0) == ("opening\n", False)
+    seen = (capture.total_bytes, capture.total_lines)
+    capture.feed(b"".join(b"row %d\n" % n for n in range(100_000)))
+    shown, truncated = capture.render_since(*seen)
+    print(shown[-300:])
+    assert truncated and shown.startswith("row 0\n") and shown.endswith("row 99999\n")
+    assert "opening" not in shown and len(shown.encode()) <= 10 * 1024
+
+
 async def test_exit_code_and_merged_output_in_order(ctx: ToolContext):
     output, ok = await run(ctx, "echo one; echo two >&2; echo three; exit 3")
     print(output)
@@ -110,7 +122,7 @@ async def test_long_output_is_capped_and_saved_in_full(ctx: ToolContext):
     output, ok = await run(ctx, f"{PY} -c \"[print('row', n) for n in range(100000)]\"")
     assert ok and "row 0\n" in output and "row 99999" in output and "exit code 0" in output
     assert len(output.encode()) < 11 * 1024
-    saved = Path(output.split("full output is in ")[1].split(" …]")[0])
+    saved = Path(output.split("full output is in ")[1].split(": grep it")[0])
     assert saved.read_text().count("\n") == 100000
 
 

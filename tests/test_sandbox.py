@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -58,7 +59,9 @@ async def test_writes_inside_the_workspace_work_and_outside_fail(jail_ready, tmp
     outside = Path(tempfile.mkdtemp(dir="/var/tmp"))
     try:
         output = await run(
-            ctx, f"echo in > inside.txt; echo out > {outside}/outside.txt; echo done"
+            ctx,
+            "echo in > inside.txt; mount -o remount,bind,rw / ; "
+            f"echo out > {outside}/outside.txt; echo done",
         )
         blocked = not (outside / "outside.txt").exists()
         print(
@@ -80,6 +83,7 @@ async def test_read_only_mode_blocks_workspace_writes(jail_ready, tmp_path: Path
     blocked = (ctx.root / "kept.txt").read_text() == "original\n"
     print(f"\nread-only workspace write blocked: {'yes' if blocked else 'no'}")
     assert "original" in output and "scratch" in output and "Read-only file system" in output
+    assert "sandbox lets commands write only /tmp" in output
     assert blocked
 
 
@@ -112,6 +116,7 @@ async def test_loopback_connections_follow_the_network_setting(jail_ready, tmp_p
         f"{'made' if reached else 'blocked'}"
     )
     assert reached == network and bool(connections) == network
+    assert ("gives commands no network" in output) != network
 
 
 async def test_git_hooks_and_config_stay_read_only_while_commits_work(jail_ready, tmp_path: Path):
@@ -167,10 +172,44 @@ async def test_secrets_in_the_environment_never_reach_commands(
 async def test_saved_output_can_be_read_back_from_inside_the_jail(jail_ready, tmp_path: Path):
     ctx = make_ctx(tmp_path)
     flood = await RunCommandTool().run(RunCommandArgs(command="seq 1 200000"), ctx)
-    saved = flood.output.split("full output is in ")[1].split(" …]")[0]
+    saved = flood.output.split("full output is in ")[1].split(": grep it")[0]
     again = await RunCommandTool().run(RunCommandArgs(command=f"wc -l < {saved}"), ctx)
     await ctx.aclose()
     assert again.output.startswith("200000\n")
+
+
+async def test_an_interrupted_jailed_command_leaves_nothing_running(jail_ready, tmp_path: Path):
+    ctx = make_ctx(tmp_path)
+    task = asyncio.ensure_future(
+        RunCommandTool().run(RunCommandArgs(command="sleep 300 & sleep 301 | cat"), ctx)
+    )
+    for _ in range(100):
+        if len(live_processes_in(ctx.root)) >= 4:
+            break
+        await asyncio.sleep(0.05)
+    assert live_processes_in(ctx.root)
+    cancelled_at = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    left = live_processes_in(ctx.root)
+    print(
+        f"\ninterrupt to return: {time.monotonic() - cancelled_at:.2f} s; "
+        f"processes left after interrupting a jailed command: {len(left)}"
+    )
+    assert left == []
+
+
+def live_processes_in(directory: Path) -> list[int]:
+    found = []
+    for entry in os.scandir("/proc"):
+        try:
+            if entry.name.isdigit() and os.readlink(f"/proc/{entry.name}/cwd") == str(directory):
+                stat = Path(f"/proc/{entry.name}/stat").read_text()
+                found += [int(entry.name)] if stat.rsplit(")", 1)[1].split()[0] != "Z" else []
+        except OSError:
+            continue
+    return found
 
 
 def _path_without_bwrap(tmp_path: Path) -> str:

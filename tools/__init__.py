@@ -11,6 +11,7 @@ def default_tools() -> list[Tool]:
     from tools.code_map import CodeMapTool
     from tools.edit_file import EditFileTool
     from tools.find_files import FindFilesTool
+    from tools.job_output import JobOutputTool
     from tools.lint import LintTool
     from tools.read_file import ReadFileTool
     from tools.run_command import RunCommandTool
@@ -27,4 +28,5 @@ def default_tools() -> list[Tool]:
         CodeMapTool(),
         LintTool(),
         RunCommandTool(),
+        JobOutputTool(),
     ]

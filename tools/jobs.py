@@ -56,6 +56,7 @@ class JobTable:
 
     def __init__(self, log_dir: Path) -> None:
         self.log_dir = log_dir
+        log_dir.mkdir(parents=True, exist_ok=True)
         self.jobs: dict[str, Job] = {}
         self.sandbox_warning_given = False
         self._job_numbers = itertools.count(1)
@@ -70,7 +71,6 @@ class JobTable:
         return ctx.jobs
 
     def new_log_path(self, kind: str) -> Path:
-        self.log_dir.mkdir(parents=True, exist_ok=True)
         return self.log_dir / f"{kind}-{next(self._log_numbers):04d}.log"
 
     def check_capacity(self) -> None:

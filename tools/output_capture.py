@@ -97,7 +97,9 @@ def render_head_tail(
         shown_head = _cut_head(head_text, SHOWN_HEAD_CHARS)
         shown_tail = _cut_tail(tail_text, SHOWN_TAIL_CHARS)
     omitted_lines = max(0, total_lines - shown_head.count("\n") - shown_tail.count("\n"))
-    where = f"; the full output is in {saved_to}" if saved_to else ""
+    where = (
+        f"; the full output is in {saved_to}: grep it or page it with sed -n" if saved_to else ""
+    )
     marker = (
         f"[… {omitted_lines:,} lines omitted; {total_bytes:,} bytes and "
         f"{total_lines:,} lines of output in all{where} …]"

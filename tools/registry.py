@@ -64,6 +64,7 @@ class ToolRegistry:
 
     def __init__(self, tools: list[Tool]) -> None:
         self._tools = {tool.name: tool for tool in tools}
+        self._schemas = [schema_of(type(tool)) for tool in tools]
 
     def __contains__(self, name: str) -> bool:
         return name in self._tools
@@ -80,7 +81,8 @@ class ToolRegistry:
             raise ToolError(f"there is no tool named {name!r}; the tools are: {known}") from None
 
     def schemas(self) -> list[dict[str, Any]]:
-        return [schema_of(type(tool)) for tool in self._tools.values()]
+        """Derived once: the request prefix must be byte-identical from call to call."""
+        return self._schemas
 
     def validate(self, name: str, raw: str | dict[str, Any] | None) -> tuple[Tool, ToolArgs]:
         """The tool and its validated arguments, or a ToolError saying what to fix."""

@@ -111,8 +111,7 @@ class RunCommandTool(Tool[RunCommandArgs]):
                 pass
             raise
         result = self._result(running, outcome, args.timeout)
-        if not result.ok:
-            notes = plan.hints(ctx.sandbox, result.output) + notes
+        notes = plan.hints(ctx.sandbox, result.output, failed=not result.ok) + notes
         result.output = "\n".join([result.output, *notes])
         return result
 

@@ -135,7 +135,8 @@ async def bwrap_problem(bwrap: str | None) -> str | None:
     if bwrap in _probe_results:
         return _probe_results[bwrap]
     probe = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    probe += ["--unshare-pid", "--unshare-ipc", "--unshare-net", "--die-with-parent", "true"]
+    probe += ["--unshare-pid", "--unshare-ipc", "--unshare-net", "--die-with-parent"]
+    probe += ["--cap-drop", "ALL", "true"]
     try:
         process = await asyncio.create_subprocess_exec(
             *probe,
@@ -168,6 +169,7 @@ def _git_binds(root: Path) -> list[str]:
         for writable in dict.fromkeys([common, gitdir]):
             if writable.is_dir():
                 binds += ["--bind", str(writable), str(writable)]
+        (common / "hooks").mkdir(exist_ok=True)
         protected = [common / "hooks", common / "config", gitdir / "config.worktree"]
     elif dotgit.is_dir():
         (dotgit / "hooks").mkdir(exist_ok=True)
@@ -198,6 +200,7 @@ def jail_argv(
     else:
         argv += ["--ro-bind", str(root), str(root)]
     argv += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--chdir", str(root)]
+    argv += ["--cap-drop", "ALL"]  # else root inside could remount the read-only binds writable
     if not policy.network:
         argv.append("--unshare-net")
     return [*argv, "--", *command]
@@ -229,8 +232,8 @@ class CommandPlan:
     jailed: bool
     warning: str | None = None
 
-    def hints(self, policy: SandboxPolicy, output: str) -> list[str]:
-        """What the sandbox may have to do with a failure, judged from the command's output."""
+    def hints(self, policy: SandboxPolicy, output: str, *, failed: bool) -> list[str]:
+        """What the sandbox may have had to do with errors in the command's output."""
         if not self.jailed:
             return []
         hints = []
@@ -239,7 +242,7 @@ class CommandPlan:
                 "only /tmp" if policy.mode is SandboxMode.READ_ONLY else "the workspace and /tmp"
             )
             hints.append(f"note: the {policy.mode.value} sandbox lets commands write {writable}.")
-        if not policy.network and _NO_NETWORK_SIGNS.search(output):
+        if failed and not policy.network and _NO_NETWORK_SIGNS.search(output):
             hints.append(
                 "note: the sandbox gives commands no network, and each command its own loopback "
                 "(a background server is reachable only from within its own command)."

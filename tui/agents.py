@@ -58,8 +58,11 @@ class AgentHandle:
         self.settings = settings
         self.resume = resume
         self.transcript = Transcript(SessionStats(model=settings.model, budget=settings.budget))
-        for event in history or []:
-            self.transcript.apply(event)
+        if history:
+            for event in history:
+                self.transcript.apply(event)
+        else:
+            self.transcript.note(f"workspace {settings.cwd} · type a task, or /help")
         self.session: Session | None = None
         self.pending_approvals: list[ApprovalRequested] = []
         self.starting = False

@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
@@ -42,9 +43,9 @@ class ApprovalModal(ModalScreen["ApprovalDecision"]):
             yield Static(Text(details), id="approval-arguments")
             yield Static(Text(request.reason), id="approval-reason")
             with Horizontal(id="approval-buttons"):
-                yield Button("Allow once [a]", id="allow_once", variant="primary")
-                yield Button(f"Allow {request.name} for this session [s]", id="allow_session")
-                yield Button("Deny [d]", id="deny", variant="error")
+                yield Button(Content("Allow once [a]"), id="allow_once", variant="primary")
+                yield Button(Content(f"Allow {request.name} for this session [s]"), id="allow_session")
+                yield Button(Content("Deny [d]"), id="deny", variant="error")
 
     def on_mount(self) -> None:
         self.query_one("#allow_once", Button).focus()

@@ -155,6 +155,8 @@ class MainScreen(Screen[None]):
             return
         if handle.busy:
             handle.note("queued: it runs when the current turn ends (Esc interrupts the turn)")
+        elif not handle.started:
+            handle.note(f"starting a session with {handle.stats.model}…")
         handle.prompt(text)
         self.app.start(handle)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label
 
@@ -32,8 +33,8 @@ class NewSessionDialog(ModalScreen[NewAgentRequest | None]):
             if worktrees_available():
                 yield Checkbox("in its own git worktree", id="new-worktree")
             with Horizontal(id="new-buttons"):
-                yield Button("Start [Enter]", id="new-start", variant="primary")
-                yield Button("Cancel [Esc]", id="new-cancel")
+                yield Button(Content("Start [Enter]"), id="new-start", variant="primary")
+                yield Button(Content("Cancel [Esc]"), id="new-cancel")
 
     def on_mount(self) -> None:
         self.query_one("#new-task", Input).focus()

@@ -1,0 +1,175 @@
+"""The embedded model in this process: llama-cpp-python, the model's own chat template with tools, async streaming."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent.local.assemble import INSTALL_HINT, LocalModelUnavailable
+
+DEFAULT_CONTEXT_TOKENS = 16_384
+DEFAULT_MAX_REPLY_TOKENS = 2_048
+STOP_STRINGS = ["<|im_end|>", "<|endoftext|>"]
+_END = object()
+
+
+class PromptTooLong(Exception):
+    """The rendered prompt does not fit the model's context window (keel compacts and retries)."""
+
+
+def import_llama_cpp() -> Any:
+    """llama_cpp, or LocalModelUnavailable saying how to install it."""
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise LocalModelUnavailable(f"llama-cpp-python is not installed ({exc}); {INSTALL_HINT}") from None
+    return llama_cpp
+
+
+def _thread_counts() -> tuple[int, int]:
+    """Decode on half the cores (spinning threads collapse when cores are shared), prompts on all of them."""
+    cores = os.cpu_count() or 2
+    decode = int(os.environ.get("KEEL_LOCAL_THREADS", 0)) or max(1, cores // 2)
+    return decode, max(decode, cores)
+
+
+def template_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """OpenAI-format messages as HF chat templates expect them: string content, arguments as objects."""
+    shaped = []
+    for message in messages:
+        item = dict(message)
+        content = item.get("content")
+        if isinstance(content, list):
+            content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+        item["content"] = content or ""
+        if item.get("tool_calls"):
+            item["tool_calls"] = [_call_with_object_arguments(call) for call in item["tool_calls"]]
+        shaped.append(item)
+    return shaped
+
+
+def _call_with_object_arguments(call: dict[str, Any]) -> dict[str, Any]:
+    function = dict(call.get("function") or {})
+    arguments = function.get("arguments")
+    if isinstance(arguments, str):
+        try:
+            function["arguments"] = json.loads(arguments or "{}")
+        except json.JSONDecodeError:
+            pass  # the template then shows the raw string, which is what the model wrote
+    return {**call, "function": function}
+
+
+@dataclass
+class Generation:
+    """Counts of one reply, filled in as it streams."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: str = "stop"
+
+
+@dataclass
+class LocalEngine:
+    """One loaded model; replies are generated one at a time (a llama context is not thread-safe)."""
+
+    path: Path
+    context_tokens: int = DEFAULT_CONTEXT_TOKENS
+    _llama: Any = None
+    _formatter: Any = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def load(self) -> None:
+        if self._llama is not None:
+            return
+        llama_cpp = import_llama_cpp()
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        decode_threads, batch_threads = _thread_counts()
+        llama = llama_cpp.Llama(
+            model_path=str(self.path),
+            n_ctx=self.context_tokens,
+            n_threads=decode_threads,
+            n_threads_batch=batch_threads,
+            verbose=False,
+        )
+        template = llama.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise LocalModelUnavailable(f"{self.path} has no chat template; it is not the embedded model")
+        eos = llama.token_eos()
+        self._formatter = Jinja2ChatFormatter(
+            template=template,
+            eos_token=llama._model.token_get_text(eos),
+            bos_token="",
+            stop_token_ids=[eos],
+        )
+        self._llama = llama
+
+    def prompt_tokens(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> list[int]:
+        """The conversation rendered by the model's own template (tools included) and tokenized."""
+        self.load()
+        rendered = self._formatter(messages=template_messages(messages), tools=tools or None)
+        return list(self._llama.tokenize(rendered.prompt.encode("utf-8"), add_bos=False, special=True))
+
+    async def stream(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        counts: Generation,
+        max_tokens: int | None = None,
+        temperature: float = 0.2,
+        seed: int | None = None,
+    ) -> AsyncIterator[str]:
+        """Text pieces of the reply as the model produces them; the decoding runs on a worker thread."""
+        loop = asyncio.get_running_loop()
+        tokens = await asyncio.to_thread(self.prompt_tokens, messages, tools)
+        room = self.context_tokens - len(tokens)
+        if room < 16:
+            raise PromptTooLong(
+                f"the prompt has {len(tokens)} tokens; the embedded model's context window is {self.context_tokens}"
+            )
+        counts.prompt_tokens = len(tokens)
+        limit = min(room, max_tokens or DEFAULT_MAX_REPLY_TOKENS)
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        stop = threading.Event()
+
+        def deliver(item: Any) -> None:
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+            except RuntimeError:  # the event loop is gone: nobody is listening any more
+                stop.set()
+
+        def generate() -> None:
+            try:
+                with self._lock:
+                    pieces = self._llama.create_completion(
+                        tokens, max_tokens=limit, temperature=temperature, seed=seed,
+                        stop=STOP_STRINGS, stream=True,
+                    )
+                    for piece in pieces:
+                        choice = piece["choices"][0]
+                        if choice.get("finish_reason"):
+                            counts.finish_reason = choice["finish_reason"]
+                        if choice["text"]:
+                            counts.completion_tokens += 1
+                            deliver(choice["text"])
+                        if stop.is_set():
+                            break
+            except Exception as exc:  # handed to the awaiting side, which raises it there
+                deliver(exc)
+            finally:
+                deliver(_END)
+
+        threading.Thread(target=generate, name="keel-local-model", daemon=True).start()
+        try:
+            while (item := await queue.get()) is not _END:
+                if isinstance(item, Exception):
+                    raise item
+                yield item
+        finally:
+            stop.set()

@@ -1,0 +1,70 @@
+"""Splits a small model's streamed reply into prose (shown as it comes) and tool calls written as text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agent.text_protocol import MalformedToolCall, ParsedCall, parse_tool_calls
+
+_OPENERS = ("<tool_call>", "```")
+
+
+@dataclass
+class SplitReply:
+    """What is left to show once the reply is complete, and the tool calls it held."""
+
+    content: str
+    calls: list[ParsedCall]
+
+
+def _call_starts_at(text: str, index: int) -> bool:
+    """A JSON object opening a line (or the reply) may be a call; one inside a sentence is prose."""
+    if text[index] != "{":
+        return any(text.startswith(opener, index) for opener in _OPENERS)
+    return index == 0 or text[index - 1] == "\n" or not text[:index].strip()
+
+
+def _partial_opener_at(text: str, index: int) -> bool:
+    """The text ends in what may become an opener once the next pieces arrive."""
+    rest = text[index:]
+    return any(len(rest) < len(opener) and opener.startswith(rest) for opener in _OPENERS)
+
+
+@dataclass
+class ReplySplitter:
+    """Feed it the pieces of a reply: prose is released at once; from what looks like a tool call on, it holds back."""
+
+    text: str = ""
+    released: int = 0
+    held_from: int | None = None
+    _scanned: int = field(default=0, repr=False)
+
+    def feed(self, piece: str) -> str:
+        """Add a piece; returns the text that can be shown now (maybe empty)."""
+        self.text += piece
+        if self.held_from is not None:
+            return ""
+        for index in range(self._scanned, len(self.text)):
+            if _call_starts_at(self.text, index):
+                self.held_from = index
+                return self._release(index)
+            if _partial_opener_at(self.text, index):
+                self._scanned = index
+                return self._release(index)
+        self._scanned = len(self.text)
+        return self._release(len(self.text))
+
+    def _release(self, upto: int) -> str:
+        shown, self.released = self.text[self.released : upto], max(self.released, upto)
+        return shown
+
+    def finish(self) -> SplitReply:
+        """The reply is complete: the held-back part is either tool calls or, after all, more prose."""
+        if self.held_from is not None:
+            try:
+                calls = parse_tool_calls(self.text[self.held_from :])
+            except MalformedToolCall:
+                calls = []
+            if calls:
+                return SplitReply(content="", calls=calls)
+        return SplitReply(content=self.text[self.released :], calls=[])
