@@ -35,7 +35,7 @@ class ContextSettings(Strict):
 
     summarize_at: float = Field(default=0.8, gt=0.1, lt=1.0)
     summarize_at_tokens: int | None = Field(default=None, gt=0)
-    keep_tool_outputs: int = Field(default=6, ge=0)
+    keep_tool_outputs: int = Field(default=2, ge=0, description="turns whose outputs masking never touches")
 
 
 class KeelConfig(Strict):

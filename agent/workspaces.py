@@ -43,7 +43,7 @@ class Worktree:
 
 def _run(cwd: Path, *args: str, raw: bool = False) -> str | bytes:
     try:
-        return git.Git(str(cwd)).execute([*_GIT, *args], stdout_as_string=not raw)
+        return git.Git(str(cwd)).execute([*_GIT, *args], stdout_as_string=not raw, strip_newline_in_stdout=not raw)
     except git.GitCommandError as exc:
         detail = (exc.stderr or "").strip().removeprefix("stderr:").strip(" '\n")
         raise WorkspaceError(f"git {' '.join(args[:2])} failed in {cwd}: {detail or exc}") from None

@@ -153,7 +153,9 @@ async def test_two_sessions_run_at_once_and_both_finish(scripted_server, repo):
 
         await pilot.press("ctrl+n")
         await wait_until(pilot, lambda: isinstance(app.screen, NewSessionDialog), "the new-agent dialog")
-        await send(pilot, "task two")
+        # filled in directly: Pilot waits for an idle CPU after each key, which a streaming agent delays
+        app.screen.query_one("#new-task").value = "task two"
+        await pilot.press("enter")
         await wait_until(pilot, lambda: len(app.pool.handles) == 2, "the second agent")
         second = app.pool.handles[1]
         assert app.screen.selected is second

@@ -13,15 +13,8 @@ from pydantic import Field
 
 from tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 from tools.languages import language_for
-from tools.repo_map import (
-    CHARS_PER_TOKEN,
-    RankedDefinition,
-    ReferenceIndex,
-    fit_map,
-    most_that_fit,
-    rank_definitions,
-    render_outline,
-)
+from tools.ranking import RankedDefinition, ReferenceIndex, rank_definitions
+from tools.repo_map import CHARS_PER_TOKEN, fit_map, most_that_fit, render_outline
 from tools.source_files import MAX_FILE_BYTES, SourceFile, discover
 from tools.symbol_query import SymbolQuery, find_definitions, find_uses, render_query
 from tools.tag_cache import TagCache

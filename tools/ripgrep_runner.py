@@ -1,10 +1,10 @@
 """ripgrep for search and find_files: `rg` streamed and stoppable; python-ripgrep as fallback.
 
 Engine choice (measured by bench/search.py): spawning `rg` costs a few ms more than the in-process
-binding on a small tree, but only `rg` can be stopped once enough matches are in (10-50x faster on a
-common pattern in a large tree) and killed on timeout or cancellation; python-ripgrep 0.0.9 also
-silently drops match lines that are not valid UTF-8 and cannot include hidden files. So "auto" uses
-`rg`, and the binding only when no `rg` binary is found.
+binding on a small tree, but only `rg` can be stopped once enough matches are in (tens of times
+faster on a common pattern in a large tree) and killed on timeout or cancellation; python-ripgrep
+0.0.9 also silently drops match lines that are not valid UTF-8 and cannot include hidden files. So
+"auto" uses `rg`, and the binding only when no `rg` binary is found or it fails to start.
 
 Semantics: .gitignore / .ignore / .rgignore rules apply (.gitignore only inside a git repository,
 ripgrep's default); hidden files and directories are skipped unless the path or glob names one; .git
@@ -33,9 +33,8 @@ SEARCH_TIME_LIMIT = 30.0
 MAX_RG_COLUMNS = 2000  # rg cuts longer lines to a preview, so one minified file cannot flood memory
 MAX_LISTED = 50_000
 _READ_CHUNK = 1 << 16
-_FIELD_SEPARATORS = (
-    "\x00\x01"  # NUL separates the fields of a match line, SOH those of a context line
-)
+# NUL separates the fields of a match line, SOH those of a context line
+_FIELD_SEPARATORS = "\x00\x01"
 _GLOB_TYPE = "keelglob"
 
 
@@ -368,7 +367,11 @@ def _search_inprocess(query: SearchQuery) -> SearchOutcome:
 async def search(query: SearchQuery, engine: Engine = "auto") -> SearchOutcome:
     """Matches for a query, grouped by file, sorted by path; RipgrepError for a bad pattern."""
     if _choose(engine) == "cli":
-        return await _search_cli(query)
+        try:
+            return await _search_cli(query)
+        except OSError:  # rg would not start; "auto" goes on in-process
+            if engine != "auto":
+                raise
     return await asyncio.to_thread(_search_inprocess, query)
 
 
@@ -383,5 +386,9 @@ async def list_files(
 ) -> FileListing:
     """The files rg would search under `target` (relative to `cwd`) that `glob` selects."""
     if _choose(engine) == "cli":
-        return await _files_cli(cwd, target, glob, limit, time_limit)
+        try:
+            return await _files_cli(cwd, target, glob, limit, time_limit)
+        except OSError:  # rg would not start; "auto" goes on in-process
+            if engine != "auto":
+                raise
     return await asyncio.to_thread(_files_inprocess, cwd, target, glob, limit)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 import subprocess
@@ -27,6 +28,11 @@ class SourceFile:
     language: str
     mtime_ns: int
     size: int
+
+
+@functools.cache
+def _language_of_suffix(suffix: str) -> str | None:
+    return language_for("file" + suffix)
 
 
 def _git_listing(directory: Path) -> list[str] | None:
@@ -63,7 +69,7 @@ def discover(directory: Path, root: Path) -> list[SourceFile]:
     base = directory.relative_to(root).as_posix() if directory != root else ""
     found: list[SourceFile] = []
     for name in listing:
-        language = language_for(name)
+        language = _language_of_suffix(os.path.splitext(name)[1].lower())
         if not supports(language):
             continue
         path = os.path.join(directory, name)

@@ -20,6 +20,7 @@ from prompts import render
 
 STATUS_RESERVE = 120  # tokens kept free for the status line appended to every request
 MASK_SHARE_OF_TRIGGER = 0.75
+KEEP_UNMASKED_SHARE = 0.2  # of the window: recent tool outputs that masking leaves whole
 
 
 class ContextManager:
@@ -98,7 +99,9 @@ class ContextManager:
         """Before a call: mask old outputs past a first threshold, summarize past the trigger."""
         before = self.context_tokens(state)
         if before >= self.trigger * MASK_SHARE_OF_TRIGGER:
-            upto = mask_boundary(state.history, self.settings.keep_tool_outputs)
+            upto = mask_boundary(
+                state.history, self.settings.keep_tool_outputs, int(self.window * KEEP_UNMASKED_SHARE)
+            )
             if upto > state.masked_upto:
                 masked = apply_masking(state, upto)
                 after = self.context_tokens(state)

@@ -7,6 +7,7 @@ import json
 from agent.messages import Message
 from agent.protocol import ToolCall
 from agent.state import SessionState
+from agent.tokens import count_message
 
 MASK_MARK = "[output omitted to save context"
 
@@ -24,12 +25,25 @@ def placeholder(message: Message, call: ToolCall | None) -> str:
     return f"{MASK_MARK}: {message.name}({args}) returned {lines} lines, {len(message.content)} chars; call it again if needed]"
 
 
-def mask_boundary(history: list[Message], keep_turns: int) -> int:
-    """The index before which tool outputs get masked: everything older than the last `keep_turns` turns."""
+def mask_boundary(history: list[Message], keep_turns: int, keep_tokens: int) -> int:
+    """The index before which tool outputs get masked.
+
+    Everything older than the recent turns that fit in `keep_tokens` goes, but never the last `keep_turns`
+    turns: masking in one large batch leaves room for many turns before the next pass, and every pass
+    changes the request prefix.
+    """
     turns = [i for i, m in enumerate(history) if m.role == "assistant" and m.tool_calls]
     if len(turns) <= keep_turns:
         return 0
-    return turns[-keep_turns] if keep_turns else len(history)
+    boundary = turns[-keep_turns] if keep_turns else len(history)
+    tail = sum(count_message(m) for m in history[boundary:])
+    for start in reversed(turns[:-keep_turns] if keep_turns else turns):
+        turn_tokens = sum(count_message(m) for m in history[start:boundary])
+        if tail + turn_tokens > keep_tokens:
+            break
+        tail += turn_tokens
+        boundary = start
+    return boundary
 
 
 def apply_masking(state: SessionState, upto: int) -> int:

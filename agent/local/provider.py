@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Iterator
 from functools import cache
 from typing import Any
 
+from agent.local.compact_tools import compact_tool_schemas
 from agent.local.engine import Generation, LocalEngine, PromptTooLong
 from agent.local.reply_split import ReplySplitter
 
@@ -74,7 +75,7 @@ def _provider_class() -> type:
                              **kwargs: Any) -> AsyncIterator[dict[str, Any]]:
             counts = Generation()
             splitter = ReplySplitter()
-            tools = optional_params.get("tools")
+            tools = compact_tool_schemas(optional_params["tools"]) if optional_params.get("tools") else None
             try:
                 async for piece in self.engine.stream(messages, tools, counts, **_sampling(optional_params)):
                     if shown := splitter.feed(piece):

@@ -1,0 +1,98 @@
+"""The batch progress line on stderr: tasks and attempts done, pass rate, tokens — redrawn on a TTY, logged otherwise."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterable
+from typing import TextIO
+
+from agent.batch.results import ResultRow
+
+
+def _tokens(count: int) -> str:
+    if count >= 1_000_000:
+        return f"{count / 1_000_000:.1f}M"
+    if count >= 10_000:
+        return f"{count / 1000:.0f}k"
+    return f"{count:,}"
+
+
+class Progress:
+    """Counts finished attempts; on a terminal one line updated with \\r, else one line per attempt."""
+
+    def __init__(
+        self,
+        attempts_per_task: dict[str, int],
+        already: Iterable[ResultRow] = (),
+        stream: TextIO | None = None,
+        tty: bool | None = None,
+    ) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty() if tty is None else tty
+        self.wanted = attempts_per_task
+        self.total = sum(attempts_per_task.values())
+        self.finished: dict[str, int] = {}
+        self.done = self.passed = self.judged = self.tokens = 0
+        self.started = time.monotonic()
+        self._width = 0
+        for row in already:
+            self._count(row)
+
+    @property
+    def tasks_done(self) -> int:
+        return sum(1 for task, count in self.finished.items() if count >= self.wanted.get(task, 0))
+
+    def _count(self, row: ResultRow) -> None:
+        self.finished[row.id] = self.finished.get(row.id, 0) + 1
+        self.done += 1
+        self.tokens += row.tokens
+        if row.status != "interrupted":
+            self.judged += 1
+            self.passed += row.passed
+
+    def status_line(self) -> str:
+        rate = f"{100 * self.passed / self.judged:.0f}%" if self.judged else "-"
+        elapsed = time.monotonic() - self.started
+        return (
+            f"tasks {self.tasks_done}/{len(self.wanted)} · attempts {self.done}/{self.total}"
+            f" · pass {self.passed}/{self.judged} ({rate}) · {_tokens(self.tokens)} tokens · {elapsed:.0f}s"
+        )
+
+    def add(self, row: ResultRow) -> None:
+        """Count one finished attempt and show it."""
+        self._count(row)
+        if self.tty:
+            self._redraw(self.status_line())
+        else:
+            verdict = "pass" if row.passed else "fail"
+            detail = f" ({row.reason})" if row.reason and not row.passed else ""
+            print(
+                f"keel batch: {row.id}#{row.attempt} {row.status} {verdict}{detail[:120]}"
+                f" · {self.status_line()}",
+                file=self.stream,
+                flush=True,
+            )
+
+    def start(self) -> None:
+        if self.tty:
+            self._redraw(self.status_line())
+
+    def note(self, text: str) -> None:
+        """A message between progress updates (e.g. 'stopping…')."""
+        if self.tty and self._width:
+            self.stream.write("\n")
+            self._width = 0
+        print(f"keel batch: {text}", file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self.tty and self._width:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._width = 0
+
+    def _redraw(self, line: str) -> None:
+        padding = " " * max(0, self._width - len(line))
+        self.stream.write(f"\r{line}{padding}")
+        self.stream.flush()
+        self._width = len(line)

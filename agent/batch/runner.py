@@ -1,0 +1,248 @@
+"""One batch attempt (worktree, setup, agent, test, cleanup) and the local backend running N of them at once."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from agent.batch.results import ResultRow
+from agent.batch.tasks import Task
+from agent.protocol import Interrupt, SessionFinished, UserPrompt
+from agent.session import Session
+from agent.settings import SessionSettings
+from agent.workspaces import WorkspaceError, Worktree, commit_all, create_worktree, remove_worktree, save_changes
+
+OUTPUT_TAIL_CHARS = 400
+
+
+class AttemptSpec(BaseModel):
+    """Everything one attempt needs; plain data, so it travels to a Ray worker as JSON."""
+
+    task: Task
+    attempt: int
+    settings: SessionSettings
+    out_dir: Path
+    command_timeout: float = 900.0
+    keep_worktree: bool = False
+    worktree_root: Path | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.task.id}.{self.attempt}"
+
+    def file(self, kind: str, suffix: str) -> Path:
+        safe = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in self.label)
+        return self.out_dir / kind / f"{safe}{suffix}"
+
+
+class CommandOutcome(BaseModel):
+    """How a setup or test command ended; its output is in the log file."""
+
+    command: str
+    exit_code: int | None = None
+    timed_out: bool = False
+    stopped: bool = False
+    tail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+    def describe(self) -> str:
+        if self.timed_out:
+            return f"`{self.command}` timed out"
+        return f"`{self.command}` exited with {self.exit_code}: {self.tail.strip()[-200:]}"
+
+
+async def run_shell(command: str, cwd: Path, timeout: float, stop: asyncio.Event, log: Path) -> CommandOutcome:
+    """Run a shell command in its own process group; killed (with its children) on timeout or stop."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab") as output:
+        output.write(f"$ {command}\n".encode())
+        output.flush()
+        start = output.tell()
+        process = await asyncio.create_subprocess_shell(
+            command, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=output, stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+        exited = asyncio.ensure_future(process.wait())
+        stopping = asyncio.ensure_future(stop.wait())
+        killed = False
+        try:
+            await asyncio.wait({exited, stopping}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopping.cancel()
+            if not exited.done():
+                killed = True
+                try:
+                    os.killpg(process.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                await exited
+    with open(log, "rb") as written:
+        written.seek(max(start, log.stat().st_size - OUTPUT_TAIL_CHARS))
+        tail = written.read().decode("utf-8", "replace")
+    return CommandOutcome(
+        command=command,
+        exit_code=None if killed else process.returncode,
+        timed_out=killed and not stop.is_set(),
+        stopped=killed and stop.is_set(),
+        tail=tail,
+    )
+
+
+async def _interrupt_when_stopped(session: Session, stop: asyncio.Event) -> None:
+    await stop.wait()
+    while True:  # an Interrupt sent before the turn has started is dropped, so repeat until it lands
+        session.submit(Interrupt())
+        await asyncio.sleep(0.1)
+
+
+class Attempt:
+    """Runs one attempt to a ResultRow; whatever happens, its worktree is saved and removed at the end."""
+
+    def __init__(self, spec: AttemptSpec, stop: asyncio.Event) -> None:
+        self.spec = spec
+        self.task = spec.task
+        self.stop = stop
+        self.row = ResultRow(id=spec.task.id, attempt=spec.attempt, status="error")
+        self.worktree: Worktree | None = None
+        self.base = ""
+        self.saved = False
+
+    async def run(self) -> ResultRow:
+        started = time.monotonic()
+        try:
+            await self._run()
+        except WorkspaceError as exc:
+            self.row.status, self.row.reason = "error", str(exc)
+        except Exception as exc:  # a bug must cost one attempt, not the whole batch
+            self.row.status, self.row.reason = "error", f"internal error: {type(exc).__name__}: {exc}"
+            self._log_text("error.txt", traceback.format_exc())
+        finally:
+            await self._clean_up()
+            self.row.duration = round(time.monotonic() - started, 3)
+        return self.row
+
+    async def _run(self) -> None:
+        self.worktree = await create_worktree(
+            self.task.repo, f"batch/{self.task.id}-{self.spec.attempt}", self.task.ref, self.spec.worktree_root
+        )
+        self.row.branch, self.base = self.worktree.branch, self.worktree.base
+        if not await self._setup():
+            return
+        finished = await self._session()
+        self.row.status, self.row.reason = finished.status, finished.reason
+        self.row.tokens, self.row.steps, self.row.cost = finished.usage.total_tokens, finished.steps, finished.cost
+        if finished.status == "interrupted":
+            return
+        await self._save()
+        if self.task.test is None:
+            self.row.passed = finished.status == "completed"
+            return
+        outcome = await self._command(self.task.test, "test")
+        if outcome.stopped:
+            self.row.status, self.row.reason = "interrupted", "stopped while testing"
+        else:
+            self.row.passed = outcome.ok
+            if not outcome.ok:
+                self.row.reason = f"test {outcome.describe()}"
+
+    async def _setup(self) -> bool:
+        if self.stop.is_set():
+            self.row.status, self.row.reason = "interrupted", "stopped before it started"
+            return False
+        for command in self.task.setup:
+            outcome = await self._command(command, "setup")
+            if outcome.stopped:
+                self.row.status, self.row.reason = "interrupted", "stopped during setup"
+                return False
+            if not outcome.ok:
+                self.row.status, self.row.reason = "setup_failed", f"setup {outcome.describe()}"
+                return False
+        if self.task.setup and self.worktree is not None:
+            # What setup changed is committed apart, so the patch holds the agent's work only.
+            self.base = await commit_all(self.worktree, f"keel batch: setup of {self.task.id}")
+        return True
+
+    async def _command(self, command: str, kind: str) -> CommandOutcome:
+        assert self.worktree is not None
+        log = self.spec.file("logs", f".{kind}.log")
+        return await run_shell(command, self.worktree.path, self.spec.command_timeout, self.stop, log)
+
+    async def _session(self) -> SessionFinished:
+        assert self.worktree is not None
+        settings = self.spec.settings.model_copy(
+            update={
+                "cwd": self.worktree.path,
+                "approval": "full-auto",
+                "interactive": False,
+                "model": self.task.model or self.spec.settings.model,
+                "budget": self.task.budget or self.spec.settings.budget,
+            }
+        )
+        session = Session(settings)
+        self.row.session_log = str(session.log.path)
+        async with session:
+            watcher = asyncio.create_task(_interrupt_when_stopped(session, self.stop))
+            try:
+                session.submit(UserPrompt(text=self.task.prompt))
+                async for event in session.events():
+                    if isinstance(event, SessionFinished):
+                        return event
+            finally:
+                watcher.cancel()
+        raise RuntimeError("the session closed without session.finished")
+
+    async def _save(self) -> None:
+        if self.worktree is None or self.saved:
+            return
+        self.saved = True
+        message = f"keel batch: {self.task.id} attempt {self.spec.attempt} ({self.row.status})\n\n{self.task.prompt}"
+        patch = await save_changes(self.worktree, message, self.spec.file("patches", ".patch"), since=self.base)
+        self.row.patch = str(patch) if patch else None
+
+    async def _clean_up(self) -> None:
+        if self.worktree is None:
+            return
+        try:
+            await self._save()
+        except WorkspaceError as exc:
+            self.row.reason = f"{self.row.reason}; saving the changes failed: {exc}".lstrip("; ")
+        if not self.spec.keep_worktree:
+            try:
+                await remove_worktree(self.worktree)
+            except WorkspaceError as exc:
+                self.row.reason = f"{self.row.reason}; removing the worktree failed: {exc}".lstrip("; ")
+
+    def _log_text(self, suffix: str, text: str) -> None:
+        path = self.spec.file("logs", f".{suffix}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+async def run_attempt(spec: AttemptSpec, stop: asyncio.Event | None = None) -> ResultRow:
+    """Run one attempt: worktree, setup, the agent, the test; always ends with its worktree removed."""
+    return await Attempt(spec, stop or asyncio.Event()).run()
+
+
+async def run_local(
+    specs: Iterable[AttemptSpec], jobs: int, on_row: Callable[[ResultRow], None], stop: asyncio.Event
+) -> None:
+    """Run the attempts with at most `jobs` at once in this process; after `stop`, none is started."""
+    pending = iter(specs)
+
+    async def worker() -> None:
+        for spec in pending:  # one shared iterator: each attempt is taken by one worker
+            if stop.is_set():
+                return
+            on_row(await run_attempt(spec, stop))
+
+    await asyncio.gather(*(worker() for _ in range(max(1, jobs))))

@@ -1,0 +1,244 @@
+"""`keel batch` end to end: the real command, the scripted server, a real git repo, worktrees per attempt."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from keel_cli import KeelResult, git_repo, keel_env
+from scripted_server import ChatRequest, Reply, ScriptedToolCall
+
+from agent.batch.progress import Progress
+from agent.batch.results import ResultRow, pass_at_k
+
+# TODO(lead): once `keel batch` is wired into agent/cli.py, use [KEEL, "batch"] from keel_cli here.
+BATCH = [sys.executable, "-m", "agent.batch_cli"]
+
+FILES = {
+    "calc.py": "def add(a, b):\n    return a - b\n",
+    "check.py": "from calc import add\nassert add(2, 3) == 5, add(2, 3)\n",
+}
+TEST = "test -f .ready && python3 check.py"
+# How many of each task's two attempts fix the bug: pass counts 2, 1, 0, 2, 1, 0, 2, 1.
+FIXES = {f"t{n}": [True, False] if n % 3 == 1 else [n % 3 == 0] * 2 for n in range(8)}
+
+
+def run_batch(*args: str, cwd: Path, home: Path, timeout: float = 240) -> KeelResult:
+    proc = subprocess.run(
+        [*BATCH, *args], cwd=cwd, env=keel_env(home), stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=timeout,
+    )
+    return KeelResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
+
+
+def snapshot(repo: Path) -> tuple[str, str, str]:
+    return git(repo, "status", "--porcelain"), git(repo, "rev-parse", "HEAD"), git(repo, "branch", "--show-current")
+
+
+def task_of(request: ChatRequest) -> str:
+    first = next(m for m in request.messages if m.get("role") == "user")
+    return re.search(r"task (t\d+)", str(first["content"])).group(1)
+
+
+class Agent:
+    """A scripted agent: first an edit (a fix or not, per FIXES and arrival order), then its answer."""
+
+    def __init__(self, fixes: dict[str, list[bool]] = FIXES, delay: float = 0.0) -> None:
+        self.fixes = fixes
+        self.delay = delay
+        self.started: Counter[str] = Counter()
+        self.lock = threading.Lock()
+
+    def __call__(self, request: ChatRequest) -> Reply:
+        task = task_of(request)
+        if any(m.get("role") == "tool" for m in request.messages):
+            return Reply(text=f"done with {task}")
+        with self.lock:
+            fix = self.fixes[task][self.started[task] % len(self.fixes[task])]
+            self.started[task] += 1
+        edit = {"path": "calc.py", "old_string": "a - b", "new_string": "a + b" if fix else "a * b"}
+        return Reply(tool_calls=[ScriptedToolCall(name="edit_file", arguments=edit)], delay=self.delay)
+
+
+def write_tasks(path: Path, ids: list[str], repo: Path, **extra: object) -> Path:
+    lines = [
+        json.dumps({"id": i, "prompt": f"task {i}: make check.py pass", "repo": str(repo),
+                    "setup": ["echo ready > .ready"], "test": TEST, **extra})
+        for i in ids
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def rows_of(out: Path) -> list[ResultRow]:
+    return [ResultRow.model_validate_json(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+
+def leftover_files(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file()] if root.exists() else []
+
+
+def check_batch_outcome(result: KeelResult, repo: Path, out: Path, home: Path, before: tuple) -> list[ResultRow]:
+    """What both backends must leave behind for 8 tasks × 2 attempts of FIXES."""
+    assert result.returncode == 0, result.stderr
+    rows = rows_of(out)
+    assert sorted(r.key for r in rows) == sorted((f"t{n}", a) for n in range(8) for a in (1, 2))
+    assert all(r.status == "completed" for r in rows), [(r.key, r.status, r.reason) for r in rows]
+    passes = Counter(r.id for r in rows if r.passed)
+    assert {t: passes[t] for t in FIXES} == {t: sum(f) if len(f) > 1 else 2 * f[0] for t, f in FIXES.items()}
+    # each attempt had its own worktree (the session's cwd) and its own branch, kept with its commit
+    cwds = {json.loads(Path(r.session_log).read_text().splitlines()[0])["cwd"] for r in rows}
+    assert len(cwds) == 16 and str(repo) not in cwds
+    assert len({r.branch for r in rows}) == 16
+    assert sorted(git(repo, "branch", "--list", "keel/*", "--format=%(refname:short)").split()) == sorted(
+        r.branch for r in rows
+    )
+    for row in rows:
+        fixed = "a + b" in git(repo, "show", f"{row.branch}:calc.py")
+        assert fixed == row.passed
+        assert git(repo, "log", "-1", "--format=%an", row.branch).strip() == "keel"
+        assert ("+    return a + b" if row.passed else "+    return a * b") in Path(row.patch).read_text()
+        assert row.tokens > 0 and row.steps == 1 and row.duration > 0
+    # the user's checkout is untouched and nothing is left over
+    assert snapshot(repo) == before
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+    fsck = subprocess.run(["git", "fsck"], cwd=repo, capture_output=True, text=True)
+    assert fsck.returncode == 0 and fsck.stdout == "" and "error" not in fsck.stderr, fsck.stderr
+    assert leftover_files(home / "worktrees") == []
+    summary = json.loads((out / "summary.json").read_text())
+    expected = [pass_at_k(2, passes[t], 1) for t in FIXES], [pass_at_k(2, passes[t], 2) for t in FIXES]
+    assert summary["pass_at_1"] == pytest.approx(sum(expected[0]) / 8)
+    assert summary["pass_at_k"] == pytest.approx(sum(expected[1]) / 8)
+    assert "pass@2" in result.stdout and "t7" in result.stdout
+    return rows
+
+
+def test_eight_tasks_two_attempts_four_at_once(scripted_server, tmp_path):
+    server = scripted_server(Agent())
+    repo = git_repo(tmp_path / "repo", FILES)
+    before = snapshot(repo)
+    tasks = write_tasks(tmp_path / "tasks.jsonl", list(FIXES), repo)
+    out, home = tmp_path / "out", tmp_path / "home"
+    result = run_batch(str(tasks), "--model", "openai/any", "--api-base", server.url,
+                       "-j", "4", "--attempts", "2", "--out", str(out), cwd=tmp_path, home=home)
+    check_batch_outcome(result, repo, out, home, before)
+    progress = [line for line in result.stderr.splitlines() if re.match(r"keel batch: t\d#\d ", line)]
+    assert len(progress) == 16 and "attempts 16/16" in progress[-1] and "tasks 8/8" in progress[-1]
+
+
+def test_resume_runs_only_attempts_without_a_result(scripted_server, tmp_path):
+    agent = Agent({"t0": [True], "t1": [False], "t2": [True]})
+    server = scripted_server(agent)
+    repo = git_repo(tmp_path / "repo", FILES)
+    out, home = tmp_path / "out", tmp_path / "home"
+    flags = ["--model", "openai/any", "--api-base", server.url, "--out", str(out)]
+    first = run_batch(str(write_tasks(tmp_path / "tasks.jsonl", ["t0", "t1"], repo)), *flags, cwd=tmp_path, home=home)
+    assert first.returncode == 0, first.stderr
+    assert sorted((r.key, r.passed) for r in rows_of(out)) == [(("t0", 1), True), (("t1", 1), False)]
+
+    again = run_batch(str(tmp_path / "tasks.jsonl"), *flags, cwd=tmp_path, home=home)
+    assert again.returncode == 2 and "--resume" in again.stderr
+
+    # t1's attempt counts as interrupted now (its newest row), a task and a second attempt are added
+    with open(out / "results.jsonl", "a") as results:
+        results.write(ResultRow(id="t1", attempt=1, status="interrupted").to_json() + "\n")
+    write_tasks(tmp_path / "tasks.jsonl", ["t0", "t1", "t2"], repo)
+    resumed = run_batch(str(tmp_path / "tasks.jsonl"), *flags, "--resume", "--attempts", "2", cwd=tmp_path, home=home)
+    assert resumed.returncode == 0, resumed.stderr
+    new_rows = rows_of(out)[3:]
+    assert sorted(r.key for r in new_rows) == [("t0", 2), ("t1", 1), ("t1", 2), ("t2", 1), ("t2", 2)]
+    assert agent.started == Counter({"t0": 2, "t1": 3, "t2": 2})
+    summary = json.loads((out / "summary.json").read_text())
+    assert [(t["id"], t["attempts"], t["passed"]) for t in summary["tasks"]] == [
+        ("t0", 2, 2), ("t1", 2, 0), ("t2", 2, 2)
+    ]
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_ctrl_c_interrupts_running_attempts_and_cleans_up(scripted_server, tmp_path):
+    agent = Agent({f"t{n}": [True] for n in range(4)}, delay=30)
+    server = scripted_server(agent)
+    repo = git_repo(tmp_path / "repo", FILES)
+    before = snapshot(repo)
+    out, home = tmp_path / "out", tmp_path / "home"
+    tasks = write_tasks(tmp_path / "tasks.jsonl", ["t0", "t1", "t2", "t3"], repo)
+    flags = [str(tasks), "--model", "openai/any", "--api-base", server.url, "--out", str(out), "-j", "2"]
+    process = subprocess.Popen([*BATCH, *flags], cwd=tmp_path, env=keel_env(home), stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while len(server.requests) < 2 and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.1)
+    assert len(server.requests) == 2, "two agents should be waiting on the model"
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "stopping" in stderr and "--resume" in stderr
+    rows = rows_of(out)
+    assert sorted(r.key for r in rows) == [("t0", 1), ("t1", 1)]
+    assert all(r.status == "interrupted" and not r.passed for r in rows)
+    assert snapshot(repo) == before
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+    assert leftover_files(home / "worktrees") == []
+
+    agent.delay = 0
+    resumed = run_batch(*flags, "--resume", cwd=tmp_path, home=home)
+    assert resumed.returncode == 0, resumed.stderr
+    assert sorted(r.key for r in rows_of(out)[2:]) == [(f"t{n}", 1) for n in range(4)]
+    assert json.loads((out / "summary.json").read_text())["pass_at_1"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        (['{"id": "a", "prompt": "x"}', '{"id": "b", "prompt": "y"}', '{"id": "c", "prompt": '],
+         "line 3: not valid JSON"),
+        (['{"id": "a", "prompt": "x"}', '', '{"id": "b"}'], "line 3: missing required field 'prompt'"),
+        (['{"id": "a", "prompt": "x", "tests": "pytest"}'], "line 1: unknown field 'tests'"),
+        (['{"id": "a", "prompt": "x"}', '{"id": "a", "prompt": "y"}'], "line 2: duplicate id 'a'"),
+        (['{"id": "a", "prompt": "x", "budget": 0}'], "line 1: bad value for 'budget'"),
+        (['{"id": "a", "prompt": "x", "ref": "no-such-branch"}'], "line 1: ref 'no-such-branch' is not a commit"),
+        (['["a", "x"]'], "line 1: expected a JSON object"),
+    ],
+)
+def test_a_malformed_tasks_file_is_a_usage_error_naming_the_line(tmp_path, lines, message):
+    repo = git_repo(tmp_path / "repo", FILES)
+    (repo / "tasks.jsonl").write_text("\n".join(lines) + "\n")
+    result = run_batch("tasks.jsonl", "--model", "openai/any", "--out", str(tmp_path / "out"),
+                       cwd=repo, home=tmp_path / "home", timeout=60)
+    assert result.returncode == 2
+    assert message in result.stderr and "tasks.jsonl" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_pass_at_k_is_the_unbiased_estimator():
+    assert pass_at_k(2, 1, 1) == 0.5
+    assert pass_at_k(2, 1, 2) == 1.0
+    assert pass_at_k(5, 2, 2) == pytest.approx(1 - 3 / 10)
+    assert pass_at_k(10, 0, 5) == 0.0
+    assert pass_at_k(3, 3, 1) == 1.0
+    assert pass_at_k(1, 1, 4) == 1.0  # fewer attempts than k: k is capped
+    assert pass_at_k(0, 0, 1) == 0.0
+
+
+def test_progress_redraws_one_line_on_a_terminal():
+    stream = io.StringIO()
+    progress = Progress({"a": 2, "b": 2}, stream=stream, tty=True)
+    progress.add(ResultRow(id="a", attempt=1, status="completed", passed=True, tokens=1500))
+    progress.add(ResultRow(id="a", attempt=2, status="max_steps", tokens=20_000))
+    progress.close()
+    text = stream.getvalue()
+    assert text.count("\r") == 2 and text.endswith("\n") and text.count("\n") == 1
+    assert "tasks 1/2 · attempts 2/4 · pass 1/2 (50%) · 22k tokens" in text
