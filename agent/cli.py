@@ -20,26 +20,65 @@ class _Parser(argparse.ArgumentParser):
 def _model_flags(parser: argparse.ArgumentParser, default: Any = None) -> None:
     """The model flags; subcommands pass SUPPRESS so they do not overwrite flags given before them."""
     group = parser.add_argument_group("model")
-    group.add_argument("--model", default=default, help="litellm model name, e.g. openai/gpt-4o-mini or ollama/qwen2.5-coder")
-    group.add_argument("--api-base", default=default, help="base URL of an OpenAI-compatible or other litellm-supported server")
-    group.add_argument("--context-window", default=default, type=int, metavar="TOKENS",
-                       help="context window for models litellm does not know (default 32768)")
-    group.add_argument("--tool-protocol", default=default, choices=["auto", "native", "text"],
-                       help="native tool calls, or tools described in the prompt (text); auto falls back")
-    group.add_argument("--budget", default=default, type=int, metavar="TOKENS", help="token budget for the task")
-    group.add_argument("--max-steps", default=default, type=int, metavar="N", help="stop after N tool-calling steps")
-    group.add_argument("--approval", default=default, choices=["read-only", "auto-edit", "full-auto"],
-                       help="what may run without asking (headless default: full-auto)")
-    group.add_argument("--sandbox", default=default, choices=["read-only", "workspace-write", "full-access"],
-                       help="how commands are confined (default: workspace-write)")
-    group.add_argument("--allow-network", default=default, action="store_true",
-                       help="let sandboxed commands use the network")
+    group.add_argument(
+        "--model",
+        default=default,
+        help="litellm model name, e.g. openai/gpt-4o-mini or ollama/qwen2.5-coder",
+    )
+    group.add_argument(
+        "--api-base",
+        default=default,
+        help="base URL of an OpenAI-compatible or other litellm-supported server",
+    )
+    group.add_argument(
+        "--context-window",
+        default=default,
+        type=int,
+        metavar="TOKENS",
+        help="context window for models litellm does not know (default 32768)",
+    )
+    group.add_argument(
+        "--tool-protocol",
+        default=default,
+        choices=["auto", "native", "text"],
+        help="native tool calls, or tools described in the prompt (text); auto falls back",
+    )
+    group.add_argument(
+        "--budget", default=default, type=int, metavar="TOKENS", help="token budget for the task"
+    )
+    group.add_argument(
+        "--max-steps",
+        default=default,
+        type=int,
+        metavar="N",
+        help="stop after N tool-calling steps",
+    )
+    group.add_argument(
+        "--approval",
+        default=default,
+        choices=["read-only", "auto-edit", "full-auto"],
+        help="what may run without asking (headless default: full-auto)",
+    )
+    group.add_argument(
+        "--sandbox",
+        default=default,
+        choices=["read-only", "workspace-write", "full-access"],
+        help="how commands are confined (default: workspace-write)",
+    )
+    group.add_argument(
+        "--allow-network",
+        default=default,
+        action="store_true",
+        help="let sandboxed commands use the network",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="keel", description="A local coding agent.")
     parser.add_argument("--version", action="version", version=f"keel {__version__}")
-    parser.add_argument("--cwd", type=Path, help="workspace directory (default: the current directory)")
+    parser.add_argument(
+        "--cwd", type=Path, help="workspace directory (default: the current directory)"
+    )
     _model_flags(parser)
     commands = parser.add_subparsers(dest="command", parser_class=_Parser)
 
@@ -48,7 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--prompt-file", type=Path, help="read the task from a file")
     run.add_argument("--cwd", type=Path, default=argparse.SUPPRESS, help="workspace directory")
     run.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text")
-    run.add_argument("--resume", metavar="ID", help="continue a stopped session (with a prompt: a new task in it)")
+    run.add_argument(
+        "--resume",
+        metavar="ID",
+        help="continue a stopped session (with a prompt: a new task in it)",
+    )
     _model_flags(run, argparse.SUPPRESS)
 
     commands.add_parser("sessions", help="list the sessions of this workspace")
@@ -59,9 +102,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _flags(args: argparse.Namespace) -> dict[str, Any]:
-    keys = ("model", "api_base", "context_window", "tool_protocol", "budget", "max_steps", "approval")
+    keys = (
+        "model",
+        "api_base",
+        "context_window",
+        "tool_protocol",
+        "budget",
+        "max_steps",
+        "approval",
+    )
     flags: dict[str, Any] = {key: getattr(args, key, None) for key in keys}
-    sandbox = {"mode": getattr(args, "sandbox", None), "network": getattr(args, "allow_network", None)}
+    sandbox = {
+        "mode": getattr(args, "sandbox", None),
+        "network": getattr(args, "allow_network", None),
+    }
     flags["sandbox"] = {k: v for k, v in sandbox.items() if v is not None} or None
     return flags
 
@@ -82,7 +136,9 @@ def _read_prompt(args: argparse.Namespace) -> str | None:
         try:
             return args.prompt_file.read_text(encoding="utf-8")
         except OSError as exc:
-            raise UsageError(f"cannot read the prompt file {args.prompt_file}: {exc.strerror}") from None
+            raise UsageError(
+                f"cannot read the prompt file {args.prompt_file}: {exc.strerror}"
+            ) from None
     if args.prompt == "-":
         text = sys.stdin.read()
         if not text.strip():
@@ -108,7 +164,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.resume is not None:
         resume = find_session(args.resume)
         if resume is None:
-            raise UsageError(f"no single session matches {args.resume!r}; `keel sessions` lists them")
+            raise UsageError(
+                f"no single session matches {args.resume!r}; `keel sessions` lists them"
+            )
     settings = settings_from_config(resolve_config(cwd, _flags(args)), cwd, interactive=False)
     return asyncio.run(run_headless(settings, prompt, args.output_format, resume))
 
@@ -119,20 +177,52 @@ def _cmd_sessions(args: argparse.Namespace) -> int:
     return print_sessions(_workspace(args))
 
 
+def _session_to_resume(args: argparse.Namespace) -> str:
+    from agent.errors import UsageError
+    from agent.store import find_session
+
+    log = find_session(args.session_id, None if args.session_id else _workspace(args))
+    if log is None:
+        wanted = (
+            f"matches {args.session_id!r}" if args.session_id else "was started in this directory"
+        )
+        raise UsageError(f"no single session {wanted}; `keel sessions` lists them")
+    return log.stem
+
+
+def _cmd_frontend(args: argparse.Namespace, resume_id: str | None = None) -> int:
+    """The terminal UI, found through the `keel.frontends` entry point."""
+    from importlib.metadata import entry_points
+
+    from agent.config import resolve_config
+    from agent.errors import UsageError
+
+    found = entry_points(group="keel.frontends", name="tui")
+    if not found:
+        raise UsageError(
+            "the terminal UI is not installed; reinstall keel, or use `keel run PROMPT`"
+        )
+    cwd = _workspace(args)
+    config = resolve_config(cwd, _flags(args))
+    return int(next(iter(found)).load()(config, cwd, resume_id))
+
+
 def dispatch(args: argparse.Namespace) -> int:
     if args.command == "run":
         return _cmd_run(args)
     if args.command == "sessions":
         return _cmd_sessions(args)
-    from agent.errors import UsageError
-
-    raise UsageError(f"`keel {args.command or ''}` is not available yet in this build; try `keel run`")
+    if args.command == "resume":
+        return _cmd_frontend(args, _session_to_resume(args))
+    return _cmd_frontend(args)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; every error of ours becomes one line on stderr and its exit code."""
     if (sys.argv[1:] if argv is None else argv) == ["--version"]:
-        print(f"keel {__version__}")  # answered before argparse is even built: scripts call this often
+        print(
+            f"keel {__version__}"
+        )  # answered before argparse is even built: scripts call this often
         return 0
     args = build_parser().parse_args(argv)
     from agent.errors import KeelError

@@ -35,7 +35,9 @@ class ContextSettings(Strict):
 
     summarize_at: float = Field(default=0.8, gt=0.1, lt=1.0)
     summarize_at_tokens: int | None = Field(default=None, gt=0)
-    keep_tool_outputs: int = Field(default=2, ge=0, description="turns whose outputs masking never touches")
+    keep_tool_outputs: int = Field(
+        default=2, ge=0, description="turns whose outputs masking never touches"
+    )
 
 
 class KeelConfig(Strict):
@@ -84,7 +86,11 @@ def repo_root(cwd: Path) -> Path:
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--show-toplevel"],
-            cwd=cwd, capture_output=True, text=True, timeout=10, check=False,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return cwd

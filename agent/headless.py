@@ -72,7 +72,9 @@ class TextPrinter(Printer):
     def handle(self, event: AnyEvent) -> None:
         super().handle(event)
         if isinstance(event, ToolStarted):
-            args = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in event.arguments.items())
+            args = " ".join(
+                f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in event.arguments.items()
+            )
             print(f"→ {event.name} {_one_line(args, 100)}", file=self.err)
         elif isinstance(event, ToolFinished) and not event.ok:
             print(f"  ✗ {_one_line(event.output)}", file=self.err)
@@ -92,7 +94,11 @@ class JsonPrinter(Printer):
     """One JSON object with the result, at the end."""
 
     def finish(self, finished: SessionFinished) -> None:
-        result = {"type": "result", "session_id": self.session_id, **finished.model_dump(exclude={"type", "ts"})}
+        result = {
+            "type": "result",
+            "session_id": self.session_id,
+            **finished.model_dump(exclude={"type", "ts"}),
+        }
         print(json.dumps(result, ensure_ascii=False), file=self.out)
 
 
@@ -107,7 +113,11 @@ class StreamJsonPrinter(Printer):
             self.out.flush()
 
 
-PRINTERS: dict[str, type[Printer]] = {"text": TextPrinter, "json": JsonPrinter, "stream-json": StreamJsonPrinter}
+PRINTERS: dict[str, type[Printer]] = {
+    "text": TextPrinter,
+    "json": JsonPrinter,
+    "stream-json": StreamJsonPrinter,
+}
 
 
 async def run_headless(

@@ -82,7 +82,9 @@ class AgentLoop:
             correction = None if calls or reply.text.strip() else EMPTY_REPLY
         assistant = Message(role="assistant", content=reply.text, tool_calls=calls)
         self.state.record(assistant, reply.usage, reply.cost)
-        self.emit(AssistantMessage(text=reply.text, tool_calls=calls, usage=reply.usage, cost=reply.cost))
+        self.emit(
+            AssistantMessage(text=reply.text, tool_calls=calls, usage=reply.usage, cost=reply.cost)
+        )
         self.context.after_model_call(self.state, reply.usage)
         if correction is not None:
             self.state.record(user(correction))
@@ -107,12 +109,22 @@ class AgentLoop:
                 if self.state.tool_protocol == "text":
                     raise
                 self.state.switch_to_text_protocol()
-                self.emit(Error(error_class=exc.error_class, message=f"{exc}; switching to the text tool protocol"))
+                self.emit(
+                    Error(
+                        error_class=exc.error_class,
+                        message=f"{exc}; switching to the text tool protocol",
+                    )
+                )
             except ContextWindowExceeded as exc:
                 overflows += 1
                 if overflows > MAX_CONTEXT_RETRIES:
                     raise
-                self.emit(Error(error_class=exc.error_class, message=f"{exc}; compacting the context and retrying"))
+                self.emit(
+                    Error(
+                        error_class=exc.error_class,
+                        message=f"{exc}; compacting the context and retrying",
+                    )
+                )
                 await self.context.compact(self.state, reason="provider_overflow")
 
     def _on_delta(self, text: str) -> None:
@@ -124,9 +136,13 @@ class AgentLoop:
             parsed = parse_tool_calls(reply.text)
             if parsed or not reply.tool_calls:
                 return [
-                    ToolCall(id=self.state.next_call_id(), name=p.name, arguments=p.arguments) for p in parsed
+                    ToolCall(id=self.state.next_call_id(), name=p.name, arguments=p.arguments)
+                    for p in parsed
                 ]
-        return [c if c.id else c.model_copy(update={"id": self.state.next_call_id()}) for c in reply.tool_calls]
+        return [
+            c if c.id else c.model_copy(update={"id": self.state.next_call_id()})
+            for c in reply.tool_calls
+        ]
 
     async def _execute(self, call: ToolCall) -> ToolResult:
         started = time.monotonic()
@@ -134,7 +150,8 @@ class AgentLoop:
         repeats = self.state.note_call(_signature(call.name, shown_args))
         if repeats >= LOOP_STOP:
             raise LimitExceeded(
-                "loop_detected", f"the model made the same {call.name} call {repeats} times in a row"
+                "loop_detected",
+                f"the model made the same {call.name} call {repeats} times in a row",
             )
         self.emit(ToolStarted(call_id=call.id, name=call.name, arguments=shown_args))
         try:
@@ -177,7 +194,9 @@ class AgentLoop:
             self.approvals.allowed_for_session.add(tool.name)
         if decision in ("allow_once", "allow_session"):
             return None
-        return f"Denied: the user did not approve this {tool.name} call. Ask them or try another way."
+        return (
+            f"Denied: the user did not approve this {tool.name} call. Ask them or try another way."
+        )
 
 
 def _signature(name: str, arguments: dict[str, Any]) -> str:

@@ -29,7 +29,9 @@ def litellm_module() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     spec = importlib.util.find_spec("litellm")
     if spec and spec.submodule_search_locations:
-        tokenizers = Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
+        tokenizers = (
+            Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
+        )
         os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(tokenizers))
     import litellm
 
@@ -123,7 +125,10 @@ class ModelClient:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def _kwargs(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, max_tokens: int | None
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        max_tokens: int | None,
     ) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "model": self.model,
@@ -214,7 +219,9 @@ class ModelClient:
         if usage is None or usage.total_tokens == 0:
             prompt = sum(estimate_tokens(str(m.get("content") or "")) for m in messages)
             completion = estimate_tokens(reply_text + "".join(c.arguments for c in tool_calls))
-            usage = TokenUsage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion)
+            usage = TokenUsage(
+                prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
+            )
         return ModelReply(
             text=reply_text,
             tool_calls=tool_calls,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -82,7 +82,8 @@ class Shutdown(Model):
 
 
 Op = Annotated[
-    Union[UserPrompt, Continue, Interrupt, Approve, Compact, SetBudget, Shutdown], Field(discriminator="type")
+    UserPrompt | Continue | Interrupt | Approve | Compact | SetBudget | Shutdown,
+    Field(discriminator="type"),
 ]
 
 
@@ -213,21 +214,19 @@ class SessionFinished(Event):
 
 
 AnyEvent = Annotated[
-    Union[
-        SessionStarted,
-        UserMessage,
-        AssistantDelta,
-        AssistantMessage,
-        ModelRetry,
-        ApprovalRequested,
-        ToolStarted,
-        ToolFinished,
-        ContextSummarized,
-        ContextMasked,
-        BudgetUpdated,
-        Error,
-        SessionFinished,
-    ],
+    SessionStarted
+    | UserMessage
+    | AssistantDelta
+    | AssistantMessage
+    | ModelRetry
+    | ApprovalRequested
+    | ToolStarted
+    | ToolFinished
+    | ContextSummarized
+    | ContextMasked
+    | BudgetUpdated
+    | Error
+    | SessionFinished,
     Field(discriminator="type"),
 ]
 

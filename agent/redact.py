@@ -31,7 +31,9 @@ class Redactor:
     values: tuple[str, ...] = ()
 
     @classmethod
-    def from_environment(cls, env: Mapping[str, str] | None = None, extra: Iterable[str] = ()) -> Redactor:
+    def from_environment(
+        cls, env: Mapping[str, str] | None = None, extra: Iterable[str] = ()
+    ) -> Redactor:
         env = os.environ if env is None else env
         found = {v for k, v in env.items() if is_secret_name(k) and len(v) >= MIN_SECRET_LENGTH}
         found.update(v for v in extra if len(v) >= MIN_SECRET_LENGTH)

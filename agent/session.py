@@ -44,6 +44,7 @@ from tools import default_tools
 from tools.base import Tool, ToolContext
 from tools.registry import ToolRegistry
 
+
 class Session:
     """One agent session. `submit` ops, `async for event in events()`; `close` ends it and its children."""
 
@@ -61,13 +62,18 @@ class Session:
         self.registry = ToolRegistry(tools if tools is not None else default_tools())
         protocol = "text" if settings.tool_protocol == "text" else "native"
         self.state = SessionState(
-            session_id=self.id, tool_protocol=protocol, max_steps=settings.max_steps, budget=settings.budget
+            session_id=self.id,
+            tool_protocol=protocol,
+            max_steps=settings.max_steps,
+            budget=settings.budget,
         )
         if prior:
             restore_state(self.state, prior)
             if settings.budget is not None:
                 self.state.budget = settings.budget
-        self.window = context_window_of(settings.model, settings.context_window, DEFAULT_CONTEXT_WINDOW)
+        self.window = context_window_of(
+            settings.model, settings.context_window, DEFAULT_CONTEXT_WINDOW
+        )
         self.tool_context = ToolContext(
             root=self.root, scratch=keel_home() / "scratch" / self.id, sandbox=settings.sandbox
         )
@@ -213,7 +219,12 @@ class Session:
         except Exception as exc:  # a bug of ours must end the task cleanly, not hang the front end
             status, reason = "error", f"internal error: {type(exc).__name__}: {exc}"
             self._emit(
-                Error(error_class=type(exc).__name__, message=str(exc), fatal=True, detail=traceback.format_exc())
+                Error(
+                    error_class=type(exc).__name__,
+                    message=str(exc),
+                    fatal=True,
+                    detail=traceback.format_exc(),
+                )
             )
         self._emit(
             SessionFinished(
@@ -227,7 +238,9 @@ class Session:
         )
         self.log.sync()
 
-    async def _ask_person(self, call: ToolCall, tool: Tool, arguments: dict[str, Any]) -> ApprovalDecision:
+    async def _ask_person(
+        self, call: ToolCall, tool: Tool, arguments: dict[str, Any]
+    ) -> ApprovalDecision:
         future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
         self._pending_approvals[call.id] = future
         self._emit(

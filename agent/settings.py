@@ -43,7 +43,7 @@ def settings_from_config(config: KeelConfig, cwd: Path, interactive: bool) -> Se
     if not config.model:
         raise ConfigError(
             "no model configured: pass --model (e.g. --model openai/gpt-4o-mini), set KEEL_MODEL, "
-            "or add `model = \"...\"` to .keel/config.toml; `keel models` shows the options"
+            'or add `model = "..."` to .keel/config.toml; `keel models` shows the options'
         )
     own = config.for_model()
     return SessionSettings(

@@ -40,7 +40,9 @@ class SessionState:
     repeats: int = 0
     _calls: int = 0
 
-    def record(self, message: Message, usage: TokenUsage | None = None, cost: float | None = None) -> None:
+    def record(
+        self, message: Message, usage: TokenUsage | None = None, cost: float | None = None
+    ) -> None:
         self.history.append(message)
         self.add_usage(usage, cost)
 
@@ -88,10 +90,10 @@ class SessionState:
         """After a replay, continue numbering generated call ids past those in the history."""
         prefix = f"call_{self.session_id[-6:]}_"
         numbers = [
-            int(call.id[len(prefix):])
+            int(call.id[len(prefix) :])
             for message in self.history
             for call in message.tool_calls
-            if call.id.startswith(prefix) and call.id[len(prefix):].isdigit()
+            if call.id.startswith(prefix) and call.id[len(prefix) :].isdigit()
         ]
         self._calls = max(numbers, default=self._calls)
 

@@ -28,7 +28,7 @@ def _repair(candidate: str) -> Any:
     candidate = candidate.strip()
     if not candidate.startswith("{"):
         return None
-    for extra in ("", "}", "}}", "\"}", "\"}}"):
+    for extra in ("", "}", "}}", '"}', '"}}'):
         try:
             return json.loads(candidate + extra)
         except json.JSONDecodeError:
@@ -71,7 +71,9 @@ def _as_call(value: Any) -> ParsedCall | None:
     arguments = value.get("arguments", value.get("parameters", value.get("args", {})))
     if not isinstance(arguments, (dict, str)):
         return None
-    return ParsedCall(name=name, arguments=arguments if isinstance(arguments, str) else json.dumps(arguments))
+    return ParsedCall(
+        name=name, arguments=arguments if isinstance(arguments, str) else json.dumps(arguments)
+    )
 
 
 def _calls_in(blocks: list[str]) -> list[ParsedCall]:
@@ -89,7 +91,7 @@ def parse_tool_calls(text: str) -> list[ParsedCall]:
         calls = _calls_in(_TAGGED.findall(text))
         if not calls:
             raise MalformedToolCall(
-                "your <tool_call> could not be read: put exactly one JSON object with \"name\" and "
+                'your <tool_call> could not be read: put exactly one JSON object with "name" and '
                 '"arguments" inside the tags, e.g. <tool_call>{"name": "read_file", "arguments": '
                 '{"path": "README.md"}}</tool_call>'
             )

@@ -29,7 +29,11 @@ def _git_branch(root: Path) -> str | None:
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--abbrev-ref", "HEAD"],
-            cwd=root, capture_output=True, text=True, timeout=10, check=False,
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -37,9 +41,13 @@ def _git_branch(root: Path) -> str | None:
 
 
 def gather_facts(root: Path, max_entries: int = 60) -> WorkspaceFacts:
-    entries = sorted(
-        p.name + ("/" if p.is_dir() else "") for p in root.iterdir() if p.name not in _SKIPPED
-    ) if root.is_dir() else []
+    entries = (
+        sorted(
+            p.name + ("/" if p.is_dir() else "") for p in root.iterdir() if p.name not in _SKIPPED
+        )
+        if root.is_dir()
+        else []
+    )
     if len(entries) > max_entries:
         entries = entries[:max_entries] + [f"... and {len(entries) - max_entries} more"]
     return WorkspaceFacts(
@@ -57,6 +65,9 @@ def load_instructions(root: Path) -> Instructions | None:
         if path.is_file():
             text = path.read_text(encoding="utf-8", errors="replace")
             if len(text) > MAX_INSTRUCTIONS_CHARS:
-                text = text[:MAX_INSTRUCTIONS_CHARS] + f"\n[... {name} cut at {MAX_INSTRUCTIONS_CHARS} characters]"
+                text = (
+                    text[:MAX_INSTRUCTIONS_CHARS]
+                    + f"\n[... {name} cut at {MAX_INSTRUCTIONS_CHARS} characters]"
+                )
             return Instructions(name=name, text=text.strip())
     return None

@@ -66,7 +66,11 @@ def main() -> None:
         raw = asyncio.run(raw_calls(server.url, CALLS)) / CALLS
     print(f"CPU per model call ({CALLS} calls; server in another process)")
     row("raw httpx streamed request", f"{raw * 1000:.2f} ms", "1.00x")
-    row("keel step (litellm call + tool + events + log)", f"{keel * 1000:.2f} ms", f"{keel / raw:.1f}x raw")
+    row(
+        "keel step (litellm call + tool + events + log)",
+        f"{keel * 1000:.2f} ms",
+        f"{keel / raw:.1f}x raw",
+    )
     row("harness overhead per call", f"{(keel - raw) * 1000:.2f} ms")
 
 

@@ -29,26 +29,34 @@ class Workload:
     def __call__(self, request: ChatRequest) -> Reply:
         if SUMMARY_MARK in str(request.messages[0].get("content")):
             self.summaries += 1
-            return Reply(text=f"## Goal\nRefactor.\n## Done\n{self.step} steps so far.\n## Next step\nContinue.")
+            return Reply(
+                text=f"## Goal\nRefactor.\n## Done\n{self.step} steps so far.\n## Next step\nContinue."
+            )
         if self.step >= STEPS:
             return Reply(text="Finished the refactor.")
         self.step += 1
         kind = self.rng.random()
         if kind < 0.5:
             size = self.rng.choice([20, 60, 150, 400])
-            call = ScriptedToolCall(name="read_file", arguments={"path": f"src/m{self.step % 40}.py", "limit": size})
+            call = ScriptedToolCall(
+                name="read_file", arguments={"path": f"src/m{self.step % 40}.py", "limit": size}
+            )
         elif kind < 0.8:
             call = ScriptedToolCall(name="search", arguments={"pattern": f"f{self.step % 9}_"})
         else:
             lines = self.rng.choice([5, 50, 300])
-            call = ScriptedToolCall(name="run_command", arguments={"command": f"seq {self.step} {self.step + lines}"})
+            call = ScriptedToolCall(
+                name="run_command", arguments={"command": f"seq {self.step} {self.step + lines}"}
+            )
         return Reply(text=f"Step {self.step}.", tool_calls=[call])
 
 
 def make_repo(root: Path) -> None:
     (root / "src").mkdir(parents=True)
     for i in range(40):
-        body = "".join(f"def f{j}_{i}(value):\n    return value + {j}  # step {j}\n" for j in range(200))
+        body = "".join(
+            f"def f{j}_{i}(value):\n    return value + {j}  # step {j}\n" for j in range(200)
+        )
         (root / "src" / f"m{i}.py").write_text(body)
 
 
@@ -64,7 +72,11 @@ async def run(server: ScriptedServer, workspace: Path) -> list:
     from agent.settings import SessionSettings
 
     settings = SessionSettings(
-        cwd=workspace, model="openai/any", api_base=server.url, context_window=WINDOW, max_steps=10_000,
+        cwd=workspace,
+        model="openai/any",
+        api_base=server.url,
+        context_window=WINDOW,
+        max_steps=10_000,
         budget=10**9,
     )
     events = []
@@ -88,8 +100,13 @@ def naive_tokens(requests: list, events: list) -> int:
         if isinstance(event, AssistantMessage):
             body = {"messages": [*history, first["messages"][-1]], "tools": first.get("tools")}
             total += estimate_prompt_tokens(body)
-            history.append({"role": "assistant", "content": event.text,
-                            "tool_calls": [c.model_dump() for c in event.tool_calls]})
+            history.append(
+                {
+                    "role": "assistant",
+                    "content": event.text,
+                    "tool_calls": [c.model_dump() for c in event.tool_calls],
+                }
+            )
         elif isinstance(event, ToolFinished):
             history.append({"role": "tool", "content": event.output})
     return total
@@ -124,17 +141,30 @@ def main() -> None:
     overflow = [r for r in requests if r.fault]
     print(f"context over a {workload.step}-step session, {WINDOW:,}-token window")
     row("prompt tokens if every call sent the full history", f"{naive:,}", "1.00x")
-    row("prompt tokens keel sent (summaries included)", f"{sent:,}",
-        f"{sent / naive:.2f}x   goal ≤ 0.40x: " + ("met" if sent / naive <= 0.40 else "MISSED"))
+    row(
+        "prompt tokens keel sent (summaries included)",
+        f"{sent:,}",
+        f"{sent / naive:.2f}x   goal ≤ 0.40x: " + ("met" if sent / naive <= 0.40 else "MISSED"),
+    )
     row("summaries written", f"{workload.summaries}")
     row("masking passes", f"{masked}")
-    row("requests over the window", f"{len(overflow)}", "goal 0: " + ("met" if not overflow else "MISSED"))
+    row(
+        "requests over the window",
+        f"{len(overflow)}",
+        "goal 0: " + ("met" if not overflow else "MISSED"),
+    )
     row("largest request", f"{max(r.prompt_tokens for r in requests):,}")
     share = sum(outside) / max(1, len(outside))
-    row("turns whose prefix equals the previous turn's",
-        f"{sum(stable)}/{len(stable)}", f"{sum(stable) / max(1, len(stable)):.1%} of all turns")
-    row("  ... outside compaction (masking, summary) turns", f"{sum(outside)}/{len(outside)}",
-        f"{share:.1%}   goal ≥ 95%: " + ("met" if share >= 0.95 else "MISSED"))
+    row(
+        "turns whose prefix equals the previous turn's",
+        f"{sum(stable)}/{len(stable)}",
+        f"{sum(stable) / max(1, len(stable)):.1%} of all turns",
+    )
+    row(
+        "  ... outside compaction (masking, summary) turns",
+        f"{sum(outside)}/{len(outside)}",
+        f"{share:.1%}   goal ≥ 95%: " + ("met" if share >= 0.95 else "MISSED"),
+    )
 
 
 if __name__ == "__main__":

@@ -23,9 +23,22 @@ def run_readiness(url: str, home: str, workspace: str) -> tuple[float, float]:
     """Seconds until keel's first model request arrives, and until the process exits."""
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [KEEL, "run", "--model", "openai/any", "--api-base", url, "--output-format", "stream-json", "hi"],
-        cwd=workspace, env={**os.environ, "KEEL_HOME": home}, stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL, text=True,
+        [
+            KEEL,
+            "run",
+            "--model",
+            "openai/any",
+            "--api-base",
+            url,
+            "--output-format",
+            "stream-json",
+            "hi",
+        ],
+        cwd=workspace,
+        env={**os.environ, "KEEL_HOME": home},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     first_request = None
     for line in proc.stdout:
@@ -40,8 +53,11 @@ def main() -> None:
     version = median_time(lambda: quiet(KEEL, "--version"), REPEAT)
     print(f"startup (median of {REPEAT})")
     row("bare python -c pass", f"{bare * 1000:.0f} ms", "1.00x")
-    row("keel --version", f"{version * 1000:.0f} ms", f"{version / bare:.2f}x bare   goal ≤ 150 ms: "
-        + ("met" if version <= 0.15 else "MISSED"))
+    row(
+        "keel --version",
+        f"{version * 1000:.0f} ms",
+        f"{version / bare:.2f}x bare   goal ≤ 150 ms: " + ("met" if version <= 0.15 else "MISSED"),
+    )
     home, workspace = tempfile.mkdtemp(), tempfile.mkdtemp()
     with ServerProcess([{"text": "hello"}] * 5) as server:
         runs = [run_readiness(server.url, home, workspace) for _ in range(3)]

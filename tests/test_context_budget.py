@@ -19,8 +19,12 @@ def big_repo(path: Path, files: int = 20, lines: int = 120) -> Path:
     """A repo of files large enough that reading a few of them fills a small context window."""
     return git_repo(
         path,
-        {f"mod{i}.py": "".join(f"def f{i}_{j}(x):\n    return x * {j}  # filler line\n" for j in range(lines // 2))
-         for i in range(files)},
+        {
+            f"mod{i}.py": "".join(
+                f"def f{i}_{j}(x):\n    return x * {j}  # filler line\n" for j in range(lines // 2)
+            )
+            for i in range(files)
+        },
     )
 
 
@@ -35,12 +39,20 @@ class LongSession:
     def __call__(self, request: ChatRequest) -> Reply:
         if is_summary_request(request):
             self.summaries += 1
-            return Reply(text=f"## Goal\nRead every module.\n## Done\nRead {self.done} files (summary {self.summaries}).")
+            return Reply(
+                text=f"## Goal\nRead every module.\n## Done\nRead {self.done} files (summary {self.summaries})."
+            )
         if self.done >= self.steps:
             return Reply(text="Read them all.")
         self.done += 1
         path = f"mod{self.done % 20}.py"
-        return Reply(tool_calls=[ScriptedToolCall(name="read_file", arguments={"path": path, "limit": 40 + self.done % 7})])
+        return Reply(
+            tool_calls=[
+                ScriptedToolCall(
+                    name="read_file", arguments={"path": path, "limit": 40 + self.done % 7}
+                )
+            ]
+        )
 
 
 def test_long_session_summarizes_and_never_overflows(scripted_server, tmp_path):
@@ -49,15 +61,29 @@ def test_long_session_summarizes_and_never_overflows(scripted_server, tmp_path):
     repo = big_repo(tmp_path / "repo")
     home = tmp_path / "home"
     result = run_keel(
-        "run", "--model", "openai/any", "--api-base", server.url, "--context-window", "8000",
-        "--output-format", "stream-json", "--budget", "10000000", "read every module",
-        cwd=repo, home=home, timeout=300,
+        "run",
+        "--model",
+        "openai/any",
+        "--api-base",
+        server.url,
+        "--context-window",
+        "8000",
+        "--output-format",
+        "stream-json",
+        "--budget",
+        "10000000",
+        "read every module",
+        cwd=repo,
+        home=home,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr[-2000:]
     faults = [r.fault for r in server.requests if r.fault]
     assert faults == [], f"requests over the window: {faults}"
     assert max(r.prompt_tokens for r in server.requests) <= 8000
-    summary_requests = [r for r in server.requests if SUMMARY_MARK in str(r.messages[0].get("content"))]
+    summary_requests = [
+        r for r in server.requests if SUMMARY_MARK in str(r.messages[0].get("content"))
+    ]
     assert script.summaries >= 1 and len(summary_requests) == script.summaries
     assert all(r.prompt_tokens <= 8000 for r in summary_requests)
     assert result.events[-1]["status"] == "completed" and result.events[-1]["steps"] == 60
@@ -69,25 +95,44 @@ def test_long_session_summarizes_and_never_overflows(scripted_server, tmp_path):
     assert log.count('"type":"context.summarized"') == script.summaries
     after_summary = server.requests[-1].messages
     assert any("read every module" in str(m.get("content")) for m in after_summary[:3])
-    print(f"\n60 steps, {script.summaries} summaries, largest request {max(r.prompt_tokens for r in server.requests)} tokens")
+    print(
+        f"\n60 steps, {script.summaries} summaries, largest request {max(r.prompt_tokens for r in server.requests)} tokens"
+    )
 
 
 def test_budget_stops_cleanly_and_resumes(scripted_server, tmp_path):
-    endless = lambda request: Reply(  # noqa: E731
-        tool_calls=[ScriptedToolCall(name="read_file", arguments={"path": f"mod{len(request.messages) % 20}.py", "limit": 30})]
+    endless = lambda request: Reply(
+        tool_calls=[
+            ScriptedToolCall(
+                name="read_file",
+                arguments={"path": f"mod{len(request.messages) % 20}.py", "limit": 30},
+            )
+        ]
     )
     server = scripted_server(endless)
     repo = big_repo(tmp_path / "repo")
     home = tmp_path / "home"
     result = run_keel(
-        "run", "--model", "openai/any", "--api-base", server.url, "--output-format", "stream-json",
-        "--budget", "20000", "explore forever", cwd=repo, home=home,
+        "run",
+        "--model",
+        "openai/any",
+        "--api-base",
+        server.url,
+        "--output-format",
+        "stream-json",
+        "--budget",
+        "20000",
+        "explore forever",
+        cwd=repo,
+        home=home,
     )
     assert result.returncode == 3, result.stderr[-2000:]
     end = result.events[-1]
     assert end["status"] == "budget_exhausted"
     used = end["usage"]["total_tokens"]
-    last_call = [e for e in result.events if e["type"] == "assistant.message"][-1]["usage"]["total_tokens"]
+    last_call = [e for e in result.events if e["type"] == "assistant.message"][-1]["usage"][
+        "total_tokens"
+    ]
     assert 20000 <= used <= 20000 + last_call
     for request in server.requests:  # the budget line reached the model on every turn
         assert "of a 20,000-token budget" in request.messages[-1]["content"]
@@ -100,14 +145,27 @@ def test_budget_stops_cleanly_and_resumes(scripted_server, tmp_path):
     calls_before = len(server.requests)
     server_2 = scripted_server(["Finished exploring."])
     resumed = run_keel(
-        "run", "--model", "openai/any", "--api-base", server_2.url, "--output-format", "stream-json",
-        "--resume", end_session_id(result), "--budget", "50000", cwd=repo, home=home,
+        "run",
+        "--model",
+        "openai/any",
+        "--api-base",
+        server_2.url,
+        "--output-format",
+        "stream-json",
+        "--resume",
+        end_session_id(result),
+        "--budget",
+        "50000",
+        cwd=repo,
+        home=home,
     )
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert resumed.events[0]["resumed"] is True
     assert resumed.events[-1]["final_message"] == "Finished exploring."
     history = server_2.requests[0].messages
-    assert sum(1 for m in history if m["role"] == "tool") == calls_before  # continued from where it stopped
+    assert (
+        sum(1 for m in history if m["role"] == "tool") == calls_before
+    )  # continued from where it stopped
     assert calls_before > 3
 
 
@@ -116,14 +174,22 @@ def end_session_id(result) -> str:
 
 
 def test_loop_guard_warns_then_stops(scripted_server, tmp_path):
-    same = lambda request: Reply(  # noqa: E731
+    same = lambda request: Reply(
         tool_calls=[ScriptedToolCall(name="read_file", arguments={"path": "mod1.py", "limit": 5})]
     )
     server = scripted_server(same)
     repo = big_repo(tmp_path / "repo", files=2)
     result = run_keel(
-        "run", "--model", "openai/any", "--api-base", server.url, "--output-format", "stream-json",
-        "loop", cwd=repo, home=tmp_path / "home",
+        "run",
+        "--model",
+        "openai/any",
+        "--api-base",
+        server.url,
+        "--output-format",
+        "stream-json",
+        "loop",
+        cwd=repo,
+        home=tmp_path / "home",
     )
     assert result.returncode == 3
     assert result.events[-1]["status"] == "loop_detected"

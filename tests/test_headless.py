@@ -43,8 +43,17 @@ def fast_retries(home: Path, retries: int = 4) -> None:
 
 def run_task(server, repo: Path, home: Path, *extra: str):
     return run_keel(
-        "run", "--model", "openai/any", "--api-base", server.url, "--output-format", "stream-json",
-        *extra, "make the failing test pass", cwd=repo, home=home,
+        "run",
+        "--model",
+        "openai/any",
+        "--api-base",
+        server.url,
+        "--output-format",
+        "stream-json",
+        *extra,
+        "make the failing test pass",
+        cwd=repo,
+        home=home,
     )
 
 
@@ -60,7 +69,11 @@ def test_fixes_the_failing_check(scripted_server, tmp_path, protocol):
     tools = [e["name"] for e in result.events if e["type"] == "tool.finished"]
     assert tools == ["read_file", "edit_file", "run_command"]
     # each tool.started is followed by its tool.finished, after the assistant message that asked for it
-    assert types.index("assistant.message") < types.index("tool.started") < types.index("tool.finished")
+    assert (
+        types.index("assistant.message")
+        < types.index("tool.started")
+        < types.index("tool.finished")
+    )
     finished = [e for e in result.events if e["type"] == "tool.finished"]
     assert all(e["ok"] for e in finished), finished
     assert "check passed" in finished[2]["output"]
@@ -97,7 +110,11 @@ def test_malformed_calls_come_back_as_errors(scripted_server, tmp_path):
             Reply(tool_calls=[ScriptedToolCall(name="read_file", arguments='{"path": "calc.py"')]),
             Reply(tool_calls=[ScriptedToolCall(name="delete_everything", arguments={})]),
             Reply(tool_calls=[ScriptedToolCall(name="read_file", arguments={"path": ["calc.py"]})]),
-            Reply(tool_calls=[ScriptedToolCall(name="read_file", arguments={"path": "calc.py", "x": 1})]),
+            Reply(
+                tool_calls=[
+                    ScriptedToolCall(name="read_file", arguments={"path": "calc.py", "x": 1})
+                ]
+            ),
             Reply(text="Gave up on the tools."),
         ]
     )
@@ -126,21 +143,42 @@ def test_rate_limits_and_server_errors_are_retried(scripted_server, tmp_path):
     retries = [e for e in result.events if e["type"] == "model.retry"]
     assert [r["attempt"] for r in retries] == [1, 2, 3]
     assert {r["error_class"] for r in retries} >= {"RateLimitError", "InternalServerError"}
-    assert [e["name"] for e in result.events if e["type"] == "tool.finished"].count("edit_file") == 1
+    assert [e["name"] for e in result.events if e["type"] == "tool.finished"].count(
+        "edit_file"
+    ) == 1
 
 
 def test_text_output_prints_the_answer_and_json_the_result(scripted_server, tmp_path):
     repo = git_repo(tmp_path / "repo", BUGGY)
     server = scripted_server(native_script())
-    text = run_keel("run", "--model", "openai/any", "--api-base", server.url, "fix it",
-                    cwd=repo, home=tmp_path / "home")
+    text = run_keel(
+        "run",
+        "--model",
+        "openai/any",
+        "--api-base",
+        server.url,
+        "fix it",
+        cwd=repo,
+        home=tmp_path / "home",
+    )
     assert text.returncode == 0, text.stderr
     assert text.stdout.strip() == FINAL
     assert "→ edit_file" in text.stderr
 
     server = scripted_server([Reply(text="hello")])
-    as_json = run_keel("run", "--model", "openai/any", "--api-base", server.url, "--output-format", "json",
-                       "-", stdin="say hello", cwd=repo, home=tmp_path / "home")
+    as_json = run_keel(
+        "run",
+        "--model",
+        "openai/any",
+        "--api-base",
+        server.url,
+        "--output-format",
+        "json",
+        "-",
+        stdin="say hello",
+        cwd=repo,
+        home=tmp_path / "home",
+    )
     assert as_json.returncode == 0, as_json.stderr
     result = json.loads(as_json.stdout)
     assert result["status"] == "completed" and result["final_message"] == "hello"
@@ -148,7 +186,7 @@ def test_text_output_prints_the_answer_and_json_the_result(scripted_server, tmp_
 
 
 def test_max_steps_stops_with_exit_3(scripted_server, tmp_path):
-    endless = lambda request: Reply(  # noqa: E731
+    endless = lambda request: Reply(
         tool_calls=[ScriptedToolCall(name="read_file", arguments={"path": "calc.py"})]
     )
     server = scripted_server(endless)

@@ -109,7 +109,7 @@ class CodeMapTool(Tool[CodeMapArgs]):
             in_play = {ctx.relative(path) for path in (*ctx.changed_files, *ctx.read_stamps)}
             if query is not None:
                 definitions = find_definitions(query, tags_by_file)
-                uses, using_files = find_uses(query.name, files, tags_by_file, in_play)
+                uses, using_files = find_uses(query, files, tags_by_file, in_play)
                 return render_query(query, where, definitions, uses, using_files, tags_by_file)
             if target.is_file():
                 if not tags_by_file:

@@ -63,17 +63,23 @@ def find_definitions(query: SymbolQuery, tags_by_file: Mapping[str, FileTags]) -
 
 
 def find_uses(
-    name: str,
+    query: SymbolQuery,
     files: Sequence[SourceFile],
     tags_by_file: Mapping[str, FileTags],
     first: Collection[str] = (),
 ) -> tuple[list[SymbolUse], list[str]]:
-    """Up to MAX_USES uses (files in `first` before the rest), and every file that uses the name."""
+    """Up to MAX_USES uses and every file using the name; files in `first`, then files naming
+    the query's container (likelier to mean this `name`), come before the rest."""
+    name = query.name
+    near = {
+        rel for rel, tags in tags_by_file.items()
+        if query.container is not None and query.container in tags.references
+    }
     using = [
         source for source in files
         if (tags := tags_by_file.get(source.rel)) is not None and name in tags.references
     ]
-    using.sort(key=lambda source: (source.rel not in first, source.rel))
+    using.sort(key=lambda source: (source.rel not in first, source.rel not in near, source.rel))
     uses: list[SymbolUse] = []
     for source in using:
         if len(uses) >= MAX_USES:

@@ -55,9 +55,15 @@ def _read_chunk(jobs: list[tuple[str, str]]) -> list[FileTags | None]:
 class TagCache:
     """Tags of many files; `parses` counts the files actually parsed, `generation` bumps on any change."""
 
-    def __init__(self, disk_path: Path | None = None, workers: int | None = None) -> None:
+    def __init__(
+        self,
+        disk_path: Path | None = None,
+        workers: int | None = None,
+        pool_min_files: int = POOL_MIN_FILES,
+    ) -> None:
         self.disk_path = disk_path
         self.workers = workers if workers is not None else (os.cpu_count() or 1)
+        self.pool_min_files = pool_min_files
         self.parses = 0
         self.generation = 0
         self._entries: dict[str, _Entry] = {}
@@ -90,7 +96,7 @@ class TagCache:
 
     def _parse(self, stale: list[SourceFile]) -> list[FileTags | None]:
         jobs = [(source.path, source.language) for source in stale]
-        if self.workers < 2 or len(jobs) < POOL_MIN_FILES:
+        if self.workers < 2 or len(jobs) < self.pool_min_files:
             return _read_chunk(jobs)
         # Biggest files first so no worker is left with a large one at the end.
         order = sorted(range(len(jobs)), key=lambda i: -stale[i].size)

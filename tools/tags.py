@@ -18,7 +18,7 @@ CONTAINER_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "i
 FUNCTION_KINDS = frozenset({"function", "method"})
 MAX_SIGNATURE_CHARS = 160
 _IDENTIFIER = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]+")  # two characters or more
-_BLANKS = b" " * 4096
+_BLANK_ALL_BUT_NEWLINES = bytes(10 if byte == 10 else 32 for byte in range(256))
 # Words no language lets one define, dropped from references to keep the tags small.
 _KEYWORDS = frozenset(
     b"and as assert async await break case catch class const continue def default del do elif "
@@ -27,6 +27,7 @@ _KEYWORDS = frozenset(
     b"raise return self static struct super switch this throw true try type use var void while "
     b"with yield None True False int char long double float bool string".split()
 )
+_PADDED_BRACKET = re.compile(r"(?<=[(\[{]) | (?=[)\]}])")  # left by joining a multi-line header
 _CONSTANT_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 _NAME_TYPES = frozenset(
     {"identifier", "field_identifier", "type_identifier", "property_identifier", "constant",
@@ -224,6 +225,7 @@ def _signature(node: Node, source: bytes, language: str) -> str:
         end = node.end_byte if line_end == -1 else min(line_end, node.end_byte)
         end = min(end, start + 4 * MAX_SIGNATURE_CHARS)
     text = " ".join(source[start:end].decode("utf-8", "replace").split())
+    text = _PADDED_BRACKET.sub("", text).replace(",)", ")")
     if language not in ("python", "ruby", "bash"):
         text = text.rstrip("{ ").rstrip()
     if language == "go" and node.type == "type_spec":
@@ -318,7 +320,7 @@ def _code_only(root: Node, source: bytes, language: str) -> bytearray:
     code = bytearray(source)
     for node in QueryCursor(prose_query).captures(root).get("text", ()):
         start, end = node.start_byte, node.end_byte
-        code[start:end] = _BLANKS[: end - start] if end - start <= len(_BLANKS) else b" " * (end - start)
+        code[start:end] = source[start:end].translate(_BLANK_ALL_BUT_NEWLINES)
     return code
 
 

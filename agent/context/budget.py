@@ -25,7 +25,15 @@ def status_line(used: int, budget: int | None, context: int, window: int) -> str
         note = render("budget_wrap_up", percent=percent)
     elif budget and used >= CONVERGE_AT * budget:
         note = render("budget_converge", percent=percent)
-    return render("status", used=used, budget=budget, percent=percent, context=context, window=window, note=note)
+    return render(
+        "status",
+        used=used,
+        budget=budget,
+        percent=percent,
+        context=context,
+        window=window,
+        note=note,
+    )
 
 
 def count_repo_files(root: Path) -> int:

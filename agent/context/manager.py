@@ -58,7 +58,9 @@ class ContextManager:
         key = (state.tool_protocol, len(state.summaries))
         if key != self._prefix_key:
             tools = self.system_prompt.registry.schemas() if state.tool_protocol == "native" else []
-            self.ledger.prefix_tokens = sum(count_text(m.content) for m in messages) + count_json(tools)
+            self.ledger.prefix_tokens = sum(count_text(m.content) for m in messages) + count_json(
+                tools
+            )
             self._prefix_key = key
         return messages
 
@@ -70,7 +72,9 @@ class ContextManager:
                 break
             chain.insert(0, summary)
         prompts = [p for p in state.user_prompts if p != state.task_prompt][-10:]
-        return render("summary_block", task=state.task_prompt, user_messages=prompts, summaries=chain)
+        return render(
+            "summary_block", task=state.task_prompt, user_messages=prompts, summaries=chain
+        )
 
     def context_tokens(self, state: SessionState) -> int:
         self._prefix(state)
@@ -79,8 +83,12 @@ class ContextManager:
     def build_request(self, state: SessionState) -> list[dict[str, Any]]:
         """The next request in wire format, with the status line as its last message."""
         messages = self._prefix(state) + state.history
-        self._last_raw = self.ledger.prefix_tokens + self.ledger.history_tokens(state) + STATUS_RESERVE
-        status = status_line(state.task_tokens, state.budget, self.context_tokens(state), self.window)
+        self._last_raw = (
+            self.ledger.prefix_tokens + self.ledger.history_tokens(state) + STATUS_RESERVE
+        )
+        status = status_line(
+            state.task_tokens, state.budget, self.context_tokens(state), self.window
+        )
         messages.append(user(status))
         return to_wire(messages, state.tool_protocol)
 
@@ -100,12 +108,18 @@ class ContextManager:
         before = self.context_tokens(state)
         if before >= self.trigger * MASK_SHARE_OF_TRIGGER:
             upto = mask_boundary(
-                state.history, self.settings.keep_tool_outputs, int(self.window * KEEP_UNMASKED_SHARE)
+                state.history,
+                self.settings.keep_tool_outputs,
+                int(self.window * KEEP_UNMASKED_SHARE),
             )
             if upto > state.masked_upto:
                 masked = apply_masking(state, upto)
                 after = self.context_tokens(state)
-                self.emit(ContextMasked(masked_upto=upto, masked=masked, tokens_before=before, tokens_after=after))
+                self.emit(
+                    ContextMasked(
+                        masked_upto=upto, masked=masked, tokens_before=before, tokens_after=after
+                    )
+                )
                 before = after
         if before >= self.trigger:
             await self.compact(state, reason="threshold")
@@ -115,7 +129,9 @@ class ContextManager:
         before = self.context_tokens(state)
         for shrink in range(3):
             try:
-                summary = await self.summarizer.summarize(state, shrink=shrink, requested=reason == "requested")
+                summary = await self.summarizer.summarize(
+                    state, shrink=shrink, requested=reason == "requested"
+                )
             except ContextWindowExceeded:
                 if shrink == 2:
                     raise

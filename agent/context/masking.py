@@ -18,7 +18,11 @@ def placeholder(message: Message, call: ToolCall | None) -> str:
     if call is not None:
         try:
             parsed = json.loads(call.arguments or "{}")
-            args = ", ".join(f"{k}={json.dumps(v)[:60]}" for k, v in parsed.items()) if isinstance(parsed, dict) else ""
+            args = (
+                ", ".join(f"{k}={json.dumps(v)[:60]}" for k, v in parsed.items())
+                if isinstance(parsed, dict)
+                else ""
+            )
         except json.JSONDecodeError:
             args = call.arguments[:60]
     lines = message.content.count("\n") + 1

@@ -40,7 +40,9 @@ def _render_message(message: Message, tool_chars: int) -> str:
     if message.role == "tool":
         body = message.content
         if len(body) > tool_chars:
-            body = body[:tool_chars] + f"\n[... {len(message.content) - tool_chars} more characters]"
+            body = (
+                body[:tool_chars] + f"\n[... {len(message.content) - tool_chars} more characters]"
+            )
         return f"TOOL RESULT ({message.name}):\n{body}"
     calls = "".join(f"\n-> called {c.name}({c.arguments})" for c in message.tool_calls)
     return f"{message.role.upper()}:\n{message.content}{calls}"
@@ -70,9 +72,13 @@ class Summarizer:
         self.model = model
         self.window = window
 
-    async def summarize(self, state: SessionState, shrink: int = 0, requested: bool = False) -> Summary:
+    async def summarize(
+        self, state: SessionState, shrink: int = 0, requested: bool = False
+    ) -> Summary:
         """Summarize all but the recent turns; `shrink` > 0 retries with less, after an overflow."""
-        recent_limit = int(self.window * (RECENT_SHARE_REQUESTED if requested else RECENT_SHARE)) >> shrink
+        recent_limit = (
+            int(self.window * (RECENT_SHARE_REQUESTED if requested else RECENT_SHARE)) >> shrink
+        )
         kept = kept_tail(state.history, recent_limit)
         if kept == len(state.history):
             kept = 0  # everything fits: a requested compaction summarizes it all
@@ -80,7 +86,11 @@ class Summarizer:
         output_tokens = max(256, int(self.window * SUMMARY_OUTPUT_SHARE))
         instructions = render("summarize")
         previous = state.summaries[-2:]
-        fixed = count_text(instructions) + count_text(state.task_prompt) + sum(count_text(s) for s in previous)
+        fixed = (
+            count_text(instructions)
+            + count_text(state.task_prompt)
+            + sum(count_text(s) for s in previous)
+        )
         room = int((self.window - output_tokens - fixed - 200) * 0.9) >> shrink
         if room < 200:
             raise ContextWindowExceeded(
@@ -94,7 +104,10 @@ class Summarizer:
             transcript=transcript,
             dropped=dropped,
         )
-        messages = [{"role": "system", "content": instructions}, {"role": "user", "content": request}]
+        messages = [
+            {"role": "system", "content": instructions},
+            {"role": "user", "content": request},
+        ]
         reply = await self.model.complete(messages, None, lambda _: None, max_tokens=output_tokens)
         state.add_usage(reply.usage, reply.cost)
         text = reply.text.strip() or "(the model wrote an empty summary)"
