@@ -143,15 +143,7 @@ def _run_ray(args: argparse.Namespace, specs: list[Any], on_row: Callable[[Any],
         from agent.batch.ray_backend import run_ray
     except ImportError:
         raise UsageError("--backend ray needs Ray: pip install 'keel[ray]'") from None
-
-    def terminate(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, terminate)
-    try:
-        return run_ray(specs, args.jobs, on_row, args.ray_address, note)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    return run_ray(specs, args.jobs, on_row, args.ray_address, note)
 
 
 def batch_command(args: argparse.Namespace) -> int:

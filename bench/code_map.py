@@ -57,11 +57,13 @@ _AIDER_SCRIPT = textwrap.dedent(
 )
 
 
-def build_tree(destination: Path, minimum: int) -> list[str]:
-    """Copy site-packages' Python files into a fresh git repo; the relative paths copied."""
+def build_tree(destination: Path, count: int) -> list[str]:
+    """Copy the first `count` of site-packages' Python files into a fresh git repo."""
     site = Path(sysconfig.get_paths()["purelib"])
     copied: list[str] = []
     for source in sorted(site.rglob("*.py")):
+        if len(copied) == count:
+            break
         rel = source.relative_to(site)
         if any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
             continue
@@ -69,8 +71,8 @@ def build_tree(destination: Path, minimum: int) -> list[str]:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
         copied.append(rel.as_posix())
-    if len(copied) < minimum:
-        sys.exit(f"only {len(copied)} Python files under {site}; the bench needs {minimum}")
+    if len(copied) < count:
+        sys.exit(f"only {len(copied)} Python files under {site}; the bench wants {count}")
     git = ["git", "-C", str(destination), "-c", "user.email=b@b", "-c", "user.name=bench"]
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "-A"], check=True)
@@ -119,14 +121,14 @@ def run_aider(root: Path, files: list[str], edited: Path) -> dict[str, float] | 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--min-files", type=int, default=5000)
+    parser.add_argument("--files", type=int, default=6000, help="Python files in the tree")
     parser.add_argument("--skip-serial", action="store_true", help="skip the one-process cold run")
     parser.add_argument("--skip-aider", action="store_true")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="keel-bench-map-") as temporary:
         root, cache_dir = Path(temporary, "tree"), Path(temporary, "cache")
         root.mkdir()
-        files = build_tree(root, options.min_files)
+        files = build_tree(root, options.files)
         megabytes = sum((root / f).stat().st_size for f in files) / 1e6
         print(f"tree: {len(files)} Python files, {megabytes:.1f} MB, git repo; {os.cpu_count()} cores")
         ctx = ToolContext(root=root, scratch=Path(temporary))

@@ -286,7 +286,7 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(reply.delay)
         if reply.drop:
             self._drop()
-        elif reply.error == 400:
+        elif reply.error == 400 and reply.error_message is None:
             limit = self.scripted.context_limit or DEFAULT_CONTEXT_LIMIT
             self._send_json(400, context_length_body(limit, max(prompt_tokens, limit + 1)))
         elif reply.error is not None:

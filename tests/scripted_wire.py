@@ -46,7 +46,7 @@ class Reply(BaseModel):
     text: str = ""
     tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
     finish_reason: str | None = None  # default: "tool_calls" when there are calls, else "stop"
-    error: int | None = None  # HTTP status to answer with instead; 400 means context too long
+    error: int | None = None  # HTTP status instead; 400 without error_message: context too long
     error_message: str | None = None
     retry_after: float | None = None  # sent as a Retry-After header with an error
     drop: bool = False  # close the connection without any response

@@ -82,7 +82,7 @@ SOURCES = {
                [("Widget", 1), ("render", 2), ("draw", 4), ("add", 5)]),
     "app.ts": ("interface Shape { area(): number; }\nexport class Circle implements Shape {\n"
                "  area(): number { return 1; }\n}\nexport function make(): Circle { return new Circle(); }\n",
-               [("Shape", 1), ("Circle", 2), ("area", 3), ("make", 5)]),
+               [("Shape", 1), ("area", 1), ("Circle", 2), ("area", 3), ("make", 5)]),
     "view.tsx": ("export function Button(props: Props) {\n  return <button>{props.label}</button>;\n}\n",
                  [("Button", 1)]),
     "main.go": ("package main\n\ntype Server struct{ port int }\n\n"
@@ -91,7 +91,7 @@ SOURCES = {
     "lib.rs": ("pub struct Stack { items: Vec<i32> }\n\nimpl Stack {\n"
                "    pub fn push(&mut self, x: i32) { self.items.push(x) }\n}\n\n"
                "pub fn make() -> Stack { Stack { items: vec![] } }\n",
-               [("Stack", 1), ("push", 4), ("make", 7)]),
+               [("Stack", 1), ("Stack", 3), ("push", 4), ("make", 7)]),
     "Shop.java": ("public class Shop {\n  public Shop() {}\n  public int count(int n) { return n; }\n}\n",
                   [("Shop", 1), ("Shop", 2), ("count", 3)]),
     "util.c": ("#include <stdio.h>\n\nstruct point { int x; };\n\n"
@@ -113,6 +113,11 @@ def test_each_language_yields_its_definitions_with_lines(name: str, tmp_path: Pa
     [source] = discover(tmp_path, tmp_path)
     tags = extract_tags(path.read_bytes(), source.language)
     assert [(d.name, d.line) for d in tags.definitions] == expected
+
+
+def make_filler(root: Path) -> None:
+    """Definitions nobody uses, enough that a directory's outline no longer fits a small map."""
+    write(root, "filler.py", "".join(f"def filler_{i}():\n    pass\n" for i in range(40)))
 
 
 def make_library(root: Path, users: int = 6) -> None:
@@ -137,12 +142,13 @@ async def test_repo_map_ranks_the_referenced_definition_above_the_unreferenced(
     tmp_path: Path, ctx: ToolContext
 ) -> None:
     make_library(ctx.root)
-    small = CodeMapTool(map_tokens=60, cache_dir=tmp_path / "cache", workers=1)
+    make_filler(ctx.root)
+    small = CodeMapTool(map_tokens=150, cache_dir=tmp_path / "cache", workers=1)
     text = await code_map(small, ctx)
-    assert text.startswith("Repo map of .:")
+    assert text.startswith("Repo map of .: 8 source files")
     assert "core.py\n  1: def heavily_used(value):" in text
     assert "never_used" not in text or text.index("heavily_used") < text.index("never_used")
-    assert len(text) <= 60 * 4
+    assert len(text) <= 150 * 4
 
 
 async def test_files_in_play_pull_their_dependencies_up(tmp_path: Path, ctx: ToolContext) -> None:
@@ -151,7 +157,8 @@ async def test_files_in_play_pull_their_dependencies_up(tmp_path: Path, ctx: Too
     write(ctx.root, "uses_alpha.py", "from alpha import alpha_api\nalpha_api()\nalpha_api()\n")
     write(ctx.root, "uses_both.py", "from alpha import alpha_api\nfrom beta import beta_api\n")
     reader = write(ctx.root, "work.py", "from beta import beta_api\n\nbeta_api()\n")
-    small = CodeMapTool(map_tokens=40, cache_dir=tmp_path / "cache", workers=1)
+    make_filler(ctx.root)
+    small = CodeMapTool(map_tokens=150, cache_dir=tmp_path / "cache", workers=1)
     before = await code_map(small, ctx)
     assert before.index("alpha_api") < before.index("beta_api")
     ctx.read_stamps[reader] = FileStamp.of(reader)
@@ -209,7 +216,8 @@ async def test_query_finds_definition_and_uses(tool: CodeMapTool, ctx: ToolConte
     for number in range(3):
         assert f"users/user_{number}.py:1: from core import heavily_used" in text
         assert f"users/user_{number}.py:4: return heavily_used({number})" in text
-    assert "notes.py:" not in text.split("Uses of", 1)[1].split("also used in")[0]
+    assert "Uses of `heavily_used` (matched by name) in 3 files:" in text
+    assert "notes.py" not in text  # named only in a docstring
 
 
 async def test_query_for_a_member_names_its_container(tool: CodeMapTool, ctx: ToolContext) -> None:
@@ -227,10 +235,11 @@ async def test_the_map_stays_within_its_token_budget(tmp_path: Path, ctx: ToolCo
         body = "".join(f"def function_{number}_{i}(argument_{i}):\n    return {i}\n\n" for i in range(15))
         write(ctx.root, f"pkg/module_{number}.py", body)
     write(ctx.root, "main.py", "".join(f"function_{n}_1(1)\n" for n in range(40)))
-    for tokens in (50, 300, 2000):
+    for tokens in (30, 300, 2000):
         text = await code_map(CodeMapTool(map_tokens=tokens, cache_dir=tmp_path / "c", workers=1), ctx)
-        assert text.startswith("Repo map of .:")
-        assert 0 < len(text) <= tokens * 4
+        assert "function_0_1(argument_1)" in text
+        assert text.startswith("Repo map of .:") == (tokens > 30)
+        assert len(text) <= tokens * 4
 
 
 async def test_small_directory_gets_the_full_outline(tool: CodeMapTool, ctx: ToolContext) -> None:

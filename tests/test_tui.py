@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from keel_cli import git_repo
 from scripted_server import ChatRequest, Reply, ScriptedToolCall
 from tui.app import KeelApp
 from tui.screens.approval_modal import ApprovalModal
 from tui.screens.help_screen import HelpScreen
 from tui.screens.new_session_dialog import NewSessionDialog
+from tui.warmup import warm_up_core
 from tui.transcript import AssistantEntry, NoticeEntry, ToolEntry, UserEntry
 from tui.widgets.assistant_block import AssistantBlock
 from tui.widgets.status_bar import StatusBar
@@ -15,9 +17,13 @@ from tui.widgets.tool_panel import ToolPanel
 from tui.widgets.user_block import UserBlock
 from tui_support import settings_for, type_text, wait_until
 
-import pytest
-
 CALC = {"calc.py": "def add(a, b):\n    return a - b\n"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def core_loaded():
+    """Load the core and litellm before any app starts, so Pilot's timeouts never race that import."""
+    warm_up_core()
 
 
 @pytest.fixture

@@ -188,15 +188,18 @@ class CodeMapTool(Tool[CodeMapArgs]):
             limit = most_that_fit(self.map_tokens * CHARS_PER_TOKEN)
             self._ranking = (key, rank_definitions(tags_by_file, index, playing, limit))
         ranked = self._ranking[1]
-        favoured = " (favouring files you read or changed)" if playing else ""
+        favoured = ", favouring files you read or changed" if playing else ""
         header = (
-            f"Repo map of {where}: {len(tags_by_file)} source files, their definitions most used "
-            f"by other files{favoured}. code_map path=FILE gives a file's full outline; "
-            "query=NAME a symbol's definitions and uses."
+            f"Repo map of {where}: {len(tags_by_file)} source files, definitions most used by "
+            f"other files first{favoured}. For more: code_map path=FILE (outline), query=NAME (uses)."
         )
-        footer_room = 80
-        budget = self.map_tokens * CHARS_PER_TOKEN - len(header) - footer_room
-        body, count = fit_map(ranked, tags_by_file, budget)
-        shown_files = len({item.rel for item in ranked[:count]})
-        footer = f"({count} definitions from {shown_files} of {len(tags_by_file)} files shown)"
+        total = self.map_tokens * CHARS_PER_TOKEN
+        footer_room = 64
+        if total - len(header) - footer_room < total // 2:  # a tiny budget goes to the map itself
+            header, footer_room = "", 0
+        body, count = fit_map(ranked, tags_by_file, total - len(header) - footer_room - 2)
+        footer = ""
+        if footer_room:
+            shown_files = len({item.rel for item in ranked[:count]})
+            footer = f"({count} definitions from {shown_files} of {len(tags_by_file)} files)"
         return "\n".join(part for part in (header, body, footer) if part)

@@ -81,6 +81,7 @@ def find_uses(
     ]
     using.sort(key=lambda source: (source.rel not in first, source.rel not in near, source.rel))
     uses: list[SymbolUse] = []
+    only_mentioned: set[str] = set()  # the word is there, but only in strings or comments
     for source in using:
         if len(uses) >= MAX_USES:
             break
@@ -90,14 +91,17 @@ def find_uses(
         except OSError:
             continue
         lines = data.splitlines()
-        for number in reference_lines(data, source.language, name)[:MAX_USES_PER_FILE]:
+        found = reference_lines(data, source.language, name)
+        if not found:
+            only_mentioned.add(source.rel)
+        for number in found[:MAX_USES_PER_FILE]:
             text = lines[number - 1].decode("utf-8", "replace").strip()
             if len(text) > MAX_LINE_CHARS:
                 text = text[: MAX_LINE_CHARS - 1] + "…"
             uses.append(SymbolUse(source.rel, number, text))
             if len(uses) >= MAX_USES:
                 break
-    return uses, [source.rel for source in using]
+    return uses, [source.rel for source in using if source.rel not in only_mentioned]
 
 
 def render_query(
@@ -128,13 +132,9 @@ def render_query(
     if not using_files:
         out.append(f"No uses of `{query.name}` under {where}.")
         return "\n".join(out)
-    total = sum(tags_by_file[rel].references[query.name] for rel in using_files)
     shown_files = len({use.rel for use in uses})
-    out.append(
-        f"Uses of `{query.name}` (matched by name): {total} in {len(using_files)} files"
-        + (f", showing {len(uses)} in {shown_files} files:" if shown_files < len(using_files)
-           or len(uses) < total else ":")
-    )
+    showing = f", first {len(uses)} uses shown" if shown_files < len(using_files) else ""
+    out.append(f"Uses of `{query.name}` (matched by name) in {len(using_files)} files{showing}:")
     out.extend(f"  {use.rel}:{use.line}: {use.text}" for use in uses)
     if shown_files < len(using_files):
         rest = [rel for rel in using_files if rel not in {use.rel for use in uses}]

@@ -37,6 +37,12 @@ def cost(dollars: float | None) -> str:
     return f"${dollars:.2f}"
 
 
+def duration(milliseconds: int) -> str:
+    if milliseconds < 1000:
+        return f"{milliseconds}ms"
+    return f"{milliseconds / 1000:.1f}s"
+
+
 def percent(part: int, whole: int) -> str:
     if whole <= 0:
         return "–"

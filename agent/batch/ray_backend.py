@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -85,6 +86,10 @@ def _row_of(ray: Any, ref: Any, spec: AttemptSpec) -> ResultRow:
         return ResultRow(id=spec.task.id, attempt=spec.attempt, status="error", reason=reason)
 
 
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
 def run_ray(
     specs: Iterable[AttemptSpec],
     jobs: int,
@@ -96,6 +101,7 @@ def run_ray(
     import ray
 
     started = _start_ray(ray, address, jobs)
+    previous_sigterm = signal.signal(signal.SIGTERM, _raise_interrupt)  # after ray.init, which sets its own
     try:
         remote = ray.remote(num_cpus=1, max_retries=0)(attempt_in_worker)
         flag = ray.remote(num_cpus=0)(StopFlag).remote()
@@ -129,5 +135,6 @@ def run_ray(
                 note(f"abandoned {len(in_flight)} attempts; `git worktree prune` cleans up after them")
             return True
     finally:
+        signal.signal(signal.SIGTERM, previous_sigterm)
         if started:
             ray.shutdown()

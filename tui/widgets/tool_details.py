@@ -8,7 +8,7 @@ from textual.widgets import Static
 from tui import format as fmt
 from tui.transcript import ToolEntry
 
-MAX_OUTPUT_LINES = 60
+MAX_OUTPUT_LINES = 40
 
 
 def render_details(entry: ToolEntry) -> Text:

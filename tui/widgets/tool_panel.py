@@ -24,12 +24,12 @@ def panel_title(entry: ToolEntry) -> Content:
     elif entry.state == "denied":
         parts.append(("  denied", "italic"))
     elif entry.state in ("ok", "failed"):
-        parts.append((f"  {entry.duration_ms / 1000:.1f}s", "dim"))
+        parts.append((f"  {fmt.duration(entry.duration_ms)}", "dim"))
     return Content.assemble(*parts)
 
 
 class ToolPanel(Collapsible):
-    """Collapsed unless it carries a diff or waits for approval; Enter or a click toggles it."""
+    """Enter or a click toggles it."""
 
     def __init__(self, entry: ToolEntry) -> None:
         self._details = ToolDetails(entry)
@@ -40,7 +40,8 @@ class ToolPanel(Collapsible):
 
     @staticmethod
     def _opens(entry: ToolEntry) -> bool:
-        return bool(entry.diff) or entry.state == "approval"
+        """Diffs, command output and pending approvals show open; reads and searches stay one line."""
+        return bool(entry.diff) or entry.state == "approval" or entry.name == "run_command"
 
     def _set_state(self, entry: ToolEntry) -> None:
         for state in _STATES:

@@ -1,0 +1,189 @@
+"""The Session API: interrupts, approvals, the tools-unsupported fallback, resume; real litellm, scripted server."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import pytest
+from keel_cli import git_repo
+from scripted_server import ChatRequest, Reply, ScriptedToolCall
+
+from agent.protocol import (
+    ApprovalRequested,
+    Approve,
+    AssistantDelta,
+    Interrupt,
+    SessionFinished,
+    ToolFinished,
+    ToolStarted,
+    UserPrompt,
+)
+from agent.session import Session
+from agent.settings import SessionSettings
+from agent.store import read_events
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    return git_repo(tmp_path / "repo", {"notes.txt": "one\ntwo\n"})
+
+
+def settings(server, workspace: Path, **overrides) -> SessionSettings:
+    return SessionSettings(cwd=workspace, model="openai/any", api_base=server.url, retry_base_delay=0.01, **overrides)
+
+
+async def until_finished(session: Session, on_event=None) -> list:
+    seen = []
+    async for event in session.events():
+        seen.append(event)
+        if on_event is not None:
+            on_event(event)
+        if isinstance(event, SessionFinished):
+            return seen
+    raise AssertionError("the session closed without finishing the task")
+
+
+def command_call(command: str) -> Reply:
+    return Reply(tool_calls=[ScriptedToolCall(name="run_command", arguments={"command": command})])
+
+
+def valid_tool_history(messages: list[dict]) -> bool:
+    """Every assistant tool call is answered by a tool message before the next assistant message."""
+    pending: set[str] = set()
+    for message in messages:
+        if message["role"] == "assistant":
+            if pending:
+                return False
+            pending = {c["id"] for c in message.get("tool_calls") or []}
+        elif message["role"] == "tool":
+            pending.discard(message["tool_call_id"])
+    return not pending
+
+
+async def test_interrupt_stops_a_streaming_reply_and_the_next_turn_continues(scripted_server, workspace):
+    server = scripted_server([Reply(text="word " * 400, chunk_delay=0.02), Reply(text="Back again.")])
+    async with Session(settings(server, workspace)) as session:
+        session.submit(UserPrompt(text="write a lot"))
+        interrupted_at: list[float] = []
+
+        def interrupt_on_first_delta(event) -> None:
+            if isinstance(event, AssistantDelta) and not interrupted_at:
+                interrupted_at.append(time.monotonic())
+                session.submit(Interrupt())
+
+        seen = await until_finished(session, interrupt_on_first_delta)
+        elapsed = time.monotonic() - interrupted_at[0]
+        assert seen[-1].status == "interrupted"
+        assert elapsed < 1.0, f"interrupt took {elapsed:.2f}s"
+
+        session.submit(UserPrompt(text="go on"))
+        seen = await until_finished(session)
+    assert seen[-1].status == "completed" and seen[-1].final_message == "Back again."
+    messages = server.requests[-1].messages
+    assert valid_tool_history(messages)
+    assert any("interrupted" in str(m["content"]) for m in messages)
+
+
+async def test_interrupt_kills_a_running_command_within_a_second(scripted_server, workspace):
+    server = scripted_server([command_call("echo started; sleep 30"), Reply(text="ok")])
+    async with Session(settings(server, workspace)) as session:
+        session.submit(UserPrompt(text="wait"))
+        started: list[float] = []
+
+        def interrupt_when_running(event) -> None:
+            if isinstance(event, ToolStarted):
+                started.append(time.monotonic())
+                asyncio.get_running_loop().call_later(0.5, session.submit, Interrupt())
+
+        seen = await until_finished(session, interrupt_when_running)
+        assert seen[-1].status == "interrupted"
+        assert time.monotonic() - started[0] < 1.5
+        session.submit(UserPrompt(text="and now?"))
+        await until_finished(session)
+    messages = server.requests[-1].messages
+    assert valid_tool_history(messages)
+    assert any(m["role"] == "tool" and "Interrupted" in m["content"] for m in messages)
+
+
+async def test_approvals_ask_a_person_under_auto_edit(scripted_server, workspace):
+    server = scripted_server(
+        [
+            command_call("echo denied > denied.txt"),
+            command_call("echo once > once.txt"),
+            command_call("echo session > session.txt"),
+            command_call("echo again > again.txt"),
+            Reply(text="done"),
+        ]
+    )
+    decisions = iter(["deny", "allow_once", "allow_session"])
+    asked: list[str] = []
+    async with Session(settings(server, workspace, approval="auto-edit", interactive=True)) as session:
+
+        def answer(event) -> None:
+            if isinstance(event, ApprovalRequested):
+                asked.append(event.arguments["command"])
+                session.submit(Approve(call_id=event.call_id, decision=next(decisions)))
+
+        session.submit(UserPrompt(text="write files"))
+        seen = await until_finished(session, answer)
+    assert len(asked) == 3  # the fourth command ran without asking: allowed for the session
+    results = [e for e in seen if isinstance(e, ToolFinished)]
+    assert not results[0].ok and "did not approve" in results[0].output
+    assert not (workspace / "denied.txt").exists()
+    assert (workspace / "once.txt").exists() and (workspace / "again.txt").exists()
+
+
+async def test_policies_without_a_person(scripted_server, workspace):
+    edit = Reply(
+        tool_calls=[ScriptedToolCall(name="write_file", arguments={"path": "new.txt", "content": "x\n"})]
+    )
+    server = scripted_server([edit, command_call("touch ran.txt"), Reply(text="done")])
+    async with Session(settings(server, workspace, approval="read-only")) as session:
+        session.submit(UserPrompt(text="try"))
+        seen = await until_finished(session)
+    outputs = [e.output for e in seen if isinstance(e, ToolFinished)]
+    assert "read-only" in outputs[0] and "read-only" in outputs[1]
+    assert not (workspace / "new.txt").exists() and not (workspace / "ran.txt").exists()
+
+    server = scripted_server([edit, command_call("touch ran.txt"), Reply(text="done")])
+    async with Session(settings(server, workspace, approval="auto-edit")) as session:
+        session.submit(UserPrompt(text="try"))
+        seen = await until_finished(session)
+    outputs = [e.output for e in seen if isinstance(e, ToolFinished)]
+    assert (workspace / "new.txt").exists()
+    assert "headless" in outputs[1] and not (workspace / "ran.txt").exists()
+
+
+async def test_switches_to_the_text_protocol_when_tools_are_rejected(scripted_server, workspace):
+    def provider(request: ChatRequest) -> Reply:
+        if request.tools:
+            return Reply(error=400, error_message="this model does not support tools")
+        if "<tool_result name=" not in str(request.messages[1:]):
+            return Reply(text='<tool_call>{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>')
+        return Reply(text="The notes say one, two.")
+
+    server = scripted_server(provider)
+    async with Session(settings(server, workspace)) as session:
+        session.submit(UserPrompt(text="read the notes"))
+        seen = await until_finished(session)
+    assert seen[-1].status == "completed" and seen[-1].final_message == "The notes say one, two."
+    assert any(e.type == "error" and "text tool protocol" in e.message for e in seen)
+    read = [e for e in seen if isinstance(e, ToolFinished)][0]
+    assert read.ok and "two" in read.output
+
+
+async def test_unreachable_provider_ends_the_task_with_an_error(workspace):
+    dead = SessionSettings(
+        cwd=workspace, model="openai/any", api_base="http://127.0.0.1:9/v1", retries=1, retry_base_delay=0.01
+    )
+    async with Session(dead) as session:
+        session.submit(UserPrompt(text="hello"))
+        seen = await until_finished(session)
+    assert seen[-1].status == "error"
+    assert [e.type for e in seen].count("model.retry") == 1
+    log = read_events(Path(os.environ["KEEL_HOME"]) / "sessions" / f"{session.id}.jsonl")
+    assert log[-1].type == "session.finished"

@@ -1,0 +1,179 @@
+"""The TUI's pure parts: the transcript built from events, slash commands, history; and the windowed view."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from agent.protocol import (
+    ApprovalRequested,
+    AssistantDelta,
+    AssistantMessage,
+    Error,
+    ModelRetry,
+    SessionFinished,
+    TokenUsage,
+    ToolFinished,
+    ToolStarted,
+    UserMessage,
+)
+from agent.settings import SessionSettings
+from tui import format as fmt
+from tui.app import KeelApp
+from tui.commands import CommandError, SlashCommand, parse_budget, parse_command
+from tui.history import InputHistory
+from tui.transcript import AssistantEntry, Change, SessionStats, ToolEntry, Transcript, UserEntry
+from tui.widgets.earlier_marker import EarlierMarker
+from tui.warmup import warm_up_core
+from tui.widgets.transcript_view import TranscriptView
+from tui_support import fixed_history
+
+
+def new_transcript() -> Transcript:
+    return Transcript(SessionStats(model="openai/any"))
+
+
+def test_deltas_stream_into_one_answer_that_the_message_settles():
+    transcript = new_transcript()
+    assert transcript.apply(AssistantDelta(text="Hel")) == [Change("added", 0)]
+    assert transcript.apply(AssistantDelta(text="lo")) == [Change("delta", 0, "lo")]
+    assert transcript.entries == [AssistantEntry("Hello", streaming=True)]
+    changes = transcript.apply(AssistantMessage(text="Hello.", cost=0.5))
+    assert Change("updated", 0) in changes and Change("stats") in changes
+    assert transcript.entries == [AssistantEntry("Hello.")] and transcript.stats.cost == 0.5
+    transcript.apply(AssistantDelta(text="Next"))
+    assert len(transcript.entries) == 2, "a new model call starts a new answer"
+
+
+def test_a_retry_ends_the_cut_stream():
+    transcript = new_transcript()
+    transcript.apply(AssistantDelta(text="partial"))
+    transcript.apply(ModelRetry(attempt=1, max_attempts=4, error_class="RateLimitError", message="429", delay=1))
+    transcript.apply(AssistantDelta(text="again"))
+    answers = [e for e in transcript.entries if isinstance(e, AssistantEntry)]
+    assert [(a.text, a.streaming) for a in answers] == [("partial", False), ("again", True)]
+    assert "retrying in 1.0s (1/4)" in transcript.entries[1].text
+
+
+def test_tool_calls_move_through_approval_to_their_result():
+    transcript = new_transcript()
+    transcript.apply(UserMessage(text="run it"))
+    assert transcript.stats.status == "running"
+    transcript.apply(ToolStarted(call_id="c1", name="run_command", arguments={"command": "ls"}))
+    transcript.apply(ApprovalRequested(call_id="c1", name="run_command", arguments={"command": "ls"}, reason="r"))
+    tool = transcript.entries[1]
+    assert isinstance(tool, ToolEntry) and tool.state == "approval" and transcript.stats.status == "approval"
+    transcript.apply(ToolFinished(call_id="c1", name="run_command", ok=False, output="Denied: no"))
+    assert tool.state == "denied" and transcript.stats.status == "running"
+    transcript.apply(ToolStarted(call_id="c2", name="edit_file", arguments={"path": "a.py"}))
+    transcript.apply(ToolFinished(call_id="c2", name="edit_file", ok=True, output="ok", diff="+x"))
+    assert transcript.entries[2] == ToolEntry("c2", "edit_file", {"path": "a.py"}, "ok", "ok", "+x")
+
+
+@pytest.mark.parametrize(("status", "shown"), [
+    ("completed", "done"), ("interrupted", "interrupted"), ("budget_exhausted", "stopped"), ("error", "error"),
+])
+def test_how_a_task_ends_sets_the_status(status, shown):
+    transcript = new_transcript()
+    usage = TokenUsage(total_tokens=1234)
+    transcript.apply(SessionFinished(status=status, final_message="", usage=usage, steps=3, reason="why"))
+    assert transcript.stats.status == shown and transcript.stats.used == 1234
+    assert "3 steps · 1.2k tokens" in transcript.entries[-1].text
+
+
+def test_a_fatal_error_is_an_error_status_and_unknown_events_are_ignored():
+    transcript = new_transcript()
+    transcript.apply(Error(error_class="APIConnectionError", message="refused", fatal=True))
+    assert transcript.stats.status == "error" and transcript.entries[0].level == "error"
+
+    class Unknown:
+        type = "something.new"
+
+    assert transcript.apply(Unknown()) == []
+
+
+def test_a_replayed_history_rebuilds_the_transcript():
+    transcript = new_transcript()
+    for event in fixed_history():
+        transcript.apply(event)
+    kinds = [type(e).__name__ for e in transcript.entries]
+    assert kinds == ["NoticeEntry", "UserEntry", "AssistantEntry", "ToolEntry", "ToolEntry",
+                     "AssistantEntry", "NoticeEntry"]
+    assert transcript.stats.status == "done" and transcript.stats.budget == 50_000
+    assert transcript.stats.context_tokens == 2_950 and transcript.stats.cost == 0.0042
+
+
+def test_slash_commands_parse():
+    assert parse_command("fix the bug") is None
+    assert parse_command("//not a command") is None
+    assert parse_command("/budget 200k") == SlashCommand("budget", "200k")
+    assert parse_command("  /new ") == SlashCommand("new")
+    with pytest.raises(CommandError, match="unknown command /nope"):
+        parse_command("/nope")
+    with pytest.raises(CommandError, match="unknown command /undo"):  # hidden until agent.undo exists
+        parse_command("/undo")
+
+
+@pytest.mark.parametrize(("text", "tokens"), [("200000", 200_000), ("200k", 200_000), ("1.5M", 1_500_000),
+                                              ("50_000", 50_000), ("off", None)])
+def test_budget_values(text, tokens):
+    assert parse_budget(text) == tokens
+
+
+@pytest.mark.parametrize("text", ["lots", "-5", "0", ""])
+def test_bad_budget_values_say_what_works(text):
+    with pytest.raises(CommandError, match="200k|at least 1"):
+        parse_budget(text)
+
+
+def test_history_walks_back_and_returns_to_the_draft():
+    history = InputHistory()
+    for text in ("one", "two", "two", "  "):
+        history.add(text)
+    assert history.items == ["one", "two"]
+    assert history.previous("draft") == "two"
+    assert history.previous("two") == "one"
+    assert history.previous("one") is None
+    assert history.next() == "two"
+    assert history.next() == "draft"
+    assert history.next() is None
+
+
+def test_formats():
+    assert [fmt.tokens(n) for n in (999, 1000, 1234, 2_500_000, None)] == ["999", "1k", "1.2k", "2.5M", "∞"]
+    assert fmt.duration(12) == "12ms" and fmt.duration(1500) == "1.5s"
+    assert fmt.argument_summary("run_command", {"command": "pytest -q", "timeout": 5}) == "pytest -q"
+    assert fmt.argument_summary("apply_patch", {"patch": "*** Begin Patch\n*** Update File: a.py\n"}) == "a.py"
+    assert fmt.clip_lines("a\nb\nc", 2) == ("a\nb", 1)
+
+
+def many_messages(count: int) -> list:
+    events = []
+    for number in range(count // 2):
+        events.append(UserMessage(text=f"question {number}"))
+        events.append(AssistantMessage(text=f"answer {number}"))
+    return events
+
+
+async def test_long_transcripts_mount_only_a_window(tmp_path):
+    warm_up_core()  # otherwise the app's warm-up thread imports litellm while this test runs
+    settings = SessionSettings(cwd=Path(tmp_path), model="openai/any", interactive=True)
+    app = KeelApp(settings, history=many_messages(300))
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = app.screen.query_one(TranscriptView)
+        handle = app.pool.handles[0]
+        assert view.mounted_entries() == TranscriptView.WINDOW
+        assert view.end == len(handle.transcript.entries) == 300
+        marker = app.screen.query_one(EarlierMarker)
+        assert marker.display and marker.hidden == 300 - TranscriptView.WINDOW
+
+        for number in range(20):  # appending while following the end keeps the window's size
+            handle.note(f"note {number}")
+            await pilot.pause()
+        assert view.mounted_entries() == TranscriptView.WINDOW and view.end == 320
+
+        marker.focus()
+        await pilot.press("enter")
+        assert view.mounted_entries() == TranscriptView.WINDOW + TranscriptView.PAGE
+        assert isinstance(handle.transcript.entries[view.start], (UserEntry, AssistantEntry))
+        assert len(view.children) == view.mounted_entries() + 1

@@ -1,0 +1,59 @@
+"""Snapshots of what a person sees: the main screen, a tool panel with a diff, the approval modal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent.protocol import ApprovalRequested
+from agent.settings import SessionSettings
+from textual.app import App, ComposeResult
+from tui.app import KeelApp
+from tui.screens.approval_modal import ApprovalModal
+from tui.transcript import ToolEntry
+from tui.widgets.tool_panel import ToolPanel
+from tui_support import CALC_DIFF, FIXED_TS, fixed_history
+
+SIZE = (120, 36)
+
+
+def demo_settings() -> SessionSettings:
+    """Never started: the snapshots show a replayed history, so nothing volatile reaches the screen."""
+    return SessionSettings(cwd=Path("/work/demo"), model="openai/any", interactive=True,
+                           approval="auto-edit", budget=50_000)
+
+
+def demo_app() -> KeelApp:
+    app = KeelApp(demo_settings(), history=fixed_history())
+    app.pool.add(demo_settings().model_copy(update={"model": "anthropic/claude-sonnet"}), name="agent 2")
+    return app
+
+
+class ToolPanelApp(App[None]):
+    CSS_PATH = KeelApp.CSS_PATH
+
+    def compose(self) -> ComposeResult:
+        arguments = {"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}
+        yield ToolPanel(ToolEntry("call_2", "edit_file", arguments, state="ok",
+                                  output="Edited calc.py: replaced 1 occurrence at line 2.",
+                                  diff=CALC_DIFF, duration_ms=30))
+        yield ToolPanel(ToolEntry("call_3", "run_command", {"command": "pytest -q"}, state="failed",
+                                  output="1 failed in 0.12s", duration_ms=840))
+
+
+def test_main_screen(snap_compare):
+    assert snap_compare(demo_app(), terminal_size=SIZE)
+
+
+def test_tool_panel_with_a_diff(snap_compare):
+    assert snap_compare(ToolPanelApp(), terminal_size=(80, 16))
+
+
+def test_approval_modal(snap_compare):
+    request = ApprovalRequested(ts=FIXED_TS, call_id="call_9", name="run_command",
+                                arguments={"command": "python -m pytest -q tests/test_calc.py"},
+                                reason="run_command is an exec tool and the policy is auto-edit")
+
+    async def open_modal(pilot) -> None:
+        await pilot.app.push_screen(ApprovalModal(request, "agent 1"))
+
+    assert snap_compare(demo_app(), terminal_size=SIZE, run_before=open_modal)
