@@ -26,6 +26,7 @@ from agent.errors import KeelError
 
 REF_PREFIX = "refs/keel/checkpoints/"
 MAX_CHECKPOINTS = 200  # per workspace; older ones are dropped as new ones are taken
+MAX_PACKS = 32  # each snapshot adds a pack; past this many they are merged and dropped objects freed
 # Never snapshotted, even outside a git repository (where no .gitignore says so).
 JUNK = [
     "node_modules/", ".venv/", "venv/", "__pycache__/", "*.pyc", ".mypy_cache/", ".pytest_cache/",
@@ -33,19 +34,25 @@ JUNK = [
 ]  # fmt: skip
 # Content stored byte for byte: no filters (LFS, smudge/clean), no line-ending conversion.
 ATTRIBUTES = "* -text -filter -ident -working-tree-encoding\n"
-_CONFIG = {
-    "core.autocrlf": "false",
-    "core.safecrlf": "false",
-    "core.symlinks": "true",
-    "core.fsmonitor": "false",
-    "core.untrackedCache": "true",
-    "core.hooksPath": "/dev/null",
-    "core.quotePath": "false",
-    "gc.auto": "0",
-    "commit.gpgSign": "false",
-    "user.name": "keel",
-    "user.email": "keel@localhost",
-}
+_CONFIG = """\
+[core]
+\tautocrlf = false
+\tsafecrlf = false
+\tsymlinks = true
+\tfsmonitor = false
+\tuntrackedCache = true
+\thooksPath = /dev/null
+\tquotePath = false
+\t# blobs streamed into one pack per snapshot: thousands of loose objects cost seconds
+\tbigFileThreshold = 1
+[gc]
+\tauto = 0
+[commit]
+\tgpgSign = false
+[user]
+\tname = keel
+\temail = keel@localhost
+"""
 
 CheckpointKind = Literal["turn", "undo", "manual"]
 
@@ -80,7 +87,7 @@ class FileChange:
 
 def store_dir(workspace: Path, home: Path | None = None) -> Path:
     key = hashlib.sha256(os.fsencode(os.path.realpath(workspace))).hexdigest()[:20]
-    return (home or keel_home()) / "checkpoints" / key
+    return Path(os.path.abspath(home or keel_home())) / "checkpoints" / key
 
 
 class CheckpointStore:
@@ -202,8 +209,8 @@ class CheckpointStore:
         if self.workspace in (Path("/"), Path(os.path.realpath(Path.home()))):
             raise CheckpointError(f"{self.workspace} is too broad to snapshot; run keel in a project directory")
         self._git("init", "--quiet", "--bare", str(self.git_dir), bare=True)
-        for key, value in _CONFIG.items():
-            self._git("config", key, value)
+        with open(self.git_dir / "config", "a", encoding="utf-8") as config:
+            config.write(_CONFIG)
         info = self.git_dir / "info"
         info.mkdir(exist_ok=True)
         (info / "attributes").write_text(ATTRIBUTES)
@@ -238,6 +245,9 @@ class CheckpointStore:
         if len(refs) > MAX_CHECKPOINTS:
             stale = "".join(f"delete {ref}\n" for ref in refs[MAX_CHECKPOINTS:])
             self._git("update-ref", "--stdin", input=stale)
+        if len(list((self.git_dir / "objects" / "pack").glob("*.pack"))) > MAX_PACKS:
+            self._git("repack", "-a", "-d", "-q")
+            self._git("prune", "--expire=now")  # safe: every use of the store holds its lock
 
 
 def _parse(commit: str, tree: str, body: str, subject: str) -> Checkpoint:

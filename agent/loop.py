@@ -11,7 +11,7 @@ from agent.approval import Approvals
 from agent.context import ContextManager
 from agent.errors import ContextWindowExceeded, ToolsUnsupported
 from agent.messages import Message, tool_result, user
-from agent.model import ModelClient, ModelReply
+from agent.model import ChatModel, ModelReply
 from agent.protocol import (
     AnyEvent,
     ApprovalDecision,
@@ -49,7 +49,7 @@ class AgentLoop:
     def __init__(
         self,
         state: SessionState,
-        model: ModelClient,
+        model: ChatModel,
         registry: ToolRegistry,
         tool_context: ToolContext,
         context: ContextManager,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from agent.protocol import ToolCall
 
@@ -22,6 +22,13 @@ class Message(BaseModel):
     tool_call_id: str | None = None
     name: str | None = None
     token_count: int | None = Field(default=None, exclude=True)
+    _native_wire: dict[str, Any] | None = PrivateAttr(default=None)
+
+    def set_content(self, text: str) -> None:
+        """Change the text (masking does), dropping what was derived from the old one."""
+        self.content = text
+        self.token_count = None
+        self._native_wire = None
 
 
 def system(text: str) -> Message:
@@ -55,6 +62,13 @@ def _native(message: Message) -> dict[str, Any]:
     return {"role": message.role, "content": message.content}
 
 
+def _cached_native(message: Message) -> dict[str, Any]:
+    """Each message is converted once; callers get a shallow copy they may change."""
+    if message._native_wire is None:
+        message._native_wire = _native(message)
+    return dict(message._native_wire)
+
+
 def _text_result(message: Message) -> str:
     return f'<tool_result name="{message.name}">\n{message.content}\n</tool_result>'
 
@@ -62,7 +76,7 @@ def _text_result(message: Message) -> str:
 def to_wire(messages: list[Message], protocol: Literal["native", "text"]) -> list[dict[str, Any]]:
     """The messages in OpenAI chat format; in the text protocol tool results travel as user messages."""
     if protocol == "native":
-        return [_native(m) for m in messages]
+        return [_cached_native(m) for m in messages]
     wire: list[dict[str, Any]] = []
     for message in messages:
         role = "user" if message.role == "tool" else message.role

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
@@ -49,6 +49,18 @@ class ModelReply(BaseModel):
     usage: TokenUsage
     cost: float | None = None
     finish_reason: str | None = None
+
+
+class ChatModel(Protocol):
+    """What the loop needs of a model: one streamed reply. ModelClient is the litellm one."""
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        on_delta: Callable[[str], None],
+        max_tokens: int | None = None,
+    ) -> ModelReply: ...
 
 
 @dataclass

@@ -15,7 +15,7 @@ from agent.context.summarizer import Summarizer
 from agent.errors import ProviderError
 from agent.loop import AgentLoop, TaskComplete
 from agent.messages import user
-from agent.model import ModelClient, context_window_of
+from agent.model import ChatModel, ModelClient, context_window_of
 from agent.protocol import (
     AnyEvent,
     ApprovalDecision,
@@ -53,7 +53,9 @@ class Session:
         settings: SessionSettings,
         tools: list[Tool] | None = None,
         resume: Path | None = None,
+        model: ChatModel | None = None,
     ) -> None:
+        """`model` replaces the litellm client (an in-process model, e.g. for benchmarks)."""
         self.settings = settings
         self.root = settings.cwd.resolve()
         prior = read_events(resume) if resume else []
@@ -77,7 +79,7 @@ class Session:
         self.tool_context = ToolContext(
             root=self.root, scratch=keel_home() / "scratch" / self.id, sandbox=settings.sandbox
         )
-        self.model = ModelClient(
+        self.model = model or ModelClient(
             model=settings.model,
             api_base=settings.api_base,
             retries=settings.retries,

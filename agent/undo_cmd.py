@@ -44,7 +44,10 @@ def undo_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return _print_list(store, checkpoints, out)
     if not checkpoints:
         raise UsageError(f"no checkpoints for {workspace}: they are taken before a turn's first change")
-    target = store.find(args.checkpoint) if args.checkpoint else _last_turn(store, checkpoints)
+    try:
+        target = store.find(args.checkpoint) if args.checkpoint else _last_turn(store, checkpoints)
+    except CheckpointError as exc:
+        raise UsageError(str(exc)) from None
     if target is None:
         print("Nothing to undo: the workspace already matches every turn checkpoint.", file=out)
         return 0

@@ -64,45 +64,116 @@ async def test_python_outline_nests_methods_under_their_class_with_line_numbers(
     tool: CodeMapTool, ctx: ToolContext
 ) -> None:
     write(ctx.root, "shop/cart.py", CART)
-    assert await code_map(tool, ctx, path="shop/cart.py") == "\n".join(
-        [
-            "shop/cart.py",
-            "  3: TAX_RATE = 0.2",
-            "  5: class Cart:",
-            "    8: def __init__(self, owner: str) -> None:",
-            "    12: def total(self) -> float:",
-            "  15: def checkout(cart: Cart, pay: bool = True) -> str:",
-        ]
-    )
+    assert await code_map(tool, ctx, path="shop/cart.py") == textwrap.dedent("""\
+        shop/cart.py
+          3: TAX_RATE = 0.2
+          5: class Cart:
+            8: def __init__(self, owner: str) -> None:
+            12: def total(self) -> float:
+          15: def checkout(cart: Cart, pay: bool = True) -> str:""")
 
 
-SOURCES = {
-    "app.js": ("class Widget {\n  render() { return draw(1); }\n}\n"
-               "function draw(x) { return x; }\nconst add = (a, b) => a + b;\n",
-               [("Widget", 1), ("render", 2), ("draw", 4), ("add", 5)]),
-    "app.ts": ("interface Shape { area(): number; }\nexport class Circle implements Shape {\n"
-               "  area(): number { return 1; }\n}\nexport function make(): Circle { return new Circle(); }\n",
-               [("Shape", 1), ("area", 1), ("Circle", 2), ("area", 3), ("make", 5)]),
-    "view.tsx": ("export function Button(props: Props) {\n  return <button>{props.label}</button>;\n}\n",
-                 [("Button", 1)]),
-    "main.go": ("package main\n\ntype Server struct{ port int }\n\n"
-                "func (s *Server) Start() error { return nil }\n\nfunc main() { (&Server{}).Start() }\n",
-                [("Server", 3), ("Start", 5), ("main", 7)]),
-    "lib.rs": ("pub struct Stack { items: Vec<i32> }\n\nimpl Stack {\n"
-               "    pub fn push(&mut self, x: i32) { self.items.push(x) }\n}\n\n"
-               "pub fn make() -> Stack { Stack { items: vec![] } }\n",
-               [("Stack", 1), ("Stack", 3), ("push", 4), ("make", 7)]),
-    "Shop.java": ("public class Shop {\n  public Shop() {}\n  public int count(int n) { return n; }\n}\n",
-                  [("Shop", 1), ("Shop", 2), ("count", 3)]),
-    "util.c": ("#include <stdio.h>\n\nstruct point { int x; };\n\n"
-               "int add(int a, int b) { return a + b; }\n\nstatic char **names(void) { return 0; }\n",
-               [("point", 3), ("add", 5), ("names", 7)]),
-    "geo.cpp": ("namespace geo {\nclass Shape {\n public:\n  int sides() { return 3; }\n};\n}\n\n"
-                "double area(const geo::Shape& s) { return 0; }\n",
-                [("geo", 1), ("Shape", 2), ("sides", 4), ("area", 8)]),
-    "cart.rb": ("module Shop\n  class Cart\n    def add(item)\n      @items << item\n    end\n"
-                "  end\nend\n\ndef helper; end\n",
-                [("Shop", 1), ("Cart", 2), ("add", 3), ("helper", 9)]),
+SOURCES: dict[str, tuple[str, list[tuple[str, int]]]] = {
+    "app.js": (
+        """
+        class Widget {
+          render() { return draw(1); }
+        }
+        function draw(x) { return x; }
+        const add = (a, b) => a + b;
+        """,
+        [("Widget", 1), ("render", 2), ("draw", 4), ("add", 5)],
+    ),
+    "app.ts": (
+        """
+        interface Shape { area(): number; }
+        export class Circle implements Shape {
+          area(): number { return 1; }
+        }
+        export function make(): Circle { return new Circle(); }
+        """,
+        [("Shape", 1), ("area", 1), ("Circle", 2), ("area", 3), ("make", 5)],
+    ),
+    "view.tsx": (
+        """
+        export function Button(props: Props) {
+          return <button>{props.label}</button>;
+        }
+        """,
+        [("Button", 1)],
+    ),
+    "main.go": (
+        """
+        package main
+
+        type Server struct{ port int }
+
+        func (s *Server) Start() error { return nil }
+
+        func main() { (&Server{}).Start() }
+        """,
+        [("Server", 3), ("Start", 5), ("main", 7)],
+    ),
+    "lib.rs": (
+        """
+        pub struct Stack { items: Vec<i32> }
+
+        impl Stack {
+            pub fn push(&mut self, x: i32) { self.items.push(x) }
+        }
+
+        pub fn make() -> Stack { Stack { items: vec![] } }
+        """,
+        [("Stack", 1), ("Stack", 3), ("push", 4), ("make", 7)],
+    ),
+    "Shop.java": (
+        """
+        public class Shop {
+          public Shop() {}
+          public int count(int n) { return n; }
+        }
+        """,
+        [("Shop", 1), ("Shop", 2), ("count", 3)],
+    ),
+    "util.c": (
+        """
+        #include <stdio.h>
+
+        struct point { int x; };
+
+        int add(int a, int b) { return a + b; }
+
+        static char **names(void) { return 0; }
+        """,
+        [("point", 3), ("add", 5), ("names", 7)],
+    ),
+    "geo.cpp": (
+        """
+        namespace geo {
+        class Shape {
+         public:
+          int sides() { return 3; }
+        };
+        }
+
+        double area(const geo::Shape& s) { return 0; }
+        """,
+        [("geo", 1), ("Shape", 2), ("sides", 4), ("area", 8)],
+    ),
+    "cart.rb": (
+        """
+        module Shop
+          class Cart
+            def add(item)
+              @items << item
+            end
+          end
+        end
+
+        def helper; end
+        """,
+        [("Shop", 1), ("Cart", 2), ("add", 3), ("helper", 9)],
+    ),
 }
 
 

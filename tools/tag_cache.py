@@ -1,9 +1,10 @@
-"""Parsed tags per file, reused while a file's (mtime_ns, size) is unchanged; kept in memory and on disk."""
+"""Parsed tags per file, reused while its (mtime_ns, size) is unchanged; in memory, and on disk across sessions."""
 
 from __future__ import annotations
 
+import marshal
 import os
-import pickle
+import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -18,6 +19,8 @@ POOL_MIN_FILES = 200  # below this, starting worker processes costs more than it
 _CHUNK_FILES = 48
 _SAVE_AFTER_PARSE_SECONDS = 1.0  # persist only when re-parsing would cost more than writing
 _BINARY_PROBE_BYTES = 8192
+# marshal's format may change between Python versions; so may the tags between versions of keel.
+_DISK_VERSION = f"tags{TAGS_VERSION}-py{sys.version_info[0]}.{sys.version_info[1]}"
 _MINIFIED_MIN_BYTES = 20_000
 _MINIFIED_LINE_BYTES = 500  # average line length beyond which a file is taken as minified
 
@@ -48,8 +51,14 @@ def read_tags(path: str, language: str) -> FileTags | None:
     return extract_tags(source, language)
 
 
-def _read_chunk(jobs: list[tuple[str, str]]) -> list[FileTags | None]:
-    return [read_tags(path, language) for path, language in jobs]
+def _read_chunk(jobs: list[tuple[str, str]]) -> bytes:
+    """A worker's tags for a chunk of files, marshalled (pickling dataclasses costs far more)."""
+    results = (read_tags(path, language) for path, language in jobs)
+    return marshal.dumps([None if tags is None else tags.to_plain() for tags in results])
+
+
+def _unmarshal_chunk(data: bytes) -> list[FileTags | None]:
+    return [None if plain is None else FileTags.from_plain(plain) for plain in marshal.loads(data)]
 
 
 class TagCache:
@@ -97,14 +106,14 @@ class TagCache:
     def _parse(self, stale: list[SourceFile]) -> list[FileTags | None]:
         jobs = [(source.path, source.language) for source in stale]
         if self.workers < 2 or len(jobs) < self.pool_min_files:
-            return _read_chunk(jobs)
+            return [read_tags(path, language) for path, language in jobs]
         # Biggest files first so no worker is left with a large one at the end.
         order = sorted(range(len(jobs)), key=lambda i: -stale[i].size)
         chunks = [[jobs[i] for i in order[at : at + _CHUNK_FILES]]
                   for at in range(0, len(order), _CHUNK_FILES)]
         # spawn, not fork: the caller runs in a thread of a process that has other threads.
         with ProcessPoolExecutor(self.workers, mp_context=get_context("spawn")) as pool:
-            chunk_results = list(pool.map(_read_chunk, chunks))
+            chunk_results = [_unmarshal_chunk(data) for data in pool.map(_read_chunk, chunks)]
         results: list[FileTags | None] = [None] * len(jobs)
         for chunk_order, chunk_result in zip(
             (order[at : at + _CHUNK_FILES] for at in range(0, len(order), _CHUNK_FILES)),
@@ -122,23 +131,30 @@ class TagCache:
         assert self.disk_path is not None
         try:
             with open(self.disk_path, "rb") as handle:
-                saved = pickle.load(handle)
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
-            return
-        if isinstance(saved, dict) and saved.get("version") == TAGS_VERSION:
-            self._entries.update(saved.get("entries", {}))
+                saved = marshal.load(handle)
+            if not isinstance(saved, dict) or saved.get("version") != _DISK_VERSION:
+                return
+            for path, (mtime_ns, size, plain) in saved["entries"].items():
+                tags = None if plain is None else FileTags.from_plain(plain)
+                self._entries[path] = _Entry(mtime_ns, size, tags)
+        except (OSError, EOFError, ValueError, TypeError, KeyError):
+            return  # no cache yet, or one from other code: parse afresh
 
     def save(self) -> None:
         """Write the entries of files that still exist to disk (atomically); no-op without a disk path."""
         self._unsaved_parse_seconds = 0.0
         if self.disk_path is None:
             return
-        entries = {path: entry for path, entry in self._entries.items() if os.path.exists(path)}
+        entries = {
+            path: (entry.mtime_ns, entry.size, None if entry.tags is None else entry.tags.to_plain())
+            for path, entry in self._entries.items()
+            if os.path.exists(path)
+        }
         self.disk_path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=self.disk_path.parent, suffix=".tmp")
         try:
             with os.fdopen(handle, "wb") as out:
-                pickle.dump({"version": TAGS_VERSION, "entries": entries}, out, protocol=5)
+                marshal.dump({"version": _DISK_VERSION, "entries": entries}, out)
             os.replace(temporary, self.disk_path)
         except OSError:
             Path(temporary).unlink(missing_ok=True)

@@ -56,8 +56,7 @@ def apply_masking(state: SessionState, upto: int) -> int:
     masked = 0
     for message in state.history[state.masked_upto : upto]:
         if message.role == "tool" and not message.content.startswith(MASK_MARK):
-            message.content = placeholder(message, calls.get(message.tool_call_id or ""))
-            message.token_count = None
+            message.set_content(placeholder(message, calls.get(message.tool_call_id or "")))
             masked += 1
     state.masked_upto = max(state.masked_upto, upto)
     state.epoch += 1

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from agent.errors import ContextWindowExceeded
 from agent.messages import Message
-from agent.model import ModelClient
+from agent.model import ChatModel
 from agent.state import SessionState
 from agent.tokens import count_message, count_text
 from prompts import render
@@ -68,7 +68,7 @@ def render_transcript(messages: list[Message], limit: int) -> tuple[str, int]:
 class Summarizer:
     """Writes a summary with the session's own model, sized so the request itself fits the window."""
 
-    def __init__(self, model: ModelClient, window: int) -> None:
+    def __init__(self, model: ChatModel, window: int) -> None:
         self.model = model
         self.window = window
 

@@ -1,0 +1,85 @@
+"""bench/tui: latency of appending a message to a transcript of 10, 1,000 and 5,000 messages (goal: flat, ≤ 16 ms).
+
+Each append goes the real way: an event folded into the transcript, the AgentChanged message, the
+windowed TranscriptView mounting its widget, layout and paint (headless). Measured as CPU time of the
+process from the append until the app is idle again, so a busy machine's waiting is not counted.
+The baseline is the same append at 10 messages; an unwindowed view at 1,000 shows what windowing buys.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import time
+from pathlib import Path
+
+# This file's own name would shadow the `tui` package: the repository comes first, bench/ last.
+_BENCH = Path(__file__).resolve().parent
+sys.path[:] = [str(_BENCH.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _BENCH] + [str(_BENCH)]
+
+from _common import row  # noqa: E402
+from agent.protocol import AssistantMessage, UserMessage  # noqa: E402
+from agent.settings import SessionSettings  # noqa: E402
+from tui.agents import AgentChanged  # noqa: E402
+from tui.app import KeelApp  # noqa: E402
+from tui.warmup import warm_up_core  # noqa: E402
+from tui.widgets.transcript_view import TranscriptView  # noqa: E402
+
+APPENDS = 40
+ANSWER = "The fix is in `calc.py`:\n\n- `add` returned **a - b**\n- it now returns `a + b`\n\nTests pass."
+GOAL_MS = 16.0
+
+
+def conversation(messages: int) -> list:
+    events = []
+    for number in range(messages // 2):
+        events.append(UserMessage(text=f"question {number}: what does add() do?"))
+        events.append(AssistantMessage(text=f"Answer {number}. {ANSWER}"))
+    return events
+
+
+async def append_latency(messages: int, window: int | None = None) -> list[float]:
+    """CPU milliseconds per appended message, at a transcript of `messages` messages."""
+    settings = SessionSettings(cwd=Path.cwd(), model="openai/any", interactive=True)
+    app = KeelApp(settings, history=conversation(messages))
+    samples = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        view = app.screen.query_one(TranscriptView)
+        if window is not None:
+            view.WINDOW = view.HARD_LIMIT = window
+            await view.show(app.pool.handles[0].transcript)
+        await pilot.pause()
+        handle = app.pool.handles[0]
+        for number in range(APPENDS):
+            event = (UserMessage(text=f"follow-up {number}") if number % 2 == 0
+                     else AssistantMessage(text=f"Follow-up answer {number}. {ANSWER}"))
+            start = time.process_time()
+            app.screen.post_message(AgentChanged(handle, handle.transcript.apply(event)))
+            await pilot.pause()
+            samples.append((time.process_time() - start) * 1000)
+    return samples
+
+
+def summary(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    return statistics.median(ordered), ordered[int(len(ordered) * 0.9) - 1]
+
+
+async def main() -> None:
+    warm_up_core()
+    print(f"tui append latency (CPU ms per message, {APPENDS} appends each; median / p90)")
+    base_median, base_p90 = summary(await append_latency(10))
+    row("10 messages (baseline)", f"{base_median:.1f} / {base_p90:.1f} ms", "1.00x")
+    for size in (1_000, 5_000):
+        median, p90 = summary(await append_latency(size))
+        verdict = "met" if p90 <= GOAL_MS else "MISSED"
+        row(f"{size:,} messages", f"{median:.1f} / {p90:.1f} ms",
+            f"{median / base_median:.2f}x baseline   goal flat, ≤ {GOAL_MS:.0f} ms: {verdict}")
+    median, p90 = summary(await append_latency(1_000, window=1_000_000))
+    row("1,000 messages, unwindowed (all mounted)", f"{median:.1f} / {p90:.1f} ms",
+        f"{median / base_median:.2f}x baseline")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
