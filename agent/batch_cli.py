@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     batch.add_argument("--attempts", type=_positive, default=1, metavar="K",
                        help="independent attempts per task; the summary reports pass@1 and pass@K")
     batch.add_argument("--out", type=Path, metavar="DIR",
-                       help="where results.jsonl, summary, patches and logs go (default ./keel-batch-TIME)")
+                       help="where results.jsonl, summary, patches and logs go (default: under keel's home)")
     batch.add_argument("--backend", choices=["local", "ray"], default="local",
                        help="local: asyncio in this process; ray: one Ray task per attempt")
     batch.add_argument("--ray-address", metavar="ADDRESS",
@@ -77,7 +77,10 @@ def _out_dir(args: argparse.Namespace, cwd: Path) -> Path:
         return (cwd / args.out).resolve()
     if args.resume:
         raise UsageError("--resume needs --out DIR: the directory of the batch to continue")
-    return cwd / time.strftime("keel-batch-%Y%m%d-%H%M%S")
+    from agent.config import keel_home
+
+    # not the current directory: it is usually the user's repository, which a batch never touches
+    return keel_home() / "batches" / time.strftime("%Y%m%d-%H%M%S")
 
 
 def _plan(args: argparse.Namespace, cwd: Path, out: Path) -> tuple[list[Any], list[Any], list[Any]]:

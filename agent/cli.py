@@ -94,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _model_flags(run, argparse.SUPPRESS)
 
+    from agent.batch_cli import add_batch_parser
+
+    add_batch_parser(commands)
     commands.add_parser("sessions", help="list the sessions of this workspace")
     resume = commands.add_parser("resume", help="reopen a session (the newest here by default)")
     resume.add_argument("session_id", nargs="?")
@@ -212,6 +215,10 @@ def dispatch(args: argparse.Namespace) -> int:
         return _cmd_run(args)
     if args.command == "sessions":
         return _cmd_sessions(args)
+    if args.command == "batch":
+        from agent.batch_cli import batch_command
+
+        return batch_command(args)
     if args.command == "resume":
         return _cmd_frontend(args, _session_to_resume(args))
     return _cmd_frontend(args)

@@ -24,6 +24,7 @@ from agent.protocol import (
     Compact,
     Continue,
     Error,
+    FinishStatus,
     Interrupt,
     Op,
     SessionFinished,
@@ -113,6 +114,7 @@ class Session:
         self._pending_approvals: dict[str, asyncio.Future[ApprovalDecision]] = {}
         self._turn: asyncio.Task[None] | None = None
         self._worker: asyncio.Task[None] | None = None
+        self._closing = False
         self._closed = False
 
     async def __aenter__(self) -> Session:
@@ -144,6 +146,8 @@ class Session:
         elif isinstance(op, Interrupt):
             if self._turn is not None and not self._turn.done():
                 self._turn.cancel()
+            else:
+                self._drop_queued_work()
         elif isinstance(op, Approve):
             future = self._pending_approvals.pop(op.call_id, None)
             if future is not None and not future.done():
@@ -162,14 +166,15 @@ class Session:
             yield event
 
     async def close(self) -> None:
-        """Stop the running turn, end every child process, and close the log."""
-        if self._closed:
+        """Stop the running turn (its end is still logged), end every child process, and close the log."""
+        if self._closing:
             return
-        self._closed = True
+        self._closing = True
         for task in (self._turn, self._worker):
             if task is not None and not task.done():
                 task.cancel()
                 await asyncio.wait([task])
+        self._closed = True
         await self.tool_context.aclose()
         self.log.close()
         self._events.put_nowait(None)
@@ -193,6 +198,27 @@ class Session:
                 work = self._run_task(item.text if isinstance(item, UserPrompt) else None)
             self._turn = asyncio.create_task(work)
             await asyncio.wait([self._turn])
+            if self._turn.cancelled() and not isinstance(item, Compact):
+                self._finish("interrupted", "", "interrupted before it started")  # cancelled before it ran
+
+    def _drop_queued_work(self) -> None:
+        """An interrupt with no turn running: the prompts still waiting end as interrupted."""
+        while not self._work.empty():
+            if not isinstance(self._work.get_nowait(), Compact):
+                self._finish("interrupted", "", "interrupted before it started")
+
+    def _finish(self, status: FinishStatus, final: str, reason: str) -> None:
+        self._emit(
+            SessionFinished(
+                status=status,
+                final_message=final,
+                usage=self.state.usage,
+                steps=self.state.steps,
+                cost=self.state.cost,
+                reason=reason,
+            )
+        )
+        self.log.sync()
 
     async def _compact(self) -> None:
         try:
@@ -205,7 +231,8 @@ class Session:
         if text is not None:
             self._emit(UserMessage(text=text))
             self.state.start_task(user(text))
-        status, final, reason = "completed", "", ""
+        status: FinishStatus = "completed"
+        final, reason = "", ""
         try:
             await self.loop.run()
         except TaskComplete as done:
@@ -228,17 +255,7 @@ class Session:
                     detail=traceback.format_exc(),
                 )
             )
-        self._emit(
-            SessionFinished(
-                status=status,
-                final_message=final,
-                usage=self.state.usage,
-                steps=self.state.steps,
-                cost=self.state.cost,
-                reason=reason,
-            )
-        )
-        self.log.sync()
+        self._finish(status, final, reason)
 
     async def _ask_person(
         self, call: ToolCall, tool: Tool, arguments: dict[str, Any]

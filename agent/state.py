@@ -6,13 +6,13 @@ from dataclasses import dataclass, field
 
 from agent.messages import Message
 from agent.model import ToolProtocolName
-from agent.protocol import TokenUsage
+from agent.protocol import FinishStatus, TokenUsage
 
 
 class LimitExceeded(Exception):
     """Raised by `check_limits`; the loop turns it into a clean, resumable stop."""
 
-    def __init__(self, status: str, reason: str) -> None:
+    def __init__(self, status: FinishStatus, reason: str) -> None:
         super().__init__(reason)
         self.status = status
         self.reason = reason

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import functools
 import hashlib
 import re
 import weakref
@@ -77,6 +78,7 @@ def resolve_ref(repo: Path, ref: str | None) -> str:
         raise WorkspaceError(f"{what} is not a commit in {repo}") from None
 
 
+@functools.lru_cache(maxsize=256)
 def _common_dir(repo: Path) -> Path:
     return Path(repo, _git(repo, "rev-parse", "--git-common-dir")).resolve()
 
@@ -89,6 +91,7 @@ def default_root(repo: Path) -> Path:
 
 # ---------------------------------------------------------------- serialization of git's bookkeeping
 
+_pruned: set[Path] = set()  # repositories whose stale worktree records this process has cleared
 _async_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Path, asyncio.Lock]] = (
     weakref.WeakKeyDictionary()
 )
@@ -135,7 +138,9 @@ def _create(repo: Path, name: str, ref: str | None, root: Path | None) -> Worktr
     root = (root or default_root(repo)).resolve()
     stem = _safe_name(name)
     with _file_lock(common_dir):
-        _git(repo, "worktree", "prune")
+        if common_dir not in _pruned:
+            _git(repo, "worktree", "prune")
+            _pruned.add(common_dir)
         listing = _git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/")
         existing = set(listing.splitlines())
         suffix = 1
@@ -205,7 +210,8 @@ def _remove(worktree: Worktree) -> None:
     with _file_lock(common_dir):
         if worktree.path.exists():
             _git(worktree.repo, "worktree", "remove", "--force", "--force", str(worktree.path))
-        _git(worktree.repo, "worktree", "prune")
+        else:
+            _git(worktree.repo, "worktree", "prune")
 
 
 async def remove_worktree(worktree: Worktree) -> None:

@@ -3,7 +3,8 @@
 Each append goes the real way: an event folded into the transcript, the AgentChanged message, the
 windowed TranscriptView mounting its widget, layout and paint (headless). Measured as CPU time of the
 process from the append until the app is idle again, so a busy machine's waiting is not counted.
-The baseline is the same append at 10 messages; an unwindowed view at 1,000 shows what windowing buys.
+The baseline is the same append at 10 messages; two more rows put it in context: the floor (a bare
+Textual app mounting one Static into a scrolling view, same screen size) and an unwindowed view at 1,000.
 """
 
 from __future__ import annotations
@@ -16,15 +17,23 @@ from pathlib import Path
 
 # This file's own name would shadow the `tui` package: the repository comes first, bench/ last.
 _BENCH = Path(__file__).resolve().parent
-sys.path[:] = [str(_BENCH.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _BENCH] + [str(_BENCH)]
+sys.path[:] = (
+    [str(_BENCH.parent)]
+    + [p for p in sys.path if Path(p or ".").resolve() != _BENCH]
+    + [str(_BENCH)]
+)
 
-from _common import row  # noqa: E402
-from agent.protocol import AssistantMessage, UserMessage  # noqa: E402
-from agent.settings import SessionSettings  # noqa: E402
-from tui.agents import AgentChanged  # noqa: E402
-from tui.app import KeelApp  # noqa: E402
-from tui.warmup import warm_up_core  # noqa: E402
-from tui.widgets.transcript_view import TranscriptView  # noqa: E402
+from _common import row
+from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from agent.protocol import AssistantMessage, UserMessage
+from agent.settings import SessionSettings
+from tui.agents import AgentChanged
+from tui.app import KeelApp
+from tui.warmup import warm_up_core
+from tui.widgets.transcript_view import TranscriptView
 
 APPENDS = 40
 ANSWER = "The fix is in `calc.py`:\n\n- `add` returned **a - b**\n- it now returns `a + b`\n\nTests pass."
@@ -52,10 +61,35 @@ async def append_latency(messages: int, window: int | None = None) -> list[float
         await pilot.pause()
         handle = app.pool.handles[0]
         for number in range(APPENDS):
-            event = (UserMessage(text=f"follow-up {number}") if number % 2 == 0
-                     else AssistantMessage(text=f"Follow-up answer {number}. {ANSWER}"))
+            event = (
+                UserMessage(text=f"follow-up {number}")
+                if number % 2 == 0
+                else AssistantMessage(text=f"Follow-up answer {number}. {ANSWER}")
+            )
             start = time.process_time()
             app.screen.post_message(AgentChanged(handle, handle.transcript.apply(event)))
+            await pilot.pause()
+            samples.append((time.process_time() - start) * 1000)
+    return samples
+
+
+class FloorApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield VerticalScroll()
+
+
+async def floor_latency() -> list[float]:
+    """What Textual itself costs to append one line to an anchored scrolling view and repaint."""
+    app = FloorApp()
+    samples = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        view = app.query_one(VerticalScroll)
+        view.anchor()
+        await view.mount_all([Static(f"line {n}") for n in range(10)])
+        await pilot.pause()
+        for number in range(APPENDS):
+            start = time.process_time()
+            await view.mount(Static(f"appended {number}"))
             await pilot.pause()
             samples.append((time.process_time() - start) * 1000)
     return samples
@@ -69,16 +103,28 @@ def summary(samples: list[float]) -> tuple[float, float]:
 async def main() -> None:
     warm_up_core()
     print(f"tui append latency (CPU ms per message, {APPENDS} appends each; median / p90)")
+    floor_median, floor_p90 = summary(await floor_latency())
     base_median, base_p90 = summary(await append_latency(10))
     row("10 messages (baseline)", f"{base_median:.1f} / {base_p90:.1f} ms", "1.00x")
+    row(
+        "floor: bare Textual, one Static appended",
+        f"{floor_median:.1f} / {floor_p90:.1f} ms",
+        f"{floor_median / base_median:.2f}x baseline",
+    )
     for size in (1_000, 5_000):
         median, p90 = summary(await append_latency(size))
         verdict = "met" if p90 <= GOAL_MS else "MISSED"
-        row(f"{size:,} messages", f"{median:.1f} / {p90:.1f} ms",
-            f"{median / base_median:.2f}x baseline   goal flat, ≤ {GOAL_MS:.0f} ms: {verdict}")
+        row(
+            f"{size:,} messages",
+            f"{median:.1f} / {p90:.1f} ms",
+            f"{median / base_median:.2f}x baseline   goal flat, ≤ {GOAL_MS:.0f} ms: {verdict}",
+        )
     median, p90 = summary(await append_latency(1_000, window=1_000_000))
-    row("1,000 messages, unwindowed (all mounted)", f"{median:.1f} / {p90:.1f} ms",
-        f"{median / base_median:.2f}x baseline")
+    row(
+        "1,000 messages, unwindowed (all mounted)",
+        f"{median:.1f} / {p90:.1f} ms",
+        f"{median / base_median:.2f}x baseline",
+    )
 
 
 if __name__ == "__main__":

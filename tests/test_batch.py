@@ -7,21 +7,19 @@ import json
 import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from keel_cli import KeelResult, git_repo, keel_env
+from keel_cli import KEEL, KeelResult, git_repo, keel_env
 from scripted_server import ChatRequest, Reply, ScriptedToolCall
 
 from agent.batch.progress import Progress
 from agent.batch.results import ResultRow, pass_at_k
 
-# TODO(lead): once `keel batch` is wired into agent/cli.py, use [KEEL, "batch"] from keel_cli here.
-BATCH = [sys.executable, "-m", "agent.batch_cli"]
+BATCH = [KEEL, "batch"]
 
 FILES = {
     "calc.py": "def add(a, b):\n    return a - b\n",
@@ -34,7 +32,7 @@ FIXES = {f"t{n}": [True, False] if n % 3 == 1 else [n % 3 == 0] * 2 for n in ran
 
 def run_batch(*args: str, cwd: Path, home: Path, timeout: float = 240) -> KeelResult:
     proc = subprocess.run(
-        [*BATCH, *args], cwd=cwd, env=keel_env(home), stdin=subprocess.DEVNULL,
+        [*BATCH, *args], check=False, cwd=cwd, env=keel_env(home), stdin=subprocess.DEVNULL,
         capture_output=True, text=True, timeout=timeout,
     )
     return KeelResult(proc.returncode, proc.stdout, proc.stderr)
@@ -115,7 +113,7 @@ def check_batch_outcome(result: KeelResult, repo: Path, out: Path, home: Path, b
     # the user's checkout is untouched and nothing is left over
     assert snapshot(repo) == before
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
-    fsck = subprocess.run(["git", "fsck"], cwd=repo, capture_output=True, text=True)
+    fsck = subprocess.run(["git", "fsck"], check=False, cwd=repo, capture_output=True, text=True)
     assert fsck.returncode == 0 and fsck.stdout == "" and "error" not in fsck.stderr, fsck.stderr
     assert leftover_files(home / "worktrees") == []
     summary = json.loads((out / "summary.json").read_text())
@@ -183,7 +181,7 @@ def test_ctrl_c_interrupts_running_attempts_and_cleans_up(scripted_server, tmp_p
         time.sleep(0.1)
     assert len(server.requests) == 2, "two agents should be waiting on the model"
     process.send_signal(signal.SIGINT)
-    stdout, stderr = process.communicate(timeout=60)
+    _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
     assert "stopping" in stderr and "--resume" in stderr
     rows = rows_of(out)
@@ -198,6 +196,29 @@ def test_ctrl_c_interrupts_running_attempts_and_cleans_up(scripted_server, tmp_p
     assert resumed.returncode == 0, resumed.stderr
     assert sorted(r.key for r in rows_of(out)[2:]) == [(f"t{n}", 1) for n in range(4)]
     assert json.loads((out / "summary.json").read_text())["pass_at_1"] == 1.0
+
+
+def test_failed_setup_and_a_hanging_test_are_recorded(scripted_server, tmp_path):
+    server = scripted_server(Agent({"t5": [True]}))
+    repo = git_repo(tmp_path / "repo", FILES)
+    out, home = tmp_path / "out", tmp_path / "home"
+    tasks = [
+        {"id": "broken", "prompt": "task t0", "repo": str(repo), "setup": ["true", "echo no-deps >&2; exit 3"]},
+        {"id": "slow", "prompt": "task t5", "repo": str(repo), "test": "sleep 29.25 & sleep 29.25; true"},
+    ]
+    (tmp_path / "tasks.jsonl").write_text("".join(json.dumps(task) + "\n" for task in tasks))
+    result = run_batch("tasks.jsonl", "--model", "openai/any", "--api-base", server.url, "--out", str(out),
+                       "--command-timeout", "2", cwd=tmp_path, home=home)
+    assert result.returncode == 0, result.stderr
+    # the hanging command's whole process group was killed, its background child too
+    assert subprocess.run(["pgrep", "-f", "sleep 29.25"], capture_output=True, check=False).stdout == b""
+    broken, slow = sorted(rows_of(out), key=lambda row: row.id)
+    assert broken.status == "setup_failed" and not broken.passed and broken.session_log is None
+    assert "exited with 3" in broken.reason and "no-deps" in broken.reason
+    assert slow.status == "completed" and not slow.passed and "timed out" in slow.reason
+    assert "+    return a + b" in Path(slow.patch).read_text()
+    assert all(task_of(request) == "t5" for request in server.requests)
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
 
 
 @pytest.mark.parametrize(

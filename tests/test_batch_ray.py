@@ -20,5 +20,5 @@ def test_eight_tasks_two_attempts_on_a_local_ray(scripted_server, tmp_path):
     result = run_batch(str(tasks), "--model", "openai/any", "--api-base", server.url, "--backend", "ray",
                        "-j", "4", "--attempts", "2", "--out", str(out), cwd=tmp_path, home=home, timeout=280)
     rows = check_batch_outcome(result, repo, out, home, before)
-    # every attempt ran in a Ray worker process, not in the driver
+    # two model calls per attempt; the workers wrote their session logs under the driver's KEEL_HOME
     assert len(server.requests) == 32 and all(row.session_log.startswith(str(home)) for row in rows)

@@ -192,21 +192,34 @@ def make_filler(root: Path) -> None:
 
 
 def make_library(root: Path, users: int = 6) -> None:
-    """core.py defines a much-used and an unused function; many files call the first."""
-    write(root, "core.py", """
+    """core.py defines a function many files call; aaa_spare.py (first by path) one nobody does."""
+    write(
+        root,
+        "core.py",
+        """
         def heavily_used(value):
             return value * 2
-
+        """,
+    )
+    write(
+        root,
+        "aaa_spare.py",
+        """
         def never_used(value):
             return value
-        """)
+        """,
+    )
     for number in range(users):
-        write(root, f"users/user_{number}.py", f"""
+        write(
+            root,
+            f"users/user_{number}.py",
+            f"""
             from core import heavily_used
 
             def task_{number}():
                 return heavily_used({number})
-            """)
+            """,
+        )
 
 
 async def test_repo_map_ranks_the_referenced_definition_above_the_unreferenced(
@@ -216,10 +229,22 @@ async def test_repo_map_ranks_the_referenced_definition_above_the_unreferenced(
     make_filler(ctx.root)
     small = CodeMapTool(map_tokens=150, cache_dir=tmp_path / "cache", workers=1)
     text = await code_map(small, ctx)
-    assert text.startswith("Repo map of .: 8 source files")
-    assert "core.py\n  1: def heavily_used(value):" in text
+    assert text.startswith("Repo map of .: 9 source files")
+    assert "\ncore.py\n  1: def heavily_used(value):\n" in text
     assert "never_used" not in text or text.index("heavily_used") < text.index("never_used")
     assert len(text) <= 150 * 4
+
+
+async def test_a_use_counts_for_the_definition_its_file_imports(
+    tmp_path: Path, ctx: ToolContext
+) -> None:
+    write(ctx.root, "aaa/pages.py", "def render(page):\n    return page\n")
+    write(ctx.root, "lib/widgets.py", "def render(widget):\n    return widget\n")
+    write(ctx.root, "app.py", "from lib import widgets\n\nwidgets.render(1)\nwidgets.render(2)\n")
+    make_filler(ctx.root)
+    small = CodeMapTool(map_tokens=150, cache_dir=tmp_path / "cache", workers=1)
+    files = [line for line in (await code_map(small, ctx)).splitlines() if line.endswith(".py")]
+    assert files[0] == "lib/widgets.py"  # before aaa/pages.py, which comes first by path
 
 
 async def test_files_in_play_pull_their_dependencies_up(tmp_path: Path, ctx: ToolContext) -> None:
@@ -253,13 +278,41 @@ async def test_only_the_changed_file_is_parsed_again(tool: CodeMapTool, ctx: Too
     make_library(ctx.root)
     await code_map(tool, ctx)
     cache = tool.cache_for(ctx.root)
-    assert cache.parses == 7
-    await code_map(tool, ctx)
-    assert cache.parses == 7
-    write(ctx.root, "core.py", "def heavily_used(value):\n    return value\n\ndef brand_new():\n    pass\n")
-    text = await code_map(tool, ctx)
     assert cache.parses == 8
-    assert "brand_new" in text and "never_used" not in text
+    await code_map(tool, ctx)
+    assert cache.parses == 8
+    write(
+        ctx.root,
+        "core.py",
+        "def heavily_used(value):\n    return value\n\ndef brand_new():\n    pass\n",
+    )
+    text = await code_map(tool, ctx)
+    assert cache.parses == 9
+    assert "brand_new" in text
+
+
+async def test_after_edits_the_map_is_what_a_fresh_start_gives(
+    tmp_path: Path, ctx: ToolContext
+) -> None:
+    make_library(ctx.root, users=4)
+    make_filler(ctx.root)
+    running = CodeMapTool(map_tokens=150, cache_dir=tmp_path / "running", workers=1)
+    before = await code_map(running, ctx)
+    for number in range(3):
+        write(
+            ctx.root, f"users/user_{number}.py", "from aaa_spare import never_used\nnever_used(1)\n"
+        )
+    write(ctx.root, "users/user_9.py", "from filler import filler_7\nfiller_7()\n")
+    (ctx.root / "users/user_3.py").unlink()
+    after = await code_map(running, ctx)
+    fresh = CodeMapTool(map_tokens=150, cache_dir=tmp_path / "fresh", workers=1)
+    assert after == await code_map(fresh, ctx)
+
+    def file_order(text: str) -> list[str]:
+        return [line for line in text.splitlines() if line.endswith(".py")]
+
+    assert file_order(before)[0] == "core.py"
+    assert file_order(after)[:3] == ["aaa_spare.py", "filler.py", "core.py"]
 
 
 async def test_tags_on_disk_spare_a_new_session_the_parse(tmp_path: Path, ctx: ToolContext) -> None:
@@ -303,11 +356,15 @@ async def test_query_for_a_member_names_its_container(tool: CodeMapTool, ctx: To
 
 async def test_the_map_stays_within_its_token_budget(tmp_path: Path, ctx: ToolContext) -> None:
     for number in range(40):
-        body = "".join(f"def function_{number}_{i}(argument_{i}):\n    return {i}\n\n" for i in range(15))
+        body = "".join(
+            f"def function_{number}_{i}(argument_{i}):\n    return {i}\n\n" for i in range(15)
+        )
         write(ctx.root, f"pkg/module_{number}.py", body)
     write(ctx.root, "main.py", "".join(f"function_{n}_1(1)\n" for n in range(40)))
     for tokens in (30, 300, 2000):
-        text = await code_map(CodeMapTool(map_tokens=tokens, cache_dir=tmp_path / "c", workers=1), ctx)
+        text = await code_map(
+            CodeMapTool(map_tokens=tokens, cache_dir=tmp_path / "c", workers=1), ctx
+        )
         assert "function_0_1(argument_1)" in text
         assert text.startswith("Repo map of .:") == (tokens > 30)
         assert len(text) <= tokens * 4
@@ -321,7 +378,9 @@ async def test_small_directory_gets_the_full_outline(tool: CodeMapTool, ctx: Too
     assert "    12: def total(self) -> float:" in text
 
 
-async def test_discovery_follows_gitignore_and_walks_outside_git(tmp_path: Path, ctx: ToolContext) -> None:
+async def test_discovery_follows_gitignore_and_walks_outside_git(
+    tmp_path: Path, ctx: ToolContext
+) -> None:
     write(ctx.root, ".gitignore", "generated/\n")
     write(ctx.root, "kept.py", "def kept():\n    pass\n")
     write(ctx.root, "generated/skip.py", "def skipped():\n    pass\n")
@@ -332,12 +391,17 @@ async def test_discovery_follows_gitignore_and_walks_outside_git(tmp_path: Path,
     write(plain, ".venv/lib/site.py", "y = 2\n")
     write(plain, "minified.js", "var a=1;" * 5000)
     assert [source.rel for source in discover(plain, plain)] == ["minified.js", "src/app.py"]
-    text = await code_map(CodeMapTool(cache_dir=tmp_path / "c", workers=1),
-                          ToolContext(root=plain, scratch=tmp_path), path=".")
+    text = await code_map(
+        CodeMapTool(cache_dir=tmp_path / "c", workers=1),
+        ToolContext(root=plain, scratch=tmp_path),
+        path=".",
+    )
     assert "src/app.py" in text and "minified.js" not in text
 
 
-async def test_mistakes_come_back_as_errors_saying_what_works(tool: CodeMapTool, ctx: ToolContext) -> None:
+async def test_mistakes_come_back_as_errors_saying_what_works(
+    tool: CodeMapTool, ctx: ToolContext
+) -> None:
     write(ctx.root, "notes.txt", "hello\n")
     with pytest.raises(ToolError, match="does not exist"):
         await code_map(tool, ctx, path="missing.py")

@@ -187,3 +187,26 @@ async def test_unreachable_provider_ends_the_task_with_an_error(workspace):
     assert [e.type for e in seen].count("model.retry") == 1
     log = read_events(Path(os.environ["KEEL_HOME"]) / "sessions" / f"{session.id}.jsonl")
     assert log[-1].type == "session.finished"
+
+
+async def test_interrupt_before_the_turn_starts_still_ends_it(scripted_server, workspace):
+    server = scripted_server([Reply(text="never seen")])
+    async with Session(settings(server, workspace)) as session:
+        session.submit(UserPrompt(text="one"))
+        session.submit(Interrupt())
+        seen = await until_finished(session)
+    assert seen[-1].status == "interrupted"
+    assert server.requests == [] or seen[-1].final_message == ""
+
+
+async def test_closing_mid_turn_logs_how_the_turn_ended(scripted_server, workspace):
+    server = scripted_server([Reply(text="slow " * 200, chunk_delay=0.05)])
+    session = Session(settings(server, workspace))
+    session.start()
+    session.submit(UserPrompt(text="go"))
+    async for event in session.events():
+        if isinstance(event, AssistantDelta):
+            break
+    await session.close()
+    log = read_events(Path(os.environ["KEEL_HOME"]) / "sessions" / f"{session.id}.jsonl")
+    assert log[-1].type == "session.finished" and log[-1].status == "interrupted"

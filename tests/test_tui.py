@@ -5,17 +5,18 @@ from __future__ import annotations
 import pytest
 from keel_cli import git_repo
 from scripted_server import ChatRequest, Reply, ScriptedToolCall
+from tui_support import settings_for, type_text, wait_until
+
 from tui.app import KeelApp
 from tui.screens.approval_modal import ApprovalModal
 from tui.screens.help_screen import HelpScreen
 from tui.screens.new_session_dialog import NewSessionDialog
-from tui.warmup import warm_up_core
 from tui.transcript import AssistantEntry, NoticeEntry, ToolEntry, UserEntry
+from tui.warmup import warm_up_core
 from tui.widgets.assistant_block import AssistantBlock
 from tui.widgets.status_bar import StatusBar
 from tui.widgets.tool_panel import ToolPanel
 from tui.widgets.user_block import UserBlock
-from tui_support import settings_for, type_text, wait_until
 
 CALC = {"calc.py": "def add(a, b):\n    return a - b\n"}
 
@@ -47,10 +48,12 @@ def tool_results(server) -> list[str]:
 
 
 async def test_prompt_shows_the_answer_and_a_tool_panel(scripted_server, repo):
-    server = scripted_server([
-        Reply(tool_calls=[ScriptedToolCall(name="read_file", arguments={"path": "calc.py"})]),
-        Reply(text="`add` subtracts: it returns **a - b**.", chunk_delay=0.01),
-    ])
+    server = scripted_server(
+        [
+            Reply(tool_calls=[ScriptedToolCall(name="read_file", arguments={"path": "calc.py"})]),
+            Reply(text="`add` subtracts: it returns **a - b**.", chunk_delay=0.01),
+        ]
+    )
     app = KeelApp(settings_for(repo, server.url))
     async with app.run_test(size=(120, 40)) as pilot:
         handle = app.pool.handles[0]
@@ -61,8 +64,12 @@ async def test_prompt_shows_the_answer_and_a_tool_panel(scripted_server, repo):
         prompts = [str(block.render()) for block in app.screen.query(UserBlock)]
         assert any("why is add wrong" in text for text in prompts)
         [panel] = app.screen.query(ToolPanel)
-        assert panel.has_class("-ok") and "read_file" in str(panel.title) and "calc.py" in str(panel.title)
-        answers = [block.source for block in app.screen.query(AssistantBlock)]
+        assert (
+            panel.has_class("-ok")
+            and "read_file" in str(panel.title)
+            and "calc.py" in str(panel.title)
+        )
+        answers = [block.text for block in app.screen.query(AssistantBlock)]
         assert answers == ["`add` subtracts: it returns **a - b**."]
         status = str(app.screen.query_one(StatusBar).render())
         assert "openai/any" in status and "done" in status and "context" in status
@@ -101,9 +108,13 @@ async def test_denying_a_command_does_not_run_it(scripted_server, repo):
 
 
 async def test_allow_for_the_session_stops_asking(scripted_server, repo):
-    server = scripted_server([
-        run_command_reply("echo one"), run_command_reply("echo two"), Reply(text="Both ran."),
-    ])
+    server = scripted_server(
+        [
+            run_command_reply("echo one"),
+            run_command_reply("echo two"),
+            Reply(text="Both ran."),
+        ]
+    )
     app = KeelApp(settings_for(repo, server.url))
     async with app.run_test(size=(120, 40)) as pilot:
         handle = app.pool.handles[0]
@@ -125,8 +136,10 @@ async def test_escape_interrupts_a_slow_stream(scripted_server, repo):
         await send(pilot, "write a lot")
 
         def streaming() -> bool:
-            return any(isinstance(e, AssistantEntry) and e.streaming and len(e.text) > 20
-                       for e in handle.transcript.entries)
+            return any(
+                isinstance(e, AssistantEntry) and e.streaming and len(e.text) > 20
+                for e in handle.transcript.entries
+            )
 
         await wait_until(pilot, streaming, "the answer to start streaming")
         assert app.screen.query(AssistantBlock)
@@ -134,7 +147,10 @@ async def test_escape_interrupts_a_slow_stream(scripted_server, repo):
         await wait_until(pilot, lambda: handle.stats.status == "interrupted", "the interrupt")
         [partial] = [e for e in handle.transcript.entries if isinstance(e, AssistantEntry)]
         assert not partial.streaming and len(partial.text) < len(words)
-        assert any(isinstance(e, NoticeEntry) and e.text.startswith("interrupted") for e in handle.transcript.entries)
+        assert any(
+            isinstance(e, NoticeEntry) and e.text.startswith("interrupted")
+            for e in handle.transcript.entries
+        )
 
         await send(pilot, "go on")
         await wait_until(pilot, lambda: handle.stats.status == "done", "the next task")
@@ -158,7 +174,9 @@ async def test_two_sessions_run_at_once_and_both_finish(scripted_server, repo):
         await wait_until(pilot, lambda: first.session is not None, "the first session")
 
         await pilot.press("ctrl+n")
-        await wait_until(pilot, lambda: isinstance(app.screen, NewSessionDialog), "the new-agent dialog")
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, NewSessionDialog), "the new-agent dialog"
+        )
         # filled in directly: Pilot waits for an idle CPU after each key, which a streaming agent delays
         app.screen.query_one("#new-task").value = "task two"
         await pilot.press("enter")
@@ -183,7 +201,7 @@ async def test_two_sessions_run_at_once_and_both_finish(scripted_server, repo):
         await pilot.press("ctrl+pageup")
         await pilot.pause()
         assert app.screen.selected is first
-        shown = [block.source for block in app.screen.query(AssistantBlock)]
+        shown = [block.text for block in app.screen.query(AssistantBlock)]
         assert shown and shown[0].startswith("Answer for task one")
 
 
@@ -209,8 +227,11 @@ async def test_slash_commands(scripted_server, repo):
         await send(pilot, "/model openai/next")
         assert handle.stats.model == "openai/any" and app.pool.model == "openai/next"
         await send(pilot, "/compact")
-        await wait_until(pilot, lambda: "context summarized" in handle.transcript.entries[-1].text,
-                         "the compaction notice")
+        await wait_until(
+            pilot,
+            lambda: "context summarized" in handle.transcript.entries[-1].text,
+            "the compaction notice",
+        )
 
 
 async def test_prompt_history_walks_back_and_forth(scripted_server, repo):

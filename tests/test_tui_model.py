@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tui_support import fixed_history
+
 from agent.protocol import (
     ApprovalRequested,
     AssistantDelta,
@@ -23,10 +25,9 @@ from tui.app import KeelApp
 from tui.commands import CommandError, SlashCommand, parse_budget, parse_command
 from tui.history import InputHistory
 from tui.transcript import AssistantEntry, Change, SessionStats, ToolEntry, Transcript, UserEntry
-from tui.widgets.earlier_marker import EarlierMarker
 from tui.warmup import warm_up_core
+from tui.widgets.earlier_marker import EarlierMarker
 from tui.widgets.transcript_view import TranscriptView
-from tui_support import fixed_history
 
 
 def new_transcript() -> Transcript:
@@ -48,7 +49,9 @@ def test_deltas_stream_into_one_answer_that_the_message_settles():
 def test_a_retry_ends_the_cut_stream():
     transcript = new_transcript()
     transcript.apply(AssistantDelta(text="partial"))
-    transcript.apply(ModelRetry(attempt=1, max_attempts=4, error_class="RateLimitError", message="429", delay=1))
+    transcript.apply(
+        ModelRetry(attempt=1, max_attempts=4, error_class="RateLimitError", message="429", delay=1)
+    )
     transcript.apply(AssistantDelta(text="again"))
     answers = [e for e in transcript.entries if isinstance(e, AssistantEntry)]
     assert [(a.text, a.streaming) for a in answers] == [("partial", False), ("again", True)]
@@ -60,9 +63,15 @@ def test_tool_calls_move_through_approval_to_their_result():
     transcript.apply(UserMessage(text="run it"))
     assert transcript.stats.status == "running"
     transcript.apply(ToolStarted(call_id="c1", name="run_command", arguments={"command": "ls"}))
-    transcript.apply(ApprovalRequested(call_id="c1", name="run_command", arguments={"command": "ls"}, reason="r"))
+    transcript.apply(
+        ApprovalRequested(call_id="c1", name="run_command", arguments={"command": "ls"}, reason="r")
+    )
     tool = transcript.entries[1]
-    assert isinstance(tool, ToolEntry) and tool.state == "approval" and transcript.stats.status == "approval"
+    assert (
+        isinstance(tool, ToolEntry)
+        and tool.state == "approval"
+        and transcript.stats.status == "approval"
+    )
     transcript.apply(ToolFinished(call_id="c1", name="run_command", ok=False, output="Denied: no"))
     assert tool.state == "denied" and transcript.stats.status == "running"
     transcript.apply(ToolStarted(call_id="c2", name="edit_file", arguments={"path": "a.py"}))
@@ -70,13 +79,21 @@ def test_tool_calls_move_through_approval_to_their_result():
     assert transcript.entries[2] == ToolEntry("c2", "edit_file", {"path": "a.py"}, "ok", "ok", "+x")
 
 
-@pytest.mark.parametrize(("status", "shown"), [
-    ("completed", "done"), ("interrupted", "interrupted"), ("budget_exhausted", "stopped"), ("error", "error"),
-])
+@pytest.mark.parametrize(
+    ("status", "shown"),
+    [
+        ("completed", "done"),
+        ("interrupted", "interrupted"),
+        ("budget_exhausted", "stopped"),
+        ("error", "error"),
+    ],
+)
 def test_how_a_task_ends_sets_the_status(status, shown):
     transcript = new_transcript()
     usage = TokenUsage(total_tokens=1234)
-    transcript.apply(SessionFinished(status=status, final_message="", usage=usage, steps=3, reason="why"))
+    transcript.apply(
+        SessionFinished(status=status, final_message="", usage=usage, steps=3, reason="why")
+    )
     assert transcript.stats.status == shown and transcript.stats.used == 1234
     assert "3 steps · 1.2k tokens" in transcript.entries[-1].text
 
@@ -97,8 +114,15 @@ def test_a_replayed_history_rebuilds_the_transcript():
     for event in fixed_history():
         transcript.apply(event)
     kinds = [type(e).__name__ for e in transcript.entries]
-    assert kinds == ["NoticeEntry", "UserEntry", "AssistantEntry", "ToolEntry", "ToolEntry",
-                     "AssistantEntry", "NoticeEntry"]
+    assert kinds == [
+        "NoticeEntry",
+        "UserEntry",
+        "AssistantEntry",
+        "ToolEntry",
+        "ToolEntry",
+        "AssistantEntry",
+        "NoticeEntry",
+    ]
     assert transcript.stats.status == "done" and transcript.stats.budget == 50_000
     assert transcript.stats.context_tokens == 2_950 and transcript.stats.cost == 0.0042
 
@@ -110,12 +134,22 @@ def test_slash_commands_parse():
     assert parse_command("  /new ") == SlashCommand("new")
     with pytest.raises(CommandError, match="unknown command /nope"):
         parse_command("/nope")
-    with pytest.raises(CommandError, match="unknown command /undo"):  # hidden until agent.undo exists
+    with pytest.raises(
+        CommandError, match="unknown command /undo"
+    ):  # hidden until agent.undo exists
         parse_command("/undo")
 
 
-@pytest.mark.parametrize(("text", "tokens"), [("200000", 200_000), ("200k", 200_000), ("1.5M", 1_500_000),
-                                              ("50_000", 50_000), ("off", None)])
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("200000", 200_000),
+        ("200k", 200_000),
+        ("1.5M", 1_500_000),
+        ("50_000", 50_000),
+        ("off", None),
+    ],
+)
 def test_budget_values(text, tokens):
     assert parse_budget(text) == tokens
 
@@ -140,10 +174,21 @@ def test_history_walks_back_and_returns_to_the_draft():
 
 
 def test_formats():
-    assert [fmt.tokens(n) for n in (999, 1000, 1234, 2_500_000, None)] == ["999", "1k", "1.2k", "2.5M", "∞"]
+    assert [fmt.tokens(n) for n in (999, 1000, 1234, 2_500_000, None)] == [
+        "999",
+        "1k",
+        "1.2k",
+        "2.5M",
+        "∞",
+    ]
     assert fmt.duration(12) == "12ms" and fmt.duration(1500) == "1.5s"
-    assert fmt.argument_summary("run_command", {"command": "pytest -q", "timeout": 5}) == "pytest -q"
-    assert fmt.argument_summary("apply_patch", {"patch": "*** Begin Patch\n*** Update File: a.py\n"}) == "a.py"
+    assert (
+        fmt.argument_summary("run_command", {"command": "pytest -q", "timeout": 5}) == "pytest -q"
+    )
+    assert (
+        fmt.argument_summary("apply_patch", {"patch": "*** Begin Patch\n*** Update File: a.py\n"})
+        == "a.py"
+    )
     assert fmt.clip_lines("a\nb\nc", 2) == ("a\nb", 1)
 
 

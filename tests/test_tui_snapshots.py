@@ -4,27 +4,35 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual.app import App, ComposeResult
+from tui_support import CALC_DIFF, FIXED_TS, fixed_history
+
 from agent.protocol import ApprovalRequested
 from agent.settings import SessionSettings
-from textual.app import App, ComposeResult
 from tui.app import KeelApp
 from tui.screens.approval_modal import ApprovalModal
 from tui.transcript import ToolEntry
 from tui.widgets.tool_panel import ToolPanel
-from tui_support import CALC_DIFF, FIXED_TS, fixed_history
 
 SIZE = (120, 36)
 
 
 def demo_settings() -> SessionSettings:
     """Never started: the snapshots show a replayed history, so nothing volatile reaches the screen."""
-    return SessionSettings(cwd=Path("/work/demo"), model="openai/any", interactive=True,
-                           approval="auto-edit", budget=50_000)
+    return SessionSettings(
+        cwd=Path("/work/demo"),
+        model="openai/any",
+        interactive=True,
+        approval="auto-edit",
+        budget=50_000,
+    )
 
 
 def demo_app() -> KeelApp:
     app = KeelApp(demo_settings(), history=fixed_history())
-    app.pool.add(demo_settings().model_copy(update={"model": "anthropic/claude-sonnet"}), name="agent 2")
+    app.pool.add(
+        demo_settings().model_copy(update={"model": "anthropic/claude-sonnet"}), name="agent 2"
+    )
     return app
 
 
@@ -33,11 +41,27 @@ class ToolPanelApp(App[None]):
 
     def compose(self) -> ComposeResult:
         arguments = {"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}
-        yield ToolPanel(ToolEntry("call_2", "edit_file", arguments, state="ok",
-                                  output="Edited calc.py: replaced 1 occurrence at line 2.",
-                                  diff=CALC_DIFF, duration_ms=30))
-        yield ToolPanel(ToolEntry("call_3", "run_command", {"command": "pytest -q"}, state="failed",
-                                  output="1 failed in 0.12s", duration_ms=840))
+        yield ToolPanel(
+            ToolEntry(
+                "call_2",
+                "edit_file",
+                arguments,
+                state="ok",
+                output="Edited calc.py: replaced 1 occurrence at line 2.",
+                diff=CALC_DIFF,
+                duration_ms=30,
+            )
+        )
+        yield ToolPanel(
+            ToolEntry(
+                "call_3",
+                "run_command",
+                {"command": "pytest -q"},
+                state="failed",
+                output="1 failed in 0.12s",
+                duration_ms=840,
+            )
+        )
 
 
 def test_main_screen(snap_compare):
@@ -49,9 +73,13 @@ def test_tool_panel_with_a_diff(snap_compare):
 
 
 def test_approval_modal(snap_compare):
-    request = ApprovalRequested(ts=FIXED_TS, call_id="call_9", name="run_command",
-                                arguments={"command": "python -m pytest -q tests/test_calc.py"},
-                                reason="run_command is an exec tool and the policy is auto-edit")
+    request = ApprovalRequested(
+        ts=FIXED_TS,
+        call_id="call_9",
+        name="run_command",
+        arguments={"command": "python -m pytest -q tests/test_calc.py"},
+        reason="run_command is an exec tool and the policy is auto-edit",
+    )
 
     async def open_modal(pilot) -> None:
         await pilot.app.push_screen(ApprovalModal(request, "agent 1"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -71,7 +72,7 @@ async def test_worktree_is_a_new_branch_from_head(repo: Path, tmp_path: Path) ->
 
 async def test_worktree_from_a_ref(repo: Path, tmp_path: Path) -> None:
     old = git(repo, "rev-parse", "HEAD").strip()
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "staged"], cwd=repo, check=True)
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "staged")
     git(repo, "tag", "v1", old)
     tree = await create_worktree(repo, "old", ref="v1", root=tmp_path / "trees")
     assert tree.base == old
@@ -153,7 +154,7 @@ async def test_finish_commits_on_the_branch_writes_a_patch_and_removes_the_tree(
     assert snapshot(repo) == before
     # the patch applies to the commit the agent started from
     check = await create_worktree(repo, "check", root=tmp_path / "trees")
-    subprocess.run(["git", "apply", "--check", str(patch)], cwd=check.path, check=True)
+    git(check.path, "apply", "--check", str(patch))
     await remove_worktree(check)
     assert git(repo, "fsck").strip() == ""
 
@@ -179,7 +180,7 @@ async def test_finish_without_changes_and_keep(repo: Path, tmp_path: Path) -> No
 
 async def test_removing_a_tree_whose_directory_is_gone(repo: Path, tmp_path: Path) -> None:
     tree = await create_worktree(repo, "gone", root=tmp_path / "trees")
-    subprocess.run(["rm", "-rf", str(tree.path)], check=True)
+    shutil.rmtree(tree.path)
     await remove_worktree(tree)
     assert worktree_paths(repo) == [str(repo)]
     again = await create_worktree(repo, "gone", root=tmp_path / "trees")

@@ -6,6 +6,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from textual.pilot import Pilot
+
 from agent.protocol import (
     AssistantMessage,
     BudgetUpdated,
@@ -18,25 +20,29 @@ from agent.protocol import (
     UserMessage,
 )
 from agent.settings import SessionSettings
-from textual.pilot import Pilot
 
 FIXED_TS = 1_700_000_000.0
-CALC_DIFF = (
-    "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
-)
+CALC_DIFF = "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
 
 
 def settings_for(repo: Path, url: str, **overrides: object) -> SessionSettings:
     """Interactive settings against the scripted server (auto-edit: commands ask, edits do not)."""
-    values: dict[str, object] = dict(
-        cwd=repo, model="openai/any", api_base=url, interactive=True, approval="auto-edit",
-        context_window=32_768, retries=0,
-    )
+    values: dict[str, object] = {
+        "cwd": repo,
+        "model": "openai/any",
+        "api_base": url,
+        "interactive": True,
+        "approval": "auto-edit",
+        "context_window": 32_768,
+        "retries": 0,
+    }
     values.update(overrides)
     return SessionSettings.model_validate(values)
 
 
-async def wait_until(pilot: Pilot, condition: Callable[[], bool], what: str, timeout: float = 60) -> None:
+async def wait_until(
+    pilot: Pilot, condition: Callable[[], bool], what: str, timeout: float = 60
+) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
@@ -56,20 +62,54 @@ def fixed_history(session_id: str = "20250101-120000-abcdef") -> list:
     edit = ToolCall(id="call_2", name="edit_file", arguments="{}")
     edit_args = {"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}
     return [
-        SessionStarted(ts=FIXED_TS, session_id=session_id, model="openai/any", cwd="/work/demo",
-                       context_window=32_768, tool_protocol="native", approval="auto-edit", budget=50_000),
+        SessionStarted(
+            ts=FIXED_TS,
+            session_id=session_id,
+            model="openai/any",
+            cwd="/work/demo",
+            context_window=32_768,
+            tool_protocol="native",
+            approval="auto-edit",
+            budget=50_000,
+        ),
         UserMessage(ts=FIXED_TS, text="add() subtracts; fix it and tell me what was wrong"),
         AssistantMessage(ts=FIXED_TS, text="Let me look at `calc.py`.", tool_calls=[read]),
         ToolStarted(ts=FIXED_TS, call_id="call_1", name="read_file", arguments={"path": "calc.py"}),
-        ToolFinished(ts=FIXED_TS, call_id="call_1", name="read_file", ok=True,
-                     output="     1\tdef add(a, b):\n     2\t    return a - b", duration_ms=12),
+        ToolFinished(
+            ts=FIXED_TS,
+            call_id="call_1",
+            name="read_file",
+            ok=True,
+            output="     1\tdef add(a, b):\n     2\t    return a - b",
+            duration_ms=12,
+        ),
         AssistantMessage(ts=FIXED_TS, text="", tool_calls=[edit]),
         ToolStarted(ts=FIXED_TS, call_id="call_2", name="edit_file", arguments=edit_args),
-        ToolFinished(ts=FIXED_TS, call_id="call_2", name="edit_file", ok=True,
-                     output="Edited calc.py: replaced 1 occurrence at line 2.", diff=CALC_DIFF, duration_ms=30),
-        AssistantMessage(ts=FIXED_TS, text="Fixed. `add` used **minus**:\n\n- `calc.py` now returns `a + b`\n"
-                                           "- nothing else calls it", usage=usage, cost=0.0042),
-        BudgetUpdated(ts=FIXED_TS, used=3_210, budget=50_000, context_tokens=2_950, context_window=32_768),
-        SessionFinished(ts=FIXED_TS, status="completed", final_message="Fixed.", usage=usage, steps=2,
-                        cost=0.0042),
+        ToolFinished(
+            ts=FIXED_TS,
+            call_id="call_2",
+            name="edit_file",
+            ok=True,
+            output="Edited calc.py: replaced 1 occurrence at line 2.",
+            diff=CALC_DIFF,
+            duration_ms=30,
+        ),
+        AssistantMessage(
+            ts=FIXED_TS,
+            text="Fixed. `add` used **minus**:\n\n- `calc.py` now returns `a + b`\n"
+            "- nothing else calls it",
+            usage=usage,
+            cost=0.0042,
+        ),
+        BudgetUpdated(
+            ts=FIXED_TS, used=3_210, budget=50_000, context_tokens=2_950, context_window=32_768
+        ),
+        SessionFinished(
+            ts=FIXED_TS,
+            status="completed",
+            final_message="Fixed.",
+            usage=usage,
+            steps=2,
+            cost=0.0042,
+        ),
     ]

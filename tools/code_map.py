@@ -1,4 +1,4 @@
-"""The `code_map` tool: a file's outline, a ranked map of a tree's key definitions, or a symbol's definitions and uses."""
+"""The `code_map` tool: a file's outline, a ranked map of a tree's key definitions, or where a symbol lives."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from pydantic import Field
 
 from tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 from tools.languages import language_for
-from tools.ranking import RankedDefinition, ReferenceIndex, rank_definitions
+from tools.ranking import RankedDefinition, rank_definitions
+from tools.reference_index import ReferenceIndex
 from tools.repo_map import CHARS_PER_TOKEN, fit_map, most_that_fit, render_outline
 from tools.source_files import MAX_FILE_BYTES, SourceFile, discover
 from tools.symbol_query import SymbolQuery, find_definitions, find_uses, render_query
@@ -78,7 +79,7 @@ class CodeMapTool(Tool[CodeMapArgs]):
             disk_path = None
             if self.use_disk_cache:
                 digest = hashlib.sha256(str(root).encode()).hexdigest()[:20]
-                disk_path = self.cache_dir / f"{digest}.pickle"
+                disk_path = self.cache_dir / f"{digest}.tags"
             self._caches[root] = TagCache(disk_path, self.workers)
         return self._caches[root]
 
@@ -102,7 +103,9 @@ class CodeMapTool(Tool[CodeMapArgs]):
 
     def _answer(self, target: Path, query: SymbolQuery | None, ctx: ToolContext) -> str:
         with self._lock:
-            files = [self._single_file(target, ctx)] if target.is_file() else discover(target, ctx.root)
+            files = (
+                [self._single_file(target, ctx)] if target.is_file() else discover(target, ctx.root)
+            )
             cache = self.cache_for(ctx.root)
             tags_by_file = cache.tags(files)
             where = ctx.relative(target)
@@ -113,7 +116,10 @@ class CodeMapTool(Tool[CodeMapArgs]):
                 return render_query(query, where, definitions, uses, using_files, tags_by_file)
             if target.is_file():
                 if not tags_by_file:
-                    raise ToolError(f"{where} looks binary or cannot be read; code_map reads source files")
+                    raise ToolError(
+                        f"{where} looks binary or minified, or cannot be read; code_map outlines "
+                        "source code (use search or read_file for this file)"
+                    )
                 return self._file_outline(where, tags_by_file[where])
             if not tags_by_file:
                 return (

@@ -1,4 +1,4 @@
-"""Which definitions matter most: use counts from other files, kept up to date file by file, ranked top-k."""
+"""Which definitions matter most: uses from files that plausibly import them, ranked top-k."""
 
 from __future__ import annotations
 
@@ -8,18 +8,18 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
+from tools.reference_index import ReferenceIndex, is_rankable
 from tools.tags import Definition, FileTags
 
 IN_PLAY_REFERRER_WEIGHT = 10.0  # uses from files the agent touched say what matters now
 IN_PLAY_DEFINER_WEIGHT = 2.0
 PRIVATE_NAME_WEIGHT = 0.1  # `_name` is meant for its own module
 TEST_DEFINER_WEIGHT = 0.2  # tests use the code; their own helpers and fixtures are rarely the point
-_MOST_BOOST = IN_PLAY_DEFINER_WEIGHT
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec)/"
     r"|(^|/)(test_[^/]*|conftest\.py|[^/]*_test\.\w+|[^/]*\.(test|spec)\.\w+)$"
 )
-_NOT_NAMES = frozenset({"impl"})  # containers whose "name" is another definition's
+_TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "type"})
 _TRANSPARENT_SCOPES = frozenset({"module"})  # namespaces: their members are used without them
 
 
@@ -35,98 +35,79 @@ def is_test_path(rel: str) -> bool:
     return _TEST_PATH.search(rel) is not None
 
 
-def _is_rankable(name: str) -> bool:
-    return not (name.startswith("__") and name.endswith("__"))
+def _squashed(word: str) -> str:
+    return word.replace("_", "").replace("-", "").lower()
 
 
-def _parent_positions(definitions: tuple[Definition, ...]) -> list[int]:
-    """For each definition, the position of the one directly enclosing it, or -1."""
-    result: list[int] = []
-    open_positions: list[int] = []
-    for position, definition in enumerate(definitions):
-        while open_positions and definitions[open_positions[-1]].depth >= definition.depth:
-            open_positions.pop()
-        result.append(open_positions[-1] if open_positions else -1)
-        open_positions.append(position)
-    return result
+def _evidence_words(words: tuple[str, ...], definition: Definition) -> tuple[str, ...] | None:
+    """The words whose mention in a file marks its use of the name as meaning this definition.
 
-
-class ReferenceIndex:
-    """Use mass per name, definers per name and definitions by name, over a set of files.
-
-    `sync` re-counts only files whose tags object changed (cached tags keep their identity), so
-    after one edit the index costs one file's worth of work.
+    Those are the module and directory names of the defining file (imports name them). A type
+    named like its file (`ShoppingCart` in shopping_cart.rb) is taken to mean that file wherever
+    it is used (None); a function named like its file (`def http` in http.py) needs its
+    directory named, since naming the function names the file too.
     """
-
-    def __init__(self) -> None:
-        self.use_mass: dict[str, float] = {}  # sum over files of sqrt(uses in that file)
-        self.definers: dict[str, int] = {}  # files defining the name
-        self.by_name: dict[str, set[tuple[str, int]]] = {}  # (file, position) of each definition
-        self.parent: dict[str, list[int]] = {}  # per file: enclosing definition's position, or -1
-        self._tags: dict[str, FileTags] = {}
-
-    def sync(self, tags_by_file: Mapping[str, FileTags]) -> None:
-        for rel, tags in self._tags.items():
-            if tags_by_file.get(rel) is not tags:
-                self._count(rel, tags, -1)
-        for rel, tags in tags_by_file.items():
-            if self._tags.get(rel) is not tags:
-                self._count(rel, tags, 1)
-        self._tags = dict(tags_by_file)
-
-    def _count(self, rel: str, tags: FileTags, sign: int) -> None:
-        mass, definers = self.use_mass, self.definers
-        for name, count in tags.references.items():
-            total = mass.get(name, 0.0) + sign * math.sqrt(count)
-            if total > 1e-9:
-                mass[name] = total
-            else:
-                mass.pop(name, None)
-        for name in {d.name for d in tags.definitions if d.kind not in _NOT_NAMES}:
-            total_files = definers.get(name, 0) + sign
-            if total_files > 0:
-                definers[name] = total_files
-            else:
-                definers.pop(name, None)
-        for position, definition in enumerate(tags.definitions):
-            if not _is_rankable(definition.name):
-                continue
-            places = self.by_name.setdefault(definition.name, set())
-            if sign > 0:
-                places.add((rel, position))
-            else:
-                places.discard((rel, position))
-                if not places:
-                    del self.by_name[definition.name]
-        if sign > 0:
-            self.parent[rel] = _parent_positions(tags.definitions)
-        else:
-            self.parent.pop(rel, None)
+    squashed = _squashed(definition.name)
+    if not any(_squashed(word) == squashed for word in words):
+        return words
+    if definition.kind in _TYPE_KINDS and definition.name[:1].isupper():
+        return None
+    return tuple(word for word in words if _squashed(word) != squashed)
 
 
 class _Scorer:
-    """Scores of definitions for one ranking: the index plus the uses from files in play."""
+    """Scores of definitions for one ranking: the index's users plus the weight of files in play."""
 
     def __init__(
         self, tags_by_file: Mapping[str, FileTags], index: ReferenceIndex, playing: set[str]
     ) -> None:
         self.tags_by_file, self.index, self.playing = tags_by_file, index, playing
-        self.extra_mass: dict[str, float] = {}
-        for rel in sorted(playing):
-            for name, count in tags_by_file[rel].references.items():
-                extra = (IN_PLAY_REFERRER_WEIGHT - 1.0) * math.sqrt(count)
-                self.extra_mass[name] = self.extra_mass.get(name, 0.0) + extra
         self._caps: dict[tuple[str, int], float] = {}
 
-    def _raw(self, rel: str, definition: Definition) -> float:
+    def _is_evidence(self, user: str, rel: str, words: tuple[str, ...]) -> bool:
+        if user.rpartition("/")[0] == rel.rpartition("/")[0]:
+            return True
+        return any(user in self.index.users.get(word, ()) for word in words)
+
+    def _uses(self, rel: str, words: tuple[str, ...] | None, users: dict[str, float]) -> float:
+        """Use mass from other files that plausibly import `rel` (the part kept between rankings)."""
+        if words is None:
+            counted: Collection[str] = users.keys()
+        else:
+            evidence = set(self.index.directory_files.get(rel.rpartition("/")[0], ()))
+            for word in words:
+                evidence.update(self.index.users.get(word, ()))
+            counted = users.keys() & evidence  # C iterates the smaller side
+        mass = math.fsum(users[user] for user in counted if user != rel)
+        return mass
+
+    def _raw(self, rel: str, position: int, definition: Definition) -> float:
         name = definition.name
-        if not _is_rankable(name):
+        users = self.index.users.get(name)
+        if not users or not is_rankable(name):
             return 0.0
-        mass = self.index.use_mass.get(name, 0.0) + self.extra_mass.get(name, 0.0)
-        own = self.tags_by_file[rel].references.get(name)
-        if own:  # uses within the defining file do not count
-            mass -= (IN_PLAY_REFERRER_WEIGHT if rel in self.playing else 1.0) * math.sqrt(own)
-        score = max(mass, 0.0) / self.index.definers.get(name, 1)
+        words = _evidence_words(self.index.words[rel], definition)
+        index = self.index
+        stamp = (
+            index.epoch,
+            index.version.get(name, 0),
+            index.version.get("/" + rel.rpartition("/")[0], 0),
+            *(index.version.get(word, 0) for word in words or ()),
+        )
+        kept = index.scores.setdefault(rel, {}).get(position)
+        if kept is not None and kept[0] == stamp:
+            mass = kept[1]
+        else:
+            mass = self._uses(rel, words, users)
+            index.scores[rel][position] = (stamp, mass)
+        for user in self.playing:
+            if (
+                user != rel
+                and user in users
+                and (words is None or self._is_evidence(user, rel, words))
+            ):
+                mass += users[user] * (IN_PLAY_REFERRER_WEIGHT - 1.0)
+        score = mass / index.definers.get(name, 1)
         return score * PRIVATE_NAME_WEIGHT if name.startswith("_") else score
 
     def _cap(self, rel: str, position: int) -> float:
@@ -134,13 +115,15 @@ class _Scorer:
         key = (rel, position)
         if key not in self._caps:
             definition = self.tags_by_file[rel].definitions[position]
-            cap = math.inf if definition.kind in _TRANSPARENT_SCOPES else self._raw(rel, definition)
+            cap = math.inf
+            if definition.kind not in _TRANSPARENT_SCOPES:
+                cap = self._raw(rel, position, definition)
             outer = self.index.parent[rel][position]
             self._caps[key] = min(cap, self._cap(rel, outer)) if outer >= 0 else cap
         return self._caps[key]
 
     def score(self, rel: str, position: int) -> float:
-        score = self._raw(rel, self.tags_by_file[rel].definitions[position])
+        score = self._raw(rel, position, self.tags_by_file[rel].definitions[position])
         outer = self.index.parent[rel][position]
         if outer >= 0:
             score = min(score, self._cap(rel, outer))
@@ -151,6 +134,44 @@ class _Scorer:
         return round(score, 9)
 
 
+def _without_overloads(
+    found: list[tuple[float, str, int]], tags_by_file: Mapping[str, FileTags], index: ReferenceIndex
+) -> list[tuple[float, str, int]]:
+    """The first of several same-named definitions in one scope (overloads, redefinitions)."""
+    seen: set[tuple[str, str, int]] = set()
+    kept: list[tuple[float, str, int]] = []
+    for item in found:
+        _, rel, position = item
+        key = (rel, tags_by_file[rel].definitions[position].name, index.parent[rel][position])
+        if key not in seen:
+            seen.add(key)
+            kept.append(item)
+    return kept
+
+
+def _bounds(
+    index: ReferenceIndex, tags_by_file: Mapping[str, FileTags], playing: set[str]
+) -> list[tuple[float, str]]:
+    """(-bound, name) for every defined name something uses: no definition of it scores more."""
+    extra: dict[str, float] = {}
+    for rel in sorted(playing):
+        for name, count in tags_by_file[rel].references.items():
+            extra[name] = extra.get(name, 0.0) + (IN_PLAY_REFERRER_WEIGHT - 1.0) * math.sqrt(count)
+    most = IN_PLAY_DEFINER_WEIGHT if playing else 1.0
+    definers = index.definers
+    return [
+        (
+            -(mass + extra.get(name, 0.0))
+            / definers[name]
+            * most
+            * (PRIVATE_NAME_WEIGHT if name[0] == "_" else 1.0),
+            name,
+        )
+        for name, mass in index.use_mass.items()
+        if name in definers
+    ]
+
+
 def rank_definitions(
     tags_by_file: Mapping[str, FileTags],
     index: ReferenceIndex,
@@ -159,27 +180,22 @@ def rank_definitions(
 ) -> list[RankedDefinition]:
     """The `limit` definitions most used from other files, best first (`index` synced to the files).
 
-    A definition's score is the use mass of its name from other files (sqrt(uses) per file),
-    shared among the files defining that name (a name defined in many files says little about
-    each). Uses from files in play weigh more, and so do definitions in them; definitions in
-    test files weigh less. A member scores at most what its container does, so a common method
-    name (`x.text`) does not lift a class nobody names. Unused top-level definitions fill any
-    room left, by path. Ties fall back to path and line, so the order is stable.
+    A definition's score is the use mass of its name (sqrt(uses) per file) from other files that
+    plausibly import it (they name its module or directory, or sit beside it), shared among the
+    files defining that name (a name defined in many files says little about each). Uses from
+    files in play weigh more, and so do definitions in them; definitions in test files weigh
+    less. A member scores at most what its container does, so a common method name (`x.text`)
+    does not lift a class nobody names. Unused top-level definitions fill any room left, by
+    path. Ties fall back to path and line, so the order is stable.
 
     Names are visited in order of the most any of their definitions could score, stopping once
     that bound falls below the `limit`-th best score found: the result is that of scoring every
-    definition, at the cost of scoring the few near the top.
+    definition, at the cost of scoring those near the top (and scores whose inputs did not
+    change since the last ranking are reused).
     """
-    scorer = _Scorer(tags_by_file, index, set(in_play) & tags_by_file.keys())
-    mass, extra, definers = index.use_mass, scorer.extra_mass, index.definers
-    queue = [  # (-bound, name): no definition of the name scores more than bound
-        (
-            -(mass.get(name, 0.0) + extra.get(name, 0.0)) / definers.get(name, 1) * _MOST_BOOST
-            * (PRIVATE_NAME_WEIGHT if name[0] == "_" else 1.0),
-            name,
-        )
-        for name in index.by_name
-    ]
+    playing = set(in_play) & tags_by_file.keys()
+    scorer = _Scorer(tags_by_file, index, playing)
+    queue = _bounds(index, tags_by_file, playing)
     heapq.heapify(queue)
     found: list[tuple[float, str, int]] = []
     best_scores: list[float] = []  # min-heap of the `limit` best scores so far
@@ -188,7 +204,7 @@ def rank_definitions(
         bound = round(-negative_bound, 9)
         if bound <= 0.0 or (len(best_scores) >= limit and bound < best_scores[0]):
             break
-        for rel, position in index.by_name[name]:
+        for rel, position in index.by_name.get(name, ()):
             score = scorer.score(rel, position)
             if score <= 0.0:
                 continue
@@ -198,6 +214,7 @@ def rank_definitions(
             elif score > best_scores[0]:
                 heapq.heapreplace(best_scores, score)
     found.sort()
+    found = _without_overloads(found, tags_by_file, index)
     del found[limit:]
     if len(found) < limit:
         chosen = {(rel, position) for _, rel, position in found}

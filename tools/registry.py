@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -52,8 +53,17 @@ def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
             f"the arguments are not valid JSON ({exc.msg} at position {exc.pos}); "
             'send one JSON object, for example {"path": "README.md"}'
         ) from None
+    except RecursionError:
+        raise ToolError("the arguments are nested too deeply; send one flat JSON object") from None
     if isinstance(value, str):  # arguments double-encoded as a JSON string
         return parse_arguments(value)
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ToolError(
+            f"the arguments hold a lone UTF-16 surrogate ({exc.object[exc.start:exc.end]!a}), which is "
+            "not text; send valid Unicode (or escape the character another way)"
+        ) from None
     if not isinstance(value, dict):
         raise ToolError(f"the arguments must be a JSON object, not {type(value).__name__}")
     return value
@@ -62,9 +72,11 @@ def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
 class ToolRegistry:
     """The tools of one session, by name."""
 
-    def __init__(self, tools: list[Tool]) -> None:
+    def __init__(self, tools: list[Tool], redact: Callable[[str], str] | None = None) -> None:
+        """`redact` masks known secrets in every result before the model or anyone else sees it."""
         self._tools = {tool.name: tool for tool in tools}
         self._schemas = [schema_of(type(tool)) for tool in tools]
+        self._redact = redact
 
     def __contains__(self, name: str) -> bool:
         return name in self._tools
@@ -95,8 +107,16 @@ class ToolRegistry:
     async def run(self, tool: Tool, args: ToolArgs, ctx: ToolContext) -> ToolResult:
         """Run one validated call; every failure becomes a result the model can read, never a crash."""
         try:
-            return await tool.run(args, ctx)
+            result = await tool.run(args, ctx)
         except ToolError as exc:
-            return ToolResult(output=f"Error: {exc}", ok=False)
+            result = ToolResult(output=f"Error: {exc}", ok=False)
         except Exception as exc:  # a tool's own bug must not end the session
-            return ToolResult(output=f"Error ({type(exc).__name__}): {exc}", ok=False)
+            result = ToolResult(output=f"Error ({type(exc).__name__}): {exc}", ok=False)
+        if self._redact is None:
+            return result
+        return result.model_copy(
+            update={
+                "output": self._redact(result.output),
+                "diff": self._redact(result.diff) if result.diff else result.diff,
+            }
+        )

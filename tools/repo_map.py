@@ -11,10 +11,6 @@ CHARS_PER_TOKEN = 4
 _SHORTEST_LINE = 8  # "  1: x=1" and a newline
 
 
-def estimate_tokens(text: str) -> int:
-    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
-
-
 def outline_line(definition: Definition) -> str:
     return f"{'  ' * (definition.depth + 1)}{definition.line}: {definition.signature}"
 

@@ -14,8 +14,24 @@ from tools.tags import supports
 
 MAX_FILE_BYTES = 1_000_000
 SKIP_DIRS = frozenset(
-    {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", "build", "dist",
-     "target", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs"}
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        "build",
+        "dist",
+        "target",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".eggs",
+    }
 )
 
 

@@ -48,7 +48,9 @@ class SymbolUse:
     text: str
 
 
-def find_definitions(query: SymbolQuery, tags_by_file: Mapping[str, FileTags]) -> list[FoundDefinition]:
+def find_definitions(
+    query: SymbolQuery, tags_by_file: Mapping[str, FileTags]
+) -> list[FoundDefinition]:
     found: list[FoundDefinition] = []
     for rel in sorted(tags_by_file):
         definitions = tags_by_file[rel].definitions
@@ -72,11 +74,13 @@ def find_uses(
     the query's container (likelier to mean this `name`), come before the rest."""
     name = query.name
     near = {
-        rel for rel, tags in tags_by_file.items()
+        rel
+        for rel, tags in tags_by_file.items()
         if query.container is not None and query.container in tags.references
     }
     using = [
-        source for source in files
+        source
+        for source in files
         if (tags := tags_by_file.get(source.rel)) is not None and name in tags.references
     ]
     using.sort(key=lambda source: (source.rel not in first, source.rel not in near, source.rel))
@@ -124,7 +128,9 @@ def render_query(
         out.append(f"Definitions of `{label}` ({len(definitions)}):")
         for found in definitions[:MAX_DEFINITIONS]:
             inside = f"  [in {found.container}]" if found.container else ""
-            out.append(f"  {found.rel}:{found.definition.line}: {found.definition.signature}{inside}")
+            out.append(
+                f"  {found.rel}:{found.definition.line}: {found.definition.signature}{inside}"
+            )
         if len(definitions) > MAX_DEFINITIONS:
             out.append(f"  … {len(definitions) - MAX_DEFINITIONS} more")
     else:

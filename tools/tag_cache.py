@@ -36,7 +36,9 @@ def looks_generated(source: bytes) -> bool:
     """Binary, or minified/generated text (very long lines): nothing a map should show."""
     if b"\0" in source[:_BINARY_PROBE_BYTES]:
         return True
-    return len(source) > _MINIFIED_MIN_BYTES and source.count(b"\n") * _MINIFIED_LINE_BYTES < len(source)
+    return len(source) > _MINIFIED_MIN_BYTES and source.count(b"\n") * _MINIFIED_LINE_BYTES < len(
+        source
+    )
 
 
 def read_tags(path: str, language: str) -> FileTags | None:
@@ -49,6 +51,20 @@ def read_tags(path: str, language: str) -> FileTags | None:
     if looks_generated(source):
         return None
     return extract_tags(source, language)
+
+
+def idle_cores() -> int:
+    """Cores not busy with other work (by the 1-minute load average), counting the one we run on.
+
+    Worker processes only pay off when cores are idle: on a busy machine their start-up and the
+    copying of results cost more than the parallelism brings (measured by bench/code_map.py).
+    """
+    cores = os.cpu_count() or 1
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:
+        return cores
+    return max(1, min(cores, int(cores - busy + 1)))
 
 
 def _read_chunk(jobs: list[tuple[str, str]]) -> bytes:
@@ -71,7 +87,7 @@ class TagCache:
         pool_min_files: int = POOL_MIN_FILES,
     ) -> None:
         self.disk_path = disk_path
-        self.workers = workers if workers is not None else (os.cpu_count() or 1)
+        self.workers = workers  # None: as many as there are idle cores when parsing starts
         self.pool_min_files = pool_min_files
         self.parses = 0
         self.generation = 0
@@ -83,9 +99,11 @@ class TagCache:
         """Tags by relative path for every readable file, parsing only those new or changed."""
         self._load()
         stale = [
-            source for source in files
+            source
+            for source in files
             if (entry := self._entries.get(source.path)) is None
-            or entry.mtime_ns != source.mtime_ns or entry.size != source.size
+            or entry.mtime_ns != source.mtime_ns
+            or entry.size != source.size
         ]
         if stale:
             started = time.perf_counter()
@@ -105,23 +123,19 @@ class TagCache:
 
     def _parse(self, stale: list[SourceFile]) -> list[FileTags | None]:
         jobs = [(source.path, source.language) for source in stale]
-        if self.workers < 2 or len(jobs) < self.pool_min_files:
+        workers = self.workers if self.workers is not None else idle_cores()
+        if workers < 2 or len(jobs) < self.pool_min_files:
             return [read_tags(path, language) for path, language in jobs]
         # Biggest files first so no worker is left with a large one at the end.
         order = sorted(range(len(jobs)), key=lambda i: -stale[i].size)
-        chunks = [[jobs[i] for i in order[at : at + _CHUNK_FILES]]
-                  for at in range(0, len(order), _CHUNK_FILES)]
-        # spawn, not fork: the caller runs in a thread of a process that has other threads.
-        with ProcessPoolExecutor(self.workers, mp_context=get_context("spawn")) as pool:
-            chunk_results = [_unmarshal_chunk(data) for data in pool.map(_read_chunk, chunks)]
+        chunks = [order[at : at + _CHUNK_FILES] for at in range(0, len(order), _CHUNK_FILES)]
         results: list[FileTags | None] = [None] * len(jobs)
-        for chunk_order, chunk_result in zip(
-            (order[at : at + _CHUNK_FILES] for at in range(0, len(order), _CHUNK_FILES)),
-            chunk_results,
-            strict=True,
-        ):
-            for index, tags in zip(chunk_order, chunk_result, strict=True):
-                results[index] = tags
+        # spawn, not fork: the caller runs in a thread of a process that has other threads.
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+            outputs = pool.map(_read_chunk, ([jobs[i] for i in chunk] for chunk in chunks))
+            for chunk, data in zip(chunks, outputs, strict=True):
+                for i, tags in zip(chunk, _unmarshal_chunk(data), strict=True):
+                    results[i] = tags
         return results
 
     def _load(self) -> None:
@@ -131,7 +145,7 @@ class TagCache:
         assert self.disk_path is not None
         try:
             with open(self.disk_path, "rb") as handle:
-                saved = marshal.load(handle)
+                saved = marshal.loads(handle.read())  # marshal.load(file) reads item by item: slow
             if not isinstance(saved, dict) or saved.get("version") != _DISK_VERSION:
                 return
             for path, (mtime_ns, size, plain) in saved["entries"].items():
@@ -146,7 +160,11 @@ class TagCache:
         if self.disk_path is None:
             return
         entries = {
-            path: (entry.mtime_ns, entry.size, None if entry.tags is None else entry.tags.to_plain())
+            path: (
+                entry.mtime_ns,
+                entry.size,
+                None if entry.tags is None else entry.tags.to_plain(),
+            )
             for path, entry in self._entries.items()
             if os.path.exists(path)
         }

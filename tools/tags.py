@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 import threading
 from collections import Counter
 from dataclasses import dataclass
@@ -12,27 +13,32 @@ from tree_sitter import Node, Parser, Query, QueryCursor
 
 from tools.languages import grammar, parser_for
 
-TAGS_VERSION = 2  # bump when extraction changes, so cached tags from older code are dropped
+TAGS_VERSION = 3  # bump when extraction changes, so cached tags from older code are dropped
 
-# Definition kinds that can hold methods; anything defined inside a function is local and skipped.
-CONTAINER_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "impl", "module"})
-FUNCTION_KINDS = frozenset({"function", "method"})
+FUNCTION_KINDS = frozenset({"function", "method"})  # what they define is local: not outlined
 MAX_SIGNATURE_CHARS = 160
 _IDENTIFIER = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]+")  # two characters or more
 _BLANK_ALL_BUT_NEWLINES = bytes(10 if byte == 10 else 32 for byte in range(256))
-# Words no language lets one define, dropped from references to keep the tags small.
+# Reserved words, dropped from references to keep the tags small (none can name a definition).
 _KEYWORDS = frozenset(
-    b"and as assert async await break case catch class const continue def default del do elif "
-    b"else end enum except export extends false finally fn for from func function go if impl "
-    b"import in interface is let loop match mod module new nil none not null or package pass pub "
-    b"raise return self static struct super switch this throw true try type use var void while "
-    b"with yield None True False int char long double float bool string".split()
+    b"and as assert async await break class const continue def del elif else except false "
+    b"finally for from if import in is lambda not or pass raise return self static struct "
+    b"this throw true try while with yield None True False".split()
 )
 _PADDED_BRACKET = re.compile(r"(?<=[(\[{]) | (?=[)\]}])")  # left by joining a multi-line header
 _CONSTANT_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 _NAME_TYPES = frozenset(
-    {"identifier", "field_identifier", "type_identifier", "property_identifier", "constant",
-     "namespace_identifier", "operator_name", "destructor_name", "word"}
+    {
+        "identifier",
+        "field_identifier",
+        "type_identifier",
+        "property_identifier",
+        "constant",
+        "namespace_identifier",
+        "operator_name",
+        "destructor_name",
+        "word",
+    }
 )
 
 
@@ -103,7 +109,9 @@ _JS_DEFINITIONS = """
   (variable_declarator name: (identifier) @name value: [(arrow_function) (function_expression)])) @def.function
 """
 
-_TS_DEFINITIONS = _JS_DEFINITIONS + """
+_TS_DEFINITIONS = (
+    _JS_DEFINITIONS
+    + """
 (abstract_class_declaration name: (type_identifier) @name) @def.class
 (interface_declaration name: (type_identifier) @name) @def.interface
 (type_alias_declaration name: (type_identifier) @name) @def.type
@@ -113,6 +121,7 @@ _TS_DEFINITIONS = _JS_DEFINITIONS + """
 (function_signature name: (identifier) @name) @def.function
 (internal_module name: (_) @name) @def.module
 """
+)
 
 _SPECS: dict[str, _LanguageSpec] = {
     "python": _LanguageSpec(
@@ -124,12 +133,8 @@ _SPECS: dict[str, _LanguageSpec] = {
         5,
     ),
     "javascript": _LanguageSpec(_JS_DEFINITIONS, _JS_TEXT, 6),
-    "typescript": _LanguageSpec(
-        _TS_DEFINITIONS, _JS_TEXT, 6
-    ),
-    "tsx": _LanguageSpec(
-        _TS_DEFINITIONS, _JS_TEXT, 6
-    ),
+    "typescript": _LanguageSpec(_TS_DEFINITIONS, _JS_TEXT, 6),
+    "tsx": _LanguageSpec(_TS_DEFINITIONS, _JS_TEXT, 6),
     "go": _LanguageSpec(
         """
         (function_declaration name: (identifier) @name) @def.function
@@ -210,8 +215,11 @@ def _compiled(language: str) -> tuple[Parser, Query, Query]:
     if language not in cache:
         spec = _SPECS[language]
         lang = grammar(language)
-        cache[language] = (parser_for(language), Query(lang, spec.definitions),
-                           Query(lang, spec.prose))
+        cache[language] = (
+            parser_for(language),
+            Query(lang, spec.definitions),
+            Query(lang, spec.prose),
+        )
     return cache[language]
 
 
@@ -278,9 +286,13 @@ def _definitions(root: Node, source: bytes, language: str) -> tuple[list[Definit
     """The definitions worth showing, with their nesting depth, and the name nodes of all definitions."""
     definitions: list[Definition] = []
     name_nodes: list[Node] = []
-    open_scopes: list[tuple[int, str]] = []  # (end byte, kind) of the definitions enclosing this one
+    open_scopes: list[
+        tuple[int, str]
+    ] = []  # (end byte, kind) of the definitions enclosing this one
     for node, name_node, kind in _definition_nodes(root, language):
-        name = source[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace")
+        name = sys.intern(
+            source[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace")
+        )
         name_nodes.append(name_node)
         while open_scopes and open_scopes[-1][0] <= node.start_byte:
             open_scopes.pop()
@@ -323,8 +335,16 @@ def _with_python_constants(
             continue
         name_nodes.append(target)
         line = statement.start_point[0] + 1
-        constants.append(Definition(name, "constant", line, statement.end_point[0] + 1, 0,
-                                    _signature(statement, source, "python")))
+        constants.append(
+            Definition(
+                name,
+                "constant",
+                line,
+                statement.end_point[0] + 1,
+                0,
+                _signature(statement, source, "python"),
+            )
+        )
     if not constants:
         return definitions
     return sorted([*definitions, *constants], key=lambda definition: definition.line)
@@ -356,7 +376,12 @@ def extract_tags(source: bytes, language: str) -> FileTags:
             counts[name] -= 1
     for keyword in _KEYWORDS:
         counts.pop(keyword, None)
-    references = {name.decode("utf-8", "replace"): count for name, count in counts.items() if count}
+    # Interned: the same names recur in every file, and marshal then stores each name once.
+    references = {
+        sys.intern(name.decode("utf-8", "replace")): count
+        for name, count in counts.items()
+        if count
+    }
     return FileTags(tuple(definitions), references)
 
 

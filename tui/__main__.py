@@ -9,7 +9,9 @@ from pathlib import Path
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m tui", description="keel's terminal UI")
-    parser.add_argument("--cwd", type=Path, help="workspace directory (default: the current directory)")
+    parser.add_argument(
+        "--cwd", type=Path, help="workspace directory (default: the current directory)"
+    )
     parser.add_argument("--model", help="litellm model name, e.g. openai/gpt-4o-mini")
     parser.add_argument("--api-base", help="base URL of an OpenAI-compatible server")
     parser.add_argument("--context-window", type=int, metavar="TOKENS")
@@ -25,8 +27,13 @@ def run(argv: list[str] | None = None) -> int:
     from agent.errors import KeelError
 
     cwd = (args.cwd or Path.cwd()).expanduser().resolve()
-    flags = {"model": args.model, "api_base": args.api_base, "context_window": args.context_window,
-             "budget": args.budget, "approval": args.approval}
+    flags = {
+        "model": args.model,
+        "api_base": args.api_base,
+        "context_window": args.context_window,
+        "budget": args.budget,
+        "approval": args.approval,
+    }
     try:
         config = resolve_config(cwd, flags)
     except KeelError as exc:

@@ -133,10 +133,12 @@ class AgentHandle:
             from agent.session import Session
 
             session = Session(self.settings, resume=self.resume)
-        except Exception as exc:  # a bad setting or an unreachable core must show, not kill the UI
+        except Exception as exc:  # noqa: BLE001 - a bad setting must show in the transcript, not kill the UI
             self.starting = False
             text = f"cannot start the session: {type(exc).__name__}: {exc}"
-            self._notify(self, [self.transcript.note(text, "error"), self.transcript.set_status("error")])
+            self._notify(
+                self, [self.transcript.note(text, "error"), self.transcript.set_status("error")]
+            )
             return
         self.session, self.starting = session, False
         session.start()
@@ -157,7 +159,9 @@ class AgentHandle:
         if event.type == "approval.requested":
             self.pending_approvals.append(event)
         elif event.type == "tool.finished":
-            self.pending_approvals = [a for a in self.pending_approvals if a.call_id != event.call_id]
+            self.pending_approvals = [
+                a for a in self.pending_approvals if a.call_id != event.call_id
+            ]
         elif event.type == "session.finished":
             self.pending_approvals = []
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual.app import App
-from textual.worker import Worker, WorkerFailed
 
 from tui.agents import AgentChanged, AgentHandle
 from tui.pool import AgentPool
@@ -36,7 +37,7 @@ class KeelApp(App[int]):
         super().__init__()
         self.pool = AgentPool(settings, self._relay, config)
         self.pool.add(settings, resume=resume, history=history)
-        self._warm_up: Worker[None] | None = None
+        self._warmed: asyncio.Event | None = None
         self._main: MainScreen | None = None
 
     def on_mount(self) -> None:
@@ -44,29 +45,44 @@ class KeelApp(App[int]):
 
         self._main = MainScreen(self.pool)
         self.push_screen(self._main)
-        self.call_after_refresh(self._start_warm_up)
+        self._main.call_after_refresh(
+            self._start_warm_up
+        )  # after the first paint, not competing with it
 
     def _start_warm_up(self) -> None:
-        from tui.warmup import warm_up_core
+        """A daemon thread, not a worker: quitting right after launch must not wait for litellm's import."""
+        if self._warmed is not None:
+            return
+        loop, warmed = asyncio.get_running_loop(), asyncio.Event()
+        self._warmed = warmed
 
-        self._warm_up = self.run_worker(warm_up_core, thread=True, name="warm-up", exit_on_error=False)
+        def warm_up() -> None:
+            from tui.warmup import warm_up_core
+
+            try:
+                warm_up_core()
+            except Exception:  # noqa: BLE001, S110 - creating the Session imports them again and shows why
+                pass
+            try:
+                loop.call_soon_threadsafe(warmed.set)
+            except RuntimeError:  # the app already closed its loop
+                pass
+
+        threading.Thread(target=warm_up, name="keel-warm-up", daemon=True).start()
 
     async def core_ready(self) -> None:
-        """Wait for the warm-up; if it failed, creating the Session repeats the error where it shows."""
-        if self._warm_up is None:
-            self._start_warm_up()
-        assert self._warm_up is not None
-        try:
-            await self._warm_up.wait()
-        except WorkerFailed:
-            pass
+        self._start_warm_up()
+        assert self._warmed is not None
+        await self._warmed.wait()
 
     def start(self, handle: AgentHandle) -> None:
         """Create the handle's Session (once) and relay its events, as a worker the app cancels at exit."""
         if handle.started:
             return
         handle.starting = True
-        self.run_worker(handle.run(self.core_ready), name=handle.name, group="agents", exit_on_error=False)
+        self.run_worker(
+            handle.run(self.core_ready), name=handle.name, group="agents", exit_on_error=False
+        )
 
     def _relay(self, handle: AgentHandle, changes: list[Change]) -> None:
         if self._main is not None and changes:
@@ -82,8 +98,12 @@ def initial_settings(config: KeelConfig, cwd: Path, history: list[AnyEvent]) -> 
 
     model = config.model or next((e.model for e in history if e.type == "session.started"), None)
     if model:
-        return settings_from_config(config.model_copy(update={"model": model}), cwd, interactive=True)
-    placeholder = settings_from_config(config.model_copy(update={"model": "unset"}), cwd, interactive=True)
+        return settings_from_config(
+            config.model_copy(update={"model": model}), cwd, interactive=True
+        )
+    placeholder = settings_from_config(
+        config.model_copy(update={"model": "unset"}), cwd, interactive=True
+    )
     return placeholder.model_copy(update={"model": ""})
 
 
@@ -96,7 +116,10 @@ def main(config: KeelConfig, cwd: Path, resume_id: str | None = None) -> int:
 
         resume = find_session(resume_id, cwd)
         if resume is None:
-            print(f"keel: no single session matches {resume_id!r}; `keel sessions` lists them", file=sys.stderr)
+            print(
+                f"keel: no single session matches {resume_id!r}; `keel sessions` lists them",
+                file=sys.stderr,
+            )
             return 2
         history = read_events(resume)
     app = KeelApp(initial_settings(config, cwd, history), config, resume, history)

@@ -44,8 +44,11 @@ def worktrees_available() -> bool:
 def command_help() -> list[CommandHelp]:
     commands = [
         CommandHelp("/new", "start another agent (same tree or its own git worktree)"),
-        CommandHelp("/model [NAME]", "show the model, or set it for this session if it has not started, "
-                                     "else for the agents you start next"),
+        CommandHelp(
+            "/model [NAME]",
+            "show the model, or set it for this session if it has not started, "
+            "else for the agents you start next",
+        ),
         CommandHelp("/compact", "summarize this session's context now"),
         CommandHelp("/budget N|off", "set this session's token budget (e.g. 200k)"),
         CommandHelp("/sessions", "show and focus the session list"),
@@ -81,7 +84,9 @@ def parse_budget(argument: str) -> int | None:
         return None
     match = _BUDGET.match(value)
     if not match:
-        raise CommandError(f"/budget needs a token count like 200000 or 200k, or `off`; got {argument!r}")
+        raise CommandError(
+            f"/budget needs a token count like 200000 or 200k, or `off`; got {argument!r}"
+        )
     number = float(match.group(1)) * {"": 1, "k": 1_000, "m": 1_000_000}[match.group(2)]
     if number < 1:
         raise CommandError("/budget must be at least 1 token, or `off`")

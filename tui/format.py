@@ -60,8 +60,11 @@ def argument_summary(tool: str, arguments: dict[str, Any], width: int = 60) -> s
         return ""
     key = _MAIN_ARGUMENT.get(tool)
     if tool == "apply_patch":
-        files = [line.split(":", 1)[1].strip() for line in str(arguments.get("patch", "")).splitlines()
-                 if line.startswith("*** ") and ":" in line and "File" in line]
+        files = [
+            line.split(":", 1)[1].strip()
+            for line in str(arguments.get("patch", "")).splitlines()
+            if line.startswith("*** ") and ":" in line and "File" in line
+        ]
         return one_line(", ".join(files), width)
     value = arguments.get(key) if key else next(iter(arguments.values()))
     if value is None:

@@ -17,7 +17,9 @@ if TYPE_CHECKING:
 class AgentPool:
     """Sessions in the order they were made; `model` is what /new and /model start new ones with."""
 
-    def __init__(self, settings: SessionSettings, notify: Notify, config: KeelConfig | None = None) -> None:
+    def __init__(
+        self, settings: SessionSettings, notify: Notify, config: KeelConfig | None = None
+    ) -> None:
         self.base = settings
         self.config = config
         self.model = settings.model
@@ -30,7 +32,9 @@ class AgentPool:
         if self.config is not None and model:
             from agent.settings import settings_from_config
 
-            return settings_from_config(self.config.model_copy(update={"model": model}), cwd, interactive=True)
+            return settings_from_config(
+                self.config.model_copy(update={"model": model}), cwd, interactive=True
+            )
         return self.base.model_copy(update={"model": model, "cwd": cwd})
 
     def add(

@@ -7,7 +7,9 @@ from typing import Any, Literal
 
 from tui import format as fmt
 
-AgentStatus = Literal["new", "idle", "running", "approval", "done", "stopped", "interrupted", "error"]
+AgentStatus = Literal[
+    "new", "idle", "running", "approval", "done", "stopped", "interrupted", "error"
+]
 ToolState = Literal["running", "approval", "ok", "failed", "denied"]
 NoticeLevel = Literal["info", "warning", "error", "success"]
 ChangeKind = Literal["added", "updated", "delta", "stats", "approval"]
@@ -108,7 +110,11 @@ class Transcript:
 
     def _on_session_started(self, event: Any) -> list[Change]:
         stats = self.stats
-        stats.session_id, stats.model, stats.approval = event.session_id, event.model, event.approval
+        stats.session_id, stats.model, stats.approval = (
+            event.session_id,
+            event.model,
+            event.approval,
+        )
         stats.context_window, stats.budget = event.context_window, event.budget
         if stats.status == "new":
             stats.status = "idle"
@@ -151,8 +157,10 @@ class Transcript:
 
     def _on_model_retry(self, event: Any) -> list[Change]:
         changes = self._end_stream()
-        text = (f"{event.error_class}: {fmt.one_line(event.message, 120)} — retrying in "
-                f"{event.delay:.1f}s ({event.attempt}/{event.max_attempts})")
+        text = (
+            f"{event.error_class}: {fmt.one_line(event.message, 120)} — retrying in "
+            f"{event.delay:.1f}s ({event.attempt}/{event.max_attempts})"
+        )
         changes.append(self.note(text, "warning"))
         return changes
 
@@ -192,13 +200,17 @@ class Transcript:
         return changes
 
     def _on_context_summarized(self, event: Any) -> list[Change]:
-        text = (f"context summarized ({event.reason}): {fmt.tokens(event.tokens_before)} → "
-                f"{fmt.tokens(event.tokens_after)} tokens")
+        text = (
+            f"context summarized ({event.reason}): {fmt.tokens(event.tokens_before)} → "
+            f"{fmt.tokens(event.tokens_after)} tokens"
+        )
         return [self.note(text)]
 
     def _on_context_masked(self, event: Any) -> list[Change]:
-        text = (f"{event.masked} old tool outputs masked: {fmt.tokens(event.tokens_before)} → "
-                f"{fmt.tokens(event.tokens_after)} tokens")
+        text = (
+            f"{event.masked} old tool outputs masked: {fmt.tokens(event.tokens_before)} → "
+            f"{fmt.tokens(event.tokens_after)} tokens"
+        )
         return [self.note(text)]
 
     def _on_budget_updated(self, event: Any) -> list[Change]:
@@ -209,7 +221,11 @@ class Transcript:
         return [Change("stats")]
 
     def _on_error(self, event: Any) -> list[Change]:
-        changes = [self.note(f"{event.error_class}: {event.message}", "error" if event.fatal else "warning")]
+        changes = [
+            self.note(
+                f"{event.error_class}: {event.message}", "error" if event.fatal else "warning"
+            )
+        ]
         if event.fatal:
             changes.append(self.set_status("error"))
         return changes
@@ -228,7 +244,9 @@ class Transcript:
         else:
             reason = f": {event.reason}" if event.reason else ""
             level: NoticeLevel = "error" if event.status == "error" else "warning"
-            changes.append(self.note(f"{event.status.replace('_', ' ')}{reason} · {summary}", level))
+            changes.append(
+                self.note(f"{event.status.replace('_', ' ')}{reason} · {summary}", level)
+            )
         changes.append(Change("stats"))
         return changes
 

@@ -17,7 +17,14 @@ from agent.batch.tasks import Task
 from agent.protocol import Interrupt, SessionFinished, UserPrompt
 from agent.session import Session
 from agent.settings import SessionSettings
-from agent.workspaces import WorkspaceError, Worktree, commit_all, create_worktree, remove_worktree, save_changes
+from agent.workspaces import (
+    WorkspaceError,
+    Worktree,
+    commit_all,
+    create_worktree,
+    remove_worktree,
+    save_changes,
+)
 
 OUTPUT_TAIL_CHARS = 400
 
@@ -64,7 +71,7 @@ class CommandOutcome(BaseModel):
 async def run_shell(command: str, cwd: Path, timeout: float, stop: asyncio.Event, log: Path) -> CommandOutcome:
     """Run a shell command in its own process group; killed (with its children) on timeout or stop."""
     log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "ab") as output:
+    with open(log, "ab") as output:  # noqa: ASYNC230 -- a local log file
         output.write(f"$ {command}\n".encode())
         output.flush()
         start = output.tell()
@@ -86,7 +93,7 @@ async def run_shell(command: str, cwd: Path, timeout: float, stop: asyncio.Event
                 except ProcessLookupError:
                     pass
                 await exited
-    with open(log, "rb") as written:
+    with open(log, "rb") as written:  # noqa: ASYNC230
         written.seek(max(start, log.stat().st_size - OUTPUT_TAIL_CHARS))
         tail = written.read().decode("utf-8", "replace")
     return CommandOutcome(
@@ -123,7 +130,7 @@ class Attempt:
             await self._run()
         except WorkspaceError as exc:
             self.row.status, self.row.reason = "error", str(exc)
-        except Exception as exc:  # a bug must cost one attempt, not the whole batch
+        except Exception as exc:  # noqa: BLE001 -- a bug must cost one attempt, not the whole batch
             self.row.status, self.row.reason = "error", f"internal error: {type(exc).__name__}: {exc}"
             self._log_text("error.txt", traceback.format_exc())
         finally:

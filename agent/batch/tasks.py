@@ -46,13 +46,13 @@ def _describe(error: ValidationError) -> str:
 
 
 def parse_task(line: str, cwd: Path) -> Task:
-    """One task from its JSON line, its repo made absolute; ValueError says what is wrong."""
+    """One task from its JSON line, its repo made absolute; ValueError/TypeError say what is wrong."""
     try:
         raw = json.loads(line)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
     if not isinstance(raw, dict):
-        raise ValueError(f"expected a JSON object, got {type(raw).__name__}")
+        raise TypeError(f"expected a JSON object, got {type(raw).__name__}")
     try:
         task = Task.model_validate(raw)
     except ValidationError as exc:
@@ -84,7 +84,7 @@ def load_tasks(path: Path, cwd: Path) -> list[Task]:
             continue
         try:
             task = _check_workspace(parse_task(line, cwd), checked)
-        except (ValueError, WorkspaceError) as exc:
+        except (ValueError, TypeError, WorkspaceError) as exc:
             raise TaskFileError(f"{path} line {number}: {exc}") from None
         if task.id in first_line:
             raise TaskFileError(

@@ -6,13 +6,16 @@ import re
 from typing import Any
 
 _SENTENCE_END = re.compile(r"(?<!e\.g\.)(?<!i\.e\.)(?<=[.!?])\s+(?=\S)|\n")
+_EXAMPLES = re.compile(r",?\s*\(?\b(?:e\.g\.|for example)")
 _DROPPED_KEYS = {"title", "additionalProperties", "minimum", "maximum", "minLength", "maxLength", "default"}
 
 
 def first_sentence(text: str) -> str:
-    """The text up to its first sentence end or line break; the whole text when it has none."""
+    """The text up to its first sentence end or line break, without examples (small models copy them)."""
     match = _SENTENCE_END.search(text.strip())
-    return text.strip()[: match.start()] if match else text.strip()
+    sentence = text.strip()[: match.start()] if match else text.strip()
+    without_examples = _EXAMPLES.split(sentence)[0].rstrip(" ,;:")
+    return without_examples if without_examples == sentence else without_examples + "."
 
 
 def _compact_schema(schema: Any) -> Any:

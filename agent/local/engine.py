@@ -74,6 +74,16 @@ class Generation:
     finish_reason: str = "stop"
 
 
+@dataclass(frozen=True)
+class Sampling:
+    """How one reply is sampled; `prose_only` keeps the reply from opening with a tool call."""
+
+    max_tokens: int | None = None
+    temperature: float = 0.2
+    seed: int | None = None
+    prose_only: bool = False
+
+
 @dataclass
 class LocalEngine:
     """One loaded model; replies are generated one at a time (a llama context is not thread-safe)."""
@@ -82,6 +92,7 @@ class LocalEngine:
     context_tokens: int = DEFAULT_CONTEXT_TOKENS
     _llama: Any = None
     _formatter: Any = None
+    _openers: set[int] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def load(self) -> None:
@@ -116,14 +127,38 @@ class LocalEngine:
         rendered = self._formatter(messages=template_messages(messages), tools=tools or None)
         return list(self._llama.tokenize(rendered.prompt.encode("utf-8"), add_bos=False, special=True))
 
+    def _call_openers(self) -> set[int]:
+        """Tokens a tool call starts with (`{`, `<tool_call>`, a fence) or blank ones; found once per model."""
+        if self._openers is None:
+            openers = set()
+            for token in range(self._llama.n_vocab()):
+                text = self._llama.detokenize([token], special=True).decode("utf-8", "ignore")
+                if not text.strip() or text.lstrip().startswith(("{", "[{", "<tool", "```")):
+                    openers.add(token)
+            self._openers = openers
+        return self._openers
+
+    def _prose_start(self, prompt_length: int) -> Any:
+        """A logits processor that makes the reply's first token prose, not the start of a tool call."""
+        import numpy
+
+        banned = numpy.fromiter(self._call_openers(), dtype=numpy.int64)
+
+        def processor(input_ids: Any, scores: Any) -> Any:
+            if len(input_ids) == prompt_length:
+                scores[banned] = -numpy.inf
+            return scores
+
+        from llama_cpp import LogitsProcessorList
+
+        return LogitsProcessorList([processor])
+
     async def stream(
         self,
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None,
         counts: Generation,
-        max_tokens: int | None = None,
-        temperature: float = 0.2,
-        seed: int | None = None,
+        sampling: Sampling = Sampling(),
     ) -> AsyncIterator[str]:
         """Text pieces of the reply as the model produces them; the decoding runs on a worker thread."""
         loop = asyncio.get_running_loop()
@@ -134,7 +169,8 @@ class LocalEngine:
                 f"the prompt has {len(tokens)} tokens; the embedded model's context window is {self.context_tokens}"
             )
         counts.prompt_tokens = len(tokens)
-        limit = min(room, max_tokens or DEFAULT_MAX_REPLY_TOKENS)
+        limit = min(room, sampling.max_tokens or DEFAULT_MAX_REPLY_TOKENS)
+        processors = await asyncio.to_thread(self._prose_start, len(tokens)) if sampling.prose_only else None
         queue: asyncio.Queue[Any] = asyncio.Queue()
         stop = threading.Event()
 
@@ -148,8 +184,8 @@ class LocalEngine:
             try:
                 with self._lock:
                     pieces = self._llama.create_completion(
-                        tokens, max_tokens=limit, temperature=temperature, seed=seed,
-                        stop=STOP_STRINGS, stream=True,
+                        tokens, max_tokens=limit, temperature=sampling.temperature, seed=sampling.seed,
+                        stop=STOP_STRINGS, stream=True, logits_processor=processors,
                     )
                     for piece in pieces:
                         choice = piece["choices"][0]

@@ -30,6 +30,28 @@ def _partial_opener_at(text: str, index: int) -> bool:
     return any(len(rest) < len(opener) and opener.startswith(rest) for opener in _OPENERS)
 
 
+def _object_closes(text: str, start: int) -> bool:
+    """True when the JSON object opening at or after start is closed (braces inside strings ignored)."""
+    depth, in_string, escaped = 0, False, False
+    for char in text[start:]:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char == "{":
+            depth += 1
+        elif char == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                return True
+    return False
+
+
 @dataclass
 class ReplySplitter:
     """Feed it the pieces of a reply: prose is released at once; from what looks like a tool call on, it holds back."""
@@ -57,6 +79,15 @@ class ReplySplitter:
     def _release(self, upto: int) -> str:
         shown, self.released = self.text[self.released : upto], max(self.released, upto)
         return shown
+
+    def holds_complete_call(self) -> bool:
+        """A whole tool call has been written: the rest of the reply would only be thrown away."""
+        if self.held_from is None or not _object_closes(self.text, self.held_from):
+            return False
+        try:
+            return bool(parse_tool_calls(self.text[self.held_from :]))
+        except MalformedToolCall:
+            return False
 
     def finish(self) -> SplitReply:
         """The reply is complete: the held-back part is either tool calls or, after all, more prose."""

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
@@ -15,11 +15,11 @@ from textual.widgets import Button, Static
 from tui import format as fmt
 
 if TYPE_CHECKING:
-    from agent.protocol import ApprovalDecision, ApprovalRequested
+    from agent.protocol import ApprovalRequested
 
 
 class ApprovalModal(ModalScreen["ApprovalDecision"]):
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a,y", "decide('allow_once')", "Allow once"),
         Binding("s", "decide('allow_session')", "Allow for session"),
         Binding("d,n,escape", "decide('deny')", "Deny"),
@@ -37,14 +37,18 @@ class ApprovalModal(ModalScreen["ApprovalDecision"]):
     def compose(self) -> ComposeResult:
         request = self.request
         with Vertical(id="approval-box"):
-            yield Static(Text.assemble((f"{self.session_name} wants to run ", ""), (request.name, "bold")),
-                         id="approval-title")
+            yield Static(
+                Text.assemble((f"{self.session_name} wants to run ", ""), (request.name, "bold")),
+                id="approval-title",
+            )
             details = "\n".join(fmt.argument_lines(request.arguments)) or "(no arguments)"
             yield Static(Text(details), id="approval-arguments")
             yield Static(Text(request.reason), id="approval-reason")
             with Horizontal(id="approval-buttons"):
                 yield Button(Content("Allow once [a]"), id="allow_once", variant="primary")
-                yield Button(Content(f"Allow {request.name} for this session [s]"), id="allow_session")
+                yield Button(
+                    Content(f"Allow {request.name} for this session [s]"), id="allow_session"
+                )
                 yield Button(Content("Deny [d]"), id="deny", variant="error")
 
     def on_mount(self) -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.table import Table
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
@@ -36,7 +38,7 @@ def help_table() -> Table:
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,enter,f1", "dismiss", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,enter,f1", "dismiss", "Close")]
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help-box"):

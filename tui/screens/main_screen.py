@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Input
@@ -30,7 +30,7 @@ PLACEHOLDER = "Ask keel…  (Enter sends · Esc interrupts · Ctrl+N new agent �
 
 
 class MainScreen(Screen[None]):
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "interrupt", "Interrupt"),
         Binding("ctrl+n", "new_session", "New agent"),
         Binding("ctrl+pageup,alt+up", "cycle(-1)", "Previous session", show=False),
@@ -104,7 +104,9 @@ class MainScreen(Screen[None]):
             return
         request = handle.pending_approvals[0]
         if handle is not self.selected:
-            self.notify(f"{handle.name} waits for approval to run {request.name}", severity="warning")
+            self.notify(
+                f"{handle.name} waits for approval to run {request.name}", severity="warning"
+            )
             return
         if self.app.screen is not self:
             return
@@ -150,8 +152,10 @@ class MainScreen(Screen[None]):
 
     def send_prompt(self, handle: AgentHandle, text: str) -> None:
         if not handle.stats.model:
-            handle.note("no model is configured: set one with /model NAME (e.g. /model openai/gpt-4o-mini)",
-                        "error")
+            handle.note(
+                "no model is configured: set one with /model NAME (e.g. /model openai/gpt-4o-mini)",
+                "error",
+            )
             return
         if handle.busy:
             handle.note("queued: it runs when the current turn ends (Esc interrupts the turn)")
@@ -186,14 +190,18 @@ class MainScreen(Screen[None]):
 
     def _set_model(self, handle: AgentHandle, model: str) -> None:
         if not model:
-            handle.note(f"this session: {handle.stats.model or 'no model'}; new agents: {self.pool.model or 'none'}")
+            handle.note(
+                f"this session: {handle.stats.model or 'no model'}; new agents: {self.pool.model or 'none'}"
+            )
             return
         self.pool.model = model
         if not handle.started:
             handle.set_model(model, self.pool.settings_for(model, handle.settings.cwd))
             handle.note(f"this session will use {model}")
         else:
-            handle.note(f"new agents (/new) will use {model}; this session keeps {handle.stats.model}")
+            handle.note(
+                f"new agents (/new) will use {model}; this session keeps {handle.stats.model}"
+            )
         if handle is self.selected:
             self.status.show_stats(handle.name, handle.stats)
 
@@ -204,7 +212,9 @@ class MainScreen(Screen[None]):
         if undo_last_turn is None or not handle.stats.session_id:
             handle.note("nothing to undo in this session", "warning")
             return
-        result = await asyncio.to_thread(undo_last_turn, handle.settings.cwd, handle.stats.session_id)
+        result = await asyncio.to_thread(
+            undo_last_turn, handle.settings.cwd, handle.stats.session_id
+        )
         handle.note(str(result))
 
     # ------------------------------------------------------------ actions
@@ -222,7 +232,7 @@ class MainScreen(Screen[None]):
             return
         try:
             handle = await self.pool.create(request)
-        except Exception as exc:  # a failed worktree or a bad model name is the person's to fix
+        except Exception as exc:  # noqa: BLE001 - a failed worktree is the person's to see and fix
             self.notify(f"could not start the agent: {exc}", severity="error")
             return
         await self.sessions.add_handle(handle)

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import Static
 
 
 class EarlierMarker(Static, can_focus=True):
-    BINDINGS = [Binding("enter", "show_earlier", "Show earlier", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "show_earlier", "Show earlier", show=False)
+    ]
 
     class ShowEarlier(Message):
         """The person asked to see earlier entries."""

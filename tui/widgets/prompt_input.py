@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.suggester import SuggestFromList
 from textual.widgets import Input
 
@@ -13,7 +13,7 @@ from tui.history import InputHistory
 
 
 class PromptInput(Input):
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "history_previous", "Previous prompt", show=False),
         Binding("down", "history_next", "Next prompt", show=False),
     ]

@@ -10,9 +10,12 @@ from tui.transcript import SessionStats
 
 
 def status_text(name: str, stats: SessionStats) -> Text:
-    context = (f"context {fmt.percent(stats.context_tokens, stats.context_window)} "
-               f"({fmt.tokens(stats.context_tokens)}/{fmt.tokens(stats.context_window)})"
-               if stats.context_window else "context –")
+    context = (
+        f"context {fmt.percent(stats.context_tokens, stats.context_window)} "
+        f"({fmt.tokens(stats.context_tokens)}/{fmt.tokens(stats.context_window)})"
+        if stats.context_window
+        else "context –"
+    )
     parts = [
         (name, "bold"),
         stats.model or "no model (/model NAME)",

@@ -22,7 +22,7 @@ def entry_widget(entry: Entry) -> Widget:
         return ToolPanel(entry)
     if isinstance(entry, NoticeEntry):
         return NoticeLine(entry)
-    # Markdown costs ~0.15 s to import: loaded with the first answer (or by the warm-up), not at startup.
+    # Rich's Markdown (markdown-it) costs ~0.1 s to import: loaded with the first answer or by the warm-up.
     from tui.widgets.assistant_block import AssistantBlock
 
     assert isinstance(entry, AssistantEntry)
@@ -32,7 +32,7 @@ def entry_widget(entry: Entry) -> Widget:
 class TranscriptView(VerticalScroll):
     """Mounts entries [start, end) of a Transcript; older ones come back a page at a time on request."""
 
-    WINDOW = 60  # entries kept mounted while following the end
+    WINDOW = 40  # entries kept mounted while following the end
     HARD_LIMIT = 400  # trimmed even while the person reads further up
     PAGE = 40
 
@@ -56,7 +56,7 @@ class TranscriptView(VerticalScroll):
         await self.remove_children()
         total = len(transcript.entries)
         self.start = max(0, total - self.WINDOW)
-        widgets = [entry_widget(entry) for entry in transcript.entries[self.start:]]
+        widgets = [entry_widget(entry) for entry in transcript.entries[self.start :]]
         self._widgets = dict(zip(range(self.start, total), widgets, strict=True))
         self._marker = EarlierMarker(self.start)
         self._marker.display = self.start > 0
@@ -86,7 +86,7 @@ class TranscriptView(VerticalScroll):
     async def streamed(self, index: int, fragment: str) -> None:
         widget = self._widgets.get(index)
         if widget is not None and hasattr(widget, "stream"):
-            await widget.stream(fragment)
+            widget.stream(fragment)
 
     async def _trim(self, count: int) -> None:
         old = [self._widgets.pop(index) for index in range(self.start, self.start + count)]
@@ -100,7 +100,7 @@ class TranscriptView(VerticalScroll):
         if self.transcript is None or self.start == 0:
             return
         first = max(0, self.start - self.PAGE)
-        widgets = [entry_widget(entry) for entry in self.transcript.entries[first:self.start]]
+        widgets = [entry_widget(entry) for entry in self.transcript.entries[first : self.start]]
         self._widgets.update(zip(range(first, self.start), widgets, strict=True))
         self.start = first
         self._marker.set_hidden(first)

@@ -1,0 +1,111 @@
+"""bench/startup_tui: time from launching the TUI to its first paint (goal ≤ 0.4 s), against bare baselines.
+
+Each run is a fresh process that resolves the config like `keel`, builds the app and reports the
+wall time from the parent's launch to the main screen's first refresh (headless), and whether the
+core's session module or litellm were loaded by then (they should not be: the UI paints first).
+Baselines in the same run: `python -c pass`, and a bare Textual app painting one Static.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import row
+
+REPEAT = 9
+GOAL = 0.4
+
+KEEL_PROBE = """
+import sys, time
+from pathlib import Path
+from agent.config import resolve_config
+from tui.app import KeelApp, initial_settings
+cwd = Path.cwd()
+config = resolve_config(cwd, {"model": "openai/any", "api_base": "http://127.0.0.1:9/v1"})
+
+class Probe(KeelApp):
+    def on_mount(self):
+        super().on_mount()
+        self._main.call_after_refresh(self.painted)
+
+    def painted(self):
+        loaded = [name for name in ("agent.session", "litellm") if name in sys.modules]
+        print(time.time(), ",".join(loaded) or "-", flush=True)
+        self.exit()
+
+Probe(initial_settings(config, cwd, []), config).run(headless=True, size=(120, 40))
+"""
+
+BARE_PROBE = """
+import time
+from textual.app import App
+from textual.widgets import Static
+
+class Probe(App):
+    def compose(self):
+        yield Static("hello")
+
+    def on_mount(self):
+        self.call_after_refresh(self.painted)
+
+    def painted(self):
+        print(time.time(), "-", flush=True)
+        self.exit()
+
+Probe().run(headless=True, size=(120, 40))
+"""
+
+
+def first_paint(code: str, cwd: str, home: str) -> tuple[float, str]:
+    start = time.time()
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "KEEL_HOME": home,
+            "XDG_CONFIG_HOME": home,
+            "PYTHONPATH": str(ROOT),
+        },
+    ).stdout.split()
+    return float(out[0]) - start, out[1]
+
+
+def bare_python() -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as workspace, tempfile.TemporaryDirectory() as home:
+        subprocess.run(["git", "init", "-q", workspace], check=True)
+        python = statistics.median(bare_python() for _ in range(REPEAT))
+        bare = statistics.median(first_paint(BARE_PROBE, workspace, home)[0] for _ in range(REPEAT))
+        keel_runs = [first_paint(KEEL_PROBE, workspace, home) for _ in range(REPEAT)]
+    keel = statistics.median(seconds for seconds, _ in keel_runs)
+    loaded = sorted({name for _, names in keel_runs for name in names.split(",") if name != "-"})
+    print(f"tui time to first paint (median of {REPEAT}, headless)")
+    row("bare python -c pass", f"{python * 1000:.0f} ms", f"{python / bare:.2f}x")
+    row("bare Textual app, one Static (baseline)", f"{bare * 1000:.0f} ms", "1.00x")
+    verdict = "met" if keel <= GOAL else "MISSED"
+    row(
+        "keel TUI main screen",
+        f"{keel * 1000:.0f} ms",
+        f"{keel / bare:.2f}x baseline   goal ≤ {GOAL * 1000:.0f} ms: {verdict}",
+    )
+    row("loaded before first paint (want none)", ", ".join(loaded) or "none")
+
+
+if __name__ == "__main__":
+    main()
