@@ -2,7 +2,8 @@
 
 The store lives under $KEEL_HOME/checkpoints/<hash of the workspace path>: a bare git directory
 used with GIT_DIR/GIT_WORK_TREE pointing at the workspace and an index file of its own, so the
-user's .git (index, stash, branches, HEAD, hooks) is never read or written. A snapshot records
+user's .git (index, stash, branches, HEAD, hooks) is never written (only its info/exclude is read,
+once, to ignore what the user ignores). A snapshot records
 every non-ignored file, tracked or not, so changes made by commands are captured, not only edits.
 """
 
@@ -26,7 +27,8 @@ from agent.errors import KeelError
 
 REF_PREFIX = "refs/keel/checkpoints/"
 MAX_CHECKPOINTS = 200  # per workspace; older ones are dropped as new ones are taken
-MAX_PACKS = 32  # each snapshot adds a pack; past this many they are merged and dropped objects freed
+# Each snapshot adds a pack; past this many they are merged and dropped checkpoints' objects freed.
+MAX_PACKS = 32
 # Never snapshotted, even outside a git repository (where no .gitignore says so).
 JUNK = [
     "node_modules/", ".venv/", "venv/", "__pycache__/", "*.pyc", ".mypy_cache/", ".pytest_cache/",
@@ -54,7 +56,7 @@ _CONFIG = """\
 \temail = keel@localhost
 """
 
-CheckpointKind = Literal["turn", "undo", "manual"]
+CheckpointKind = Literal["turn", "undo"]
 
 
 class CheckpointError(KeelError):
@@ -110,7 +112,9 @@ class CheckpointStore:
 
     # ------------------------------------------------------------ public
 
-    def snapshot(self, label: str, session_id: str = "", kind: CheckpointKind = "turn") -> Checkpoint:
+    def snapshot(
+        self, label: str, session_id: str = "", kind: CheckpointKind = "turn"
+    ) -> Checkpoint:
         """Record the workspace as it is now."""
         with self._locked():
             tree = self._stage_workspace()
@@ -127,7 +131,9 @@ class CheckpointStore:
         if not self.git_dir.is_dir():
             return []
         fmt = "%(objectname)%00%(tree)%00%(contents:body)%00%(contents:subject)%1e"
-        out = self._git("for-each-ref", "--sort=-refname", f"--format={fmt}", REF_PREFIX, strip=False)
+        out = self._git(
+            "for-each-ref", "--sort=-refname", f"--format={fmt}", REF_PREFIX, strip=False
+        )
         found = []
         for record in out.split("\x1e"):
             fields = record.strip("\n").split("\x00")
@@ -140,8 +146,21 @@ class CheckpointStore:
         matches = [c for c in self.list() if c.id.startswith(prefix.lower())] if prefix else []
         if len(matches) != 1:
             what = "no checkpoint" if not matches else f"{len(matches)} checkpoints"
-            raise CheckpointError(f"{what} of {self.workspace} match {prefix!r}; `keel undo --list` shows them")
+            raise CheckpointError(
+                f"{what} of {self.workspace} match {prefix!r}; `keel undo --list` shows them"
+            )
         return matches[0]
+
+    def last_turn(self) -> Checkpoint | None:
+        """What `keel undo` restores: the newest turn checkpoint that differs from the workspace.
+
+        Skipping ones equal to the workspace makes repeated undos step further back, turn by turn.
+        """
+        checkpoints = self.list()
+        if not checkpoints:
+            return None
+        current = self.current_tree()
+        return next((c for c in checkpoints if c.kind != "undo" and c.tree != current), None)
 
     def current_tree(self) -> str:
         """The hash the workspace would have as a checkpoint now (stages it in the shadow index)."""
@@ -152,7 +171,23 @@ class CheckpointStore:
         """What `restore(checkpoint)` would change in the workspace as it is now."""
         with self._locked():
             self._stage_workspace()
-            out = self._git("diff", "--cached", "--no-renames", "--name-status", "-z", checkpoint.id, strip=False)
+            return self._staged_changes(checkpoint)
+
+    def restore(self, checkpoint: Checkpoint) -> list[FileChange]:
+        """Put the workspace back as it was at `checkpoint`; ignored files are left alone."""
+        with self._locked():
+            self._stage_workspace()
+            changes = self._staged_changes(checkpoint)
+            # like `reset --hard` on the shadow index: rewrites changed files, removes ones added since
+            self._git("read-tree", "--reset", "-u", checkpoint.id)
+        return changes
+
+    # ------------------------------------------------------------ internals
+
+    def _staged_changes(self, checkpoint: Checkpoint) -> list[FileChange]:
+        out = self._git(
+            "diff", "--cached", "--no-renames", "--name-status", "-z", checkpoint.id, strip=False
+        )
         fields = out.split("\x00")
         flip = {"A": "D", "D": "A"}  # the diff runs checkpoint -> now; restoring runs it backwards
         return [
@@ -161,18 +196,9 @@ class CheckpointStore:
             if status
         ]
 
-    def restore(self, checkpoint: Checkpoint) -> list[FileChange]:
-        """Put the workspace back as it was at `checkpoint`; ignored files are left alone."""
-        changes = self.changes(checkpoint)
-        with self._locked():
-            self._stage_workspace()
-            # like `reset --hard` on the shadow index: rewrites changed files, removes ones added since
-            self._git("read-tree", "--reset", "-u", checkpoint.id)
-        return changes
-
-    # ------------------------------------------------------------ internals
-
-    def _git(self, *args: str, input: str | None = None, strip: bool = True, bare: bool = False) -> str:
+    def _git(
+        self, *args: str, input: str | None = None, strip: bool = True, bare: bool = False
+    ) -> str:
         env = {k: v for k, v in self._env.items() if k != "GIT_WORK_TREE"} if bare else self._env
         try:
             done = subprocess.run(
@@ -181,14 +207,17 @@ class CheckpointStore:
                 cwd=self.workspace,
                 input=input,
                 capture_output=True,
-                text=True,
+                encoding="utf-8",
+                errors="surrogateescape",  # file names need not be UTF-8
                 check=False,
             )
         except FileNotFoundError:
             raise CheckpointError("git is not installed, so checkpoints cannot be taken") from None
         if done.returncode != 0:
             detail = done.stderr.strip().splitlines()
-            raise CheckpointError(f"git {args[0]} failed in the checkpoint store: {detail[-1] if detail else done.returncode}")
+            raise CheckpointError(
+                f"git {args[0]} failed in the checkpoint store: {detail[-1] if detail else done.returncode}"
+            )
         return done.stdout.strip() if strip else done.stdout
 
     @contextmanager
@@ -207,14 +236,18 @@ class CheckpointStore:
         if (self.git_dir / "HEAD").is_file():
             return
         if self.workspace in (Path("/"), Path(os.path.realpath(Path.home()))):
-            raise CheckpointError(f"{self.workspace} is too broad to snapshot; run keel in a project directory")
+            raise CheckpointError(
+                f"{self.workspace} is too broad to snapshot; run keel in a project directory"
+            )
         self._git("init", "--quiet", "--bare", str(self.git_dir), bare=True)
         with open(self.git_dir / "config", "a", encoding="utf-8") as config:
             config.write(_CONFIG)
         info = self.git_dir / "info"
         info.mkdir(exist_ok=True)
         (info / "attributes").write_text(ATTRIBUTES)
-        (info / "exclude").write_text("\n".join(JUNK + self._own_dirs() + self._user_excludes()) + "\n")
+        (info / "exclude").write_text(
+            "\n".join(JUNK + self._own_dirs() + self._user_excludes()) + "\n"
+        )
         (self.dir / "workspace").write_text(str(self.workspace) + "\n")
 
     def _own_dirs(self) -> list[str]:
@@ -241,7 +274,9 @@ class CheckpointStore:
         return self._git("write-tree")
 
     def _prune(self) -> None:
-        refs = self._git("for-each-ref", "--sort=-refname", "--format=%(refname)", REF_PREFIX).splitlines()
+        refs = self._git(
+            "for-each-ref", "--sort=-refname", "--format=%(refname)", REF_PREFIX
+        ).splitlines()
         if len(refs) > MAX_CHECKPOINTS:
             stale = "".join(f"delete {ref}\n" for ref in refs[MAX_CHECKPOINTS:])
             self._git("update-ref", "--stdin", input=stale)
@@ -261,7 +296,7 @@ def _parse(commit: str, tree: str, body: str, subject: str) -> Checkpoint:
         label=str(meta.get("label", subject)),
         session_id=str(meta.get("session_id", "")),
         tree=tree,
-        kind=meta.get("kind", "turn") if meta.get("kind") in ("turn", "undo", "manual") else "turn",
+        kind="undo" if meta.get("kind") == "undo" else "turn",
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -97,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     from agent.batch_cli import add_batch_parser
 
     add_batch_parser(commands)
+    from agent.undo_cmd import add_undo_parser
+
+    add_undo_parser(commands)
     commands.add_parser("sessions", help="list the sessions of this workspace")
     resume = commands.add_parser("resume", help="reopen a session (the newest here by default)")
     resume.add_argument("session_id", nargs="?")
@@ -219,6 +223,10 @@ def dispatch(args: argparse.Namespace) -> int:
         from agent.batch_cli import batch_command
 
         return batch_command(args)
+    if args.command == "undo":
+        from agent.undo_cmd import undo_command
+
+        return undo_command(args)
     if args.command == "resume":
         return _cmd_frontend(args, _session_to_resume(args))
     return _cmd_frontend(args)
@@ -227,21 +235,26 @@ def dispatch(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point; every error of ours becomes one line on stderr and its exit code."""
     if (sys.argv[1:] if argv is None else argv) == ["--version"]:
-        print(
-            f"keel {__version__}"
-        )  # answered before argparse is even built: scripts call this often
+        # answered before argparse is even built: scripts call this often
+        print(f"keel {__version__}")
         return 0
     args = build_parser().parse_args(argv)
     from agent.errors import KeelError
 
     try:
-        return dispatch(args)
+        code = dispatch(args)
     except KeelError as exc:
         print(f"keel: {exc}", file=sys.stderr)
-        return exc.exit_code
+        code = exc.exit_code
     except KeyboardInterrupt:
         print("keel: interrupted", file=sys.stderr)
-        return 130
+        code = 130
+    if "litellm" in sys.modules:
+        # litellm's native teardown takes seconds; sessions and logs are closed by now, so skip it
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 if __name__ == "__main__":

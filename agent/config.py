@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent.errors import ConfigError
-from tools.sandbox import SandboxPolicy
+from tools.sandbox_policy import SandboxPolicy
 
 ApprovalPolicy = Literal["read-only", "auto-edit", "full-auto"]
 ToolProtocol = Literal["auto", "native", "text"]
@@ -53,6 +53,7 @@ class KeelConfig(Strict):
     retries: int = Field(default=4, ge=0)
     retry_base_delay: float = Field(default=0.5, ge=0)
     request_timeout: float = Field(default=600.0, gt=0)
+    checkpoints: bool = True
     context: ContextSettings = ContextSettings()
     sandbox: SandboxPolicy = SandboxPolicy()
     models: dict[str, ModelSettings] = {}

@@ -53,7 +53,7 @@ class Printer:
     def handle(self, event: AnyEvent) -> None:
         if isinstance(event, SessionStarted):
             self.session_id = event.session_id
-        if isinstance(event, Error):
+        if isinstance(event, Error) and not event.fatal:  # a fatal one is reported once, at the end
             print(f"keel: {event.error_class}: {event.message}", file=self.err)
         elif isinstance(event, ModelRetry):
             print(
@@ -82,7 +82,9 @@ class TextPrinter(Printer):
     def finish(self, finished: SessionFinished) -> None:
         if finished.final_message:
             print(finished.final_message, file=self.out)
-        if finished.status != "completed":
+        if finished.status == "error":
+            print(f"keel: error: {finished.reason}", file=self.err)
+        elif finished.status != "completed":
             print(
                 f"keel: stopped ({finished.status}): {finished.reason}. "
                 f"Resume with: keel run --resume {self.session_id}",
@@ -103,11 +105,11 @@ class JsonPrinter(Printer):
 
 
 class StreamJsonPrinter(Printer):
-    """Every event (but the text deltas) as one JSON line, as it happens."""
+    """Every event (but the text deltas) as one JSON line, as it happens; a fatal error also on stderr."""
 
     def handle(self, event: AnyEvent) -> None:
-        if isinstance(event, Error):
-            print(f"keel: {event.error_class}: {event.message}", file=self.err)
+        if isinstance(event, Error) and event.fatal:
+            print(f"keel: error: {event.error_class}: {event.message}", file=self.err)
         if not isinstance(event, AssistantDelta):
             self.out.write(event.model_dump_json() + "\n")
             self.out.flush()

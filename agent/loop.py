@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agent.approval import Approvals
+from agent.checkpoints import CheckpointGuard
 from agent.context import ContextManager
 from agent.errors import ContextWindowExceeded, ToolsUnsupported
 from agent.messages import Message, tool_result, user
@@ -26,7 +27,7 @@ from agent.protocol import (
 from agent.state import LimitExceeded, SessionState
 from agent.text_protocol import MalformedToolCall, parse_tool_calls
 from prompts import render
-from tools.base import Tool, ToolContext, ToolError, ToolResult
+from tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
 from tools.registry import ToolRegistry, parse_arguments
 
 AskPerson = Callable[[ToolCall, Tool, dict[str, Any]], Awaitable[ApprovalDecision | None]]
@@ -56,6 +57,7 @@ class AgentLoop:
         approvals: Approvals,
         emit: Callable[[AnyEvent], None],
         ask_person: AskPerson | None,
+        checkpoints: CheckpointGuard | None = None,
     ) -> None:
         self.state = state
         self.model = model
@@ -65,6 +67,7 @@ class AgentLoop:
         self.approvals = approvals
         self.emit = emit
         self.ask_person = ask_person
+        self.checkpoints = checkpoints
 
     async def run(self) -> None:
         while True:
@@ -178,6 +181,8 @@ class AgentLoop:
         refusal = await self._refusal(call, tool, shown_args)
         if refusal is not None:
             return ToolResult(output=refusal, ok=False)
+        if self.checkpoints is not None and tool.kind is not ToolKind.READ:
+            await self.checkpoints.before_change(self.state.task_prompt)
         return await self.registry.run(tool, args, self.tool_context)
 
     async def _refusal(self, call: ToolCall, tool: Tool, shown_args: dict[str, Any]) -> str | None:

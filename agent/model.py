@@ -6,6 +6,7 @@ import asyncio
 import importlib.util
 import os
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
@@ -70,11 +71,20 @@ class _ToolCallBuffer:
     arguments: list[str] = field(default_factory=list)
 
 
+_LITELLM_PREFIX = re.compile(r"^(?:litellm\.\w+:\s*)?(?:\w+Error:\s*)?(?:\w+Exception\s*-\s*)?")
+
+
+def _clean(text: str) -> str:
+    """The provider's message without litellm's repeated class-name prefixes."""
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return _LITELLM_PREFIX.sub("", first).strip()
+
+
 def classify(exc: BaseException) -> ProviderError:
     """Map whatever the provider stack raised onto keel's typed provider errors."""
     litellm = litellm_module()
     name = type(exc).__name__
-    message = str(exc).strip().splitlines()[0] if str(exc).strip() else name
+    message = _clean(str(exc)) or name
     if isinstance(exc, litellm.ContextWindowExceededError):
         return ContextWindowExceeded(message, name)
     if isinstance(
@@ -102,6 +112,14 @@ def classify(exc: BaseException) -> ProviderError:
     if isinstance(exc, litellm.APIError) and status is None:
         return RetryableProviderError(message, name)  # a stream cut off mid-way surfaces like this
     return ProviderError(message, name)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(text: str) -> str:
+    """Text a provider streamed, with lone UTF-16 surrogates (not encodable, so unloggable) as U+FFFD."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def _usage_of(raw: Any) -> TokenUsage | None:
@@ -178,8 +196,14 @@ class ModelClient:
                 raise
             except Exception as exc:  # every provider failure is classified here, in one place
                 error = exc if isinstance(exc, ProviderError) else classify(exc)
-                if not isinstance(error, RetryableProviderError) or attempt >= self.retries:
+                if not isinstance(error, RetryableProviderError):
                     raise error from exc
+                if attempt >= self.retries:
+                    where = f" at {self.api_base}" if self.api_base else ""
+                    raise ProviderError(
+                        f"{error} (gave up after {attempt} retries; is the model server{where} reachable?)",
+                        error.error_class,
+                    ) from exc
                 attempt += 1
                 delay = self.retry_base_delay * (2 ** (attempt - 1)) * random.uniform(0.8, 1.2)
                 self.on_retry(
@@ -214,15 +238,16 @@ class ModelClient:
                 if delta is None:
                     continue
                 if delta.content:
-                    text.append(delta.content)
-                    on_delta(delta.content)
+                    piece_text = valid_text(delta.content)
+                    text.append(piece_text)
+                    on_delta(piece_text)
                 for piece in delta.tool_calls or []:
                     buffer = calls.setdefault(piece.index or 0, _ToolCallBuffer())
                     buffer.id = piece.id or buffer.id
                     if piece.function is not None:
-                        buffer.name = piece.function.name or buffer.name
+                        buffer.name = valid_text(piece.function.name or "") or buffer.name
                         if piece.function.arguments:
-                            buffer.arguments.append(piece.function.arguments)
+                            buffer.arguments.append(valid_text(piece.function.arguments))
         reply_text = "".join(text)
         tool_calls = [
             ToolCall(id=b.id or f"call_{i}", name=b.name, arguments="".join(b.arguments))

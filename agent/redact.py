@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlsplit
+
+if TYPE_CHECKING:
+    from agent.model import ChatModel, ModelReply
 
 SECRET_NAME = re.compile(r"(_KEY|_TOKEN|_SECRET|PASSWORD|_PASS|_CREDENTIALS?)$", re.IGNORECASE)
 KEY_SHAPES = re.compile(
@@ -45,3 +50,56 @@ class Redactor:
             if value in text:
                 text = text.replace(value, MASK)
         return KEY_SHAPES.sub(MASK, text)
+
+
+def secrets_in_url(url: str | None) -> list[str]:
+    """A URL's password and its query values (gateways keyed in the URL): secrets a config may hold."""
+    if not url:
+        return []
+    try:
+        parts = urlsplit(url)
+        found = [parts.password or ""] + [value for _, value in parse_qsl(parts.query)]
+    except ValueError:
+        return []
+    return [value for value in found if len(value) >= MIN_SECRET_LENGTH]
+
+
+def _redact_message(message: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
+    clean = dict(message)
+    if isinstance(clean.get("content"), str):
+        clean["content"] = redact(clean["content"])
+    if clean.get("tool_calls"):
+        clean["tool_calls"] = [
+            {**call, "function": {**call["function"], "arguments": redact(call["function"].get("arguments") or "")}}
+            if isinstance(call.get("function"), dict)
+            else call
+            for call in clean["tool_calls"]
+        ]
+    return clean
+
+
+class RedactingModel:
+    """A ChatModel whose requests never carry a known secret, whatever the history holds."""
+
+    def __init__(self, inner: ChatModel, redactor: Redactor) -> None:
+        self.inner = inner
+        self.redactor = redactor
+        self._clean: dict[str, str] = {}  # the history repeats every call: each text is scanned once
+
+    def _redact(self, text: str) -> str:
+        clean = self._clean.get(text)
+        if clean is None:
+            if len(self._clean) > 20_000:
+                self._clean.clear()
+            clean = self._clean[text] = self.redactor.redact(text)
+        return clean
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        on_delta: Callable[[str], None],
+        max_tokens: int | None = None,
+    ) -> ModelReply:
+        clean = [_redact_message(message, self._redact) for message in messages]
+        return await self.inner.complete(clean, tools, on_delta, max_tokens)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.approval import Approvals
+from agent.checkpoints import CheckpointGuard
 from agent.config import DEFAULT_CONTEXT_WINDOW, keel_home
 from agent.context import ContextManager
 from agent.context.summarizer import Summarizer
@@ -35,6 +36,7 @@ from agent.protocol import (
     UserMessage,
     UserPrompt,
 )
+from agent.redact import RedactingModel, Redactor
 from agent.replay import mark_interrupted, restore_state
 from agent.settings import SessionSettings
 from agent.state import LimitExceeded, SessionState
@@ -61,8 +63,11 @@ class Session:
         self.root = settings.cwd.resolve()
         prior = read_events(resume) if resume else []
         self.id = resume.stem if resume else new_session_id()
-        self.log = SessionLog(resume or sessions_dir() / f"{self.id}.jsonl")
-        self.registry = ToolRegistry(tools if tools is not None else default_tools())
+        self.redactor = Redactor.from_environment(extra=settings.secrets)
+        self.log = SessionLog(resume or sessions_dir() / f"{self.id}.jsonl", self.redactor)
+        self.registry = ToolRegistry(
+            tools if tools is not None else default_tools(), redact=self.redactor.redact
+        )
         protocol = "text" if settings.tool_protocol == "text" else "native"
         self.state = SessionState(
             session_id=self.id,
@@ -80,7 +85,7 @@ class Session:
         self.tool_context = ToolContext(
             root=self.root, scratch=keel_home() / "scratch" / self.id, sandbox=settings.sandbox
         )
-        self.model = model or ModelClient(
+        inner = model or ModelClient(
             model=settings.model,
             api_base=settings.api_base,
             retries=settings.retries,
@@ -88,6 +93,7 @@ class Session:
             timeout=settings.request_timeout,
             on_retry=self._emit,
         )
+        self.model = RedactingModel(inner, self.redactor)
         prompt = SystemPrompt(
             facts=gather_facts(self.root),
             instructions=load_instructions(self.root),
@@ -98,6 +104,9 @@ class Session:
             prompt, self.window, settings.context, Summarizer(self.model, self.window), self._emit
         )
         self.approvals = Approvals(settings.approval)
+        self.checkpoints = (
+            CheckpointGuard(self.root, self.id, on_error=self._checkpoint_failed) if settings.checkpoints else None
+        )
         self.loop = AgentLoop(
             self.state,
             self.model,
@@ -107,6 +116,7 @@ class Session:
             self.approvals,
             self._emit,
             self._ask_person if settings.interactive else None,
+            self.checkpoints,
         )
         self._resumed = bool(prior)
         self._events: asyncio.Queue[AnyEvent | None] = asyncio.Queue()
@@ -228,6 +238,8 @@ class Session:
 
     async def _run_task(self, text: str | None) -> None:
         """Run a task to its end; every way it can end is turned into one session.finished here."""
+        if self.checkpoints is not None:
+            self.checkpoints.new_turn()
         if text is not None:
             self._emit(UserMessage(text=text))
             self.state.start_task(user(text))
@@ -257,6 +269,9 @@ class Session:
             )
         self._finish(status, final, reason)
 
+    def _checkpoint_failed(self, message: str) -> None:
+        self._emit(Error(error_class="CheckpointError", message=f"{message}; `keel undo` will not cover this session"))
+
     async def _ask_person(
         self, call: ToolCall, tool: Tool, arguments: dict[str, Any]
     ) -> ApprovalDecision:
@@ -267,7 +282,7 @@ class Session:
                 call_id=call.id,
                 name=call.name,
                 arguments=arguments,
-                reason=f"{tool.name} is a {tool.kind.value} tool and the policy is {self.approvals.policy}",
+                reason=f"{tool.name} ({tool.kind.value}) needs approval under the {self.approvals.policy} policy",
             )
         )
         try:

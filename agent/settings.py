@@ -13,7 +13,8 @@ from agent.config import (
     ToolProtocol,
 )
 from agent.errors import ConfigError
-from tools.sandbox import SandboxPolicy
+from agent.redact import secrets_in_url
+from tools.sandbox_policy import SandboxPolicy
 
 
 class SessionSettings(BaseModel):
@@ -34,8 +35,10 @@ class SessionSettings(BaseModel):
     retry_base_delay: float = 0.5
     request_timeout: float = 600.0
     compact_prompt: bool = False
+    checkpoints: bool = True  # snapshot the workspace before each turn's first change, for `keel undo`
     context: ContextSettings = ContextSettings()
     sandbox: SandboxPolicy = SandboxPolicy()
+    secrets: list[str] = []  # secret values found in the config (URL passwords, URL keys), redacted like env ones
 
 
 def settings_from_config(config: KeelConfig, cwd: Path, interactive: bool) -> SessionSettings:
@@ -61,4 +64,10 @@ def settings_from_config(config: KeelConfig, cwd: Path, interactive: bool) -> Se
         request_timeout=config.request_timeout,
         context=config.context,
         sandbox=config.sandbox,
+        checkpoints=config.checkpoints,
+        secrets=[
+            secret
+            for url in [config.api_base, *(m.api_base for m in config.models.values())]
+            for secret in secrets_in_url(url)
+        ],
     )

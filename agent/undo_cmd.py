@@ -25,7 +25,9 @@ def add_undo_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
             "checkpoint too, so an undo can be undone (`keel undo ID` with its id)."
         ),
     )
-    undo.add_argument("checkpoint", nargs="?", metavar="ID", help="restore this checkpoint (an id prefix)")
+    undo.add_argument(
+        "checkpoint", nargs="?", metavar="ID", help="restore this checkpoint (an id prefix)"
+    )
     undo.add_argument("--list", action="store_true", help="list the checkpoints, newest first")
     undo.add_argument("--yes", "-y", action="store_true", help="restore without asking")
     undo.add_argument("--cwd", type=Path, default=argparse.SUPPRESS, help="workspace directory")
@@ -43,16 +45,21 @@ def undo_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if args.list:
         return _print_list(store, checkpoints, out)
     if not checkpoints:
-        raise UsageError(f"no checkpoints for {workspace}: they are taken before a turn's first change")
+        raise UsageError(
+            f"no checkpoints for {workspace}: they are taken before a turn's first change"
+        )
     try:
-        target = store.find(args.checkpoint) if args.checkpoint else _last_turn(store, checkpoints)
+        target = store.find(args.checkpoint) if args.checkpoint else store.last_turn()
     except CheckpointError as exc:
         raise UsageError(str(exc)) from None
     if target is None:
         print("Nothing to undo: the workspace already matches every turn checkpoint.", file=out)
         return 0
     changes = store.changes(target)
-    print(f"Restoring checkpoint {target.short_id} ({_when(target.ts)}, {_describe(target)})", file=out)
+    print(
+        f"Restoring checkpoint {target.short_id} ({_when(target.ts)}, {_describe(target)})",
+        file=out,
+    )
     if not changes:
         print("The workspace already matches it; nothing to change.", file=out)
         return 0
@@ -64,16 +71,15 @@ def undo_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     try:
         store.restore(target)
     except CheckpointError as exc:
-        raise CheckpointError(f"{exc}; the state before the undo is checkpoint {before.short_id}") from None
+        raise CheckpointError(
+            f"{exc}; the state before the undo is checkpoint {before.short_id}"
+        ) from None
     plural = "s" if len(changes) != 1 else ""
-    print(f"Restored {len(changes)} file{plural}. To take this back: keel undo {before.short_id}", file=out)
+    print(
+        f"Restored {len(changes)} file{plural}. To take this back: keel undo {before.short_id}",
+        file=out,
+    )
     return 0
-
-
-def _last_turn(store: CheckpointStore, checkpoints: list[Checkpoint]) -> Checkpoint | None:
-    """The newest turn checkpoint that differs from the workspace: repeated undos step further back."""
-    current = store.current_tree()
-    return next((c for c in checkpoints if c.kind != "undo" and c.tree != current), None)
 
 
 def _print_list(store: CheckpointStore, checkpoints: list[Checkpoint], out: TextIO) -> int:
@@ -85,13 +91,19 @@ def _print_list(store: CheckpointStore, checkpoints: list[Checkpoint], out: Text
     for checkpoint in checkpoints:
         mark = "  (= now)" if checkpoint.tree == current else ""
         session = checkpoint.session_id or ("keel undo" if checkpoint.kind == "undo" else "-")
-        print(f"{checkpoint.short_id:<10}  {_when(checkpoint.ts):<19}  {session:<22}  {_describe(checkpoint)}{mark}", file=out)
+        print(
+            f"{checkpoint.short_id:<10}  {_when(checkpoint.ts):<19}  {session:<22}  {_describe(checkpoint)}{mark}",
+            file=out,
+        )
     return 0
 
 
 def _print_changes(changes: list[FileChange], out: TextIO) -> None:
     for change in changes[:MAX_SHOWN_CHANGES]:
-        print(f"  {ACTION_WORDS[change.action]:<8} {change.path}", file=out)
+        shown = change.path.encode("utf-8", "surrogateescape").decode(
+            "utf-8", "replace"
+        )  # non-UTF-8 names
+        print(f"  {ACTION_WORDS[change.action]:<8} {shown}", file=out)
     if len(changes) > MAX_SHOWN_CHANGES:
         print(f"  ... and {len(changes) - MAX_SHOWN_CHANGES} more", file=out)
 

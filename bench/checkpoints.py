@@ -18,7 +18,7 @@ from _common import ROOT, median_time, row
 
 sys.path.insert(0, str(ROOT))
 
-from agent.checkpoints import CheckpointStore  # noqa: E402
+from agent.checkpoints import CheckpointStore
 
 
 def make_repo(path: Path, files: int) -> None:
@@ -44,7 +44,9 @@ def main() -> None:
         store = CheckpointStore(repo, home=Path(tmp) / "home")
 
         status = median_time(
-            lambda: subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, check=True),
+            lambda: subprocess.run(
+                ["git", "status", "--porcelain"], cwd=repo, capture_output=True, check=True
+            ),
             options.runs,
         )
         first = median_time(lambda: store.snapshot("first"), 1)

@@ -37,7 +37,9 @@ def sh(command: str, cwd: Path) -> None:
 def git(repo: Path, *args: str) -> str:
     # GIT_OPTIONAL_LOCKS=0: `git status` must not refresh the index we are comparing byte for byte
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
-    return subprocess.run([*GIT, *args], cwd=repo, env=env, capture_output=True, text=True, check=True).stdout
+    return subprocess.run(
+        [*GIT, *args], cwd=repo, env=env, capture_output=True, text=True, check=True
+    ).stdout
 
 
 def tree_hash(root: Path) -> str:
@@ -47,9 +49,9 @@ def tree_hash(root: Path) -> str:
         dirs.sort()
         for name in sorted(files + [d for d in dirs if os.path.islink(os.path.join(directory, d))]):
             path = os.path.join(directory, name)
-            digest.update(os.path.relpath(path, root).encode())
+            digest.update(os.fsencode(os.path.relpath(path, root)))
             if os.path.islink(path):
-                digest.update(b"->" + os.readlink(path).encode())
+                digest.update(b"->" + os.fsencode(os.readlink(path)))
             else:
                 digest.update(oct(os.stat(path).st_mode).encode())
                 digest.update(Path(path).read_bytes())
@@ -97,8 +99,14 @@ def test_restore_undoes_command_changes_and_never_touches_the_users_git(repo, tm
     assert not str(store.dir).startswith(str(repo))
 
     sh("echo x > new.txt", repo)  # what a model's `run_command` does: not an edit tool
-    sh("sed -i 's/app/changed/' src/app.py && rm old.txt && mkdir -p pkg/sub && echo m > pkg/sub/mod.py", repo)
-    sh("echo notes changed >> notes.txt && echo new log > run.log && echo new > build/new.bin", repo)
+    sh(
+        "sed -i 's/app/changed/' src/app.py && rm old.txt && mkdir -p pkg/sub && echo m > pkg/sub/mod.py",
+        repo,
+    )
+    sh(
+        "echo notes changed >> notes.txt && echo new log > run.log && echo new > build/new.bin",
+        repo,
+    )
     sh("git stash list > /dev/null", repo)
 
     changes = store.changes(checkpoint)
@@ -130,21 +138,42 @@ def test_outside_a_repository_snapshots_everything_but_junk(tmp_path):
     store = CheckpointStore(workspace, home=tmp_path / "home")
     checkpoint = store.snapshot("turn one", "s")
 
-    sh("echo v2 > notes.md && echo extra > extra.txt && echo 2 > node_modules/lib/index.js", workspace)
+    sh(
+        "echo v2 > notes.md && echo extra > extra.txt && echo 2 > node_modules/lib/index.js",
+        workspace,
+    )
     assert {c.path for c in store.changes(checkpoint)} == {"notes.md", "extra.txt"}
     store.restore(checkpoint)
     assert (workspace / "notes.md").read_text() == "v1\n"
     assert not (workspace / "extra.txt").exists()
-    assert (workspace / "node_modules/lib/index.js").read_text() == "2\n"  # junk is never snapshotted
+    assert (
+        workspace / "node_modules/lib/index.js"
+    ).read_text() == "2\n"  # junk is never snapshotted
 
 
-def test_symlinks_modes_and_binary_files_come_back_exactly(tmp_path):
+def test_symlinks_modes_binary_files_and_odd_names_come_back_exactly(tmp_path):
     workspace = git_repo(tmp_path / "repo", {"a.txt": "a\r\nwindows\r\n"})
-    sh("printf '\\x00\\x01\\xff' > blob.bin && ln -s a.txt link && printf '#!/bin/sh\\n' > run.sh && chmod +x run.sh", workspace)
+    sh(
+        "printf '\\x00\\x01\\xff' > blob.bin && ln -s a.txt link && printf '#!/bin/sh\\n' > run.sh && chmod +x run.sh",
+        workspace,
+    )
+    sh("printf latin > $'caf\\xe9.txt' && printf spaced > 'with space.txt'", workspace)
     before = tree_hash(workspace)
     store = CheckpointStore(workspace, home=tmp_path / "home")
     checkpoint = store.snapshot("t", "s")
-    sh("rm link && ln -s blob.bin link && chmod -x run.sh && printf 'unix\\n' > a.txt && rm blob.bin", workspace)
+    sh(
+        "rm link && ln -s blob.bin link && chmod -x run.sh && printf 'unix\\n' > a.txt && rm blob.bin",
+        workspace,
+    )
+    sh(
+        "rm $'caf\\xe9.txt' && printf x > $'new\\xff.txt' && printf changed > 'with space.txt'",
+        workspace,
+    )
+    assert {c.path for c in store.changes(checkpoint)} >= {
+        "caf\udce9.txt",
+        "new\udcff.txt",
+        "with space.txt",
+    }
     store.restore(checkpoint)
     assert tree_hash(workspace) == before
 
@@ -174,10 +203,18 @@ async def test_guard_reports_a_failure_once_and_never_raises(tmp_path):
     assert len(errors) == 1 and "checkpoints are off" in errors[0]
 
 
-def keel_undo(repo: Path, home: Path, *args: str, stdin: int | None = subprocess.DEVNULL) -> subprocess.CompletedProcess:
+def keel_undo(
+    repo: Path, home: Path, *args: str, stdin: int | None = subprocess.DEVNULL
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-c", UNDO_MAIN, "undo", *args],
-        cwd=repo, env=keel_env(home), stdin=stdin, capture_output=True, text=True, timeout=60,
+        cwd=repo,
+        env=keel_env(home),
+        stdin=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 

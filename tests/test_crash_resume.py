@@ -1,9 +1,11 @@
 """Crash safety: `keel run` killed with SIGKILL at 50 random points of a scripted session, then resumed.
 
-Every killed session must resume (`keel run --resume ID`) and finish; at the kill, every file must
-hold one of its versions (old or new, never torn), and at the end its final version. The scripted
-model is stateless across processes: it picks the next step from the conversation it is sent, so a
-resumed session goes on where the log says it stopped (redoing a step the kill interrupted).
+After every kill the session is resumed (`keel run --resume ID`); a resumed run may itself be killed
+again (a crash while recovering), and every session must finally finish. At each kill every file
+holds one of its versions (old or new, never torn); at the end, its final version. Chaining kills in
+a session keeps the number of processes (each pays litellm's import) near 60 rather than 100.
+The scripted model is stateless across processes: it picks the next step from the conversation it
+is sent, so a resumed session goes on where its log says it stopped (redoing an interrupted step).
 """
 
 from __future__ import annotations
@@ -13,16 +15,19 @@ import os
 import random
 import signal
 import subprocess
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
 from keel_cli import KEEL, git_repo, keel_env, run_keel
 from scripted_server import ChatRequest, Reply, ScriptedToolCall
 
 KILLS = int(os.environ.get("CRASH_KILLS", "50"))
 PARALLEL = 4
+KILLS_PER_SESSION = 5
 SEED = 20250807
 INTERRUPTED = "Interrupted before it finished."  # what agent.replay answers an unfinished call with
 FINAL = "All twelve steps are done."
@@ -52,7 +57,10 @@ def call(name: str, **arguments: object) -> ScriptedToolCall:
 # harmlessly (the file exists, the old text is gone), so no step can apply twice.
 STEPS: list[list[ScriptedToolCall]] = [
     [call("write_file", path="notes/a.txt", content=A1)],
-    [call("read_file", path="base1.txt"), call("edit_file", path="base1.txt", old_string="TOKEN_01", new_string="DONE_01")],
+    [
+        call("read_file", path="base1.txt"),
+        call("edit_file", path="base1.txt", old_string="TOKEN_01", new_string="DONE_01"),
+    ],
     [call("write_file", path="notes/b.txt", content=B)],
     [call("apply_patch", patch=patch("base2.txt", "TOKEN_03", "DONE_03"))],
     [call("edit_file", path="base1.txt", old_string="TOKEN_04", new_string="DONE_04")],
@@ -96,7 +104,11 @@ def versions() -> dict[str, list[str | None]]:
 
 def steps_done(request: ChatRequest) -> int:
     """Tool-calling turns whose every call has a real result (an interrupted one is redone)."""
-    results = {m.get("tool_call_id"): str(m.get("content")) for m in request.messages if m.get("role") == "tool"}
+    results = {
+        m.get("tool_call_id"): str(m.get("content"))
+        for m in request.messages
+        if m.get("role") == "tool"
+    }
     done = 0
     for message in request.messages:
         ids = [c["id"] for c in message.get("tool_calls") or []]
@@ -122,95 +134,211 @@ def stray_temp_files(repo: Path) -> list[str]:
     return [str(p.relative_to(repo)) for p in repo.rglob(".*.tmp")]
 
 
+def common_flags(url: str) -> list[str]:
+    return [
+        "--model",
+        "openai/any",
+        "--api-base",
+        url,
+        "--output-format",
+        "stream-json",
+        "--context-window",
+        "200000",
+    ]
+
+
+def logged_steps_done(log: Path) -> int:
+    """What the scripted model will count as done when the session resumes from this log."""
+    events = [json.loads(line) for line in log.read_bytes().splitlines() if line.endswith(b"}")]
+    finished = {e["call_id"] for e in events if e["type"] == "tool.finished"}
+    return sum(
+        1
+        for e in events
+        if e["type"] == "assistant.message"
+        and e["tool_calls"]
+        and all(c["id"] in finished for c in e["tool_calls"])
+    )
+
+
 @dataclass
-class Case:
-    number: int
-    kill_after_lines: int
-    extra_delay: float
+class Kill:
+    session: int
+    process: int  # 0: the first run; n: the n-th resume
+    after_lines: int
+    steps_done: int = 0  # of the session, as its log says after the kill
     lines_read: int = 0
-    session_id: str = ""
     torn_files: list[str] = field(default_factory=list)
-    torn_log_tail: bool = False
     stray_temps: list[str] = field(default_factory=list)
-    resume_code: int | None = None
-    resume_status: str = ""
+    torn_log_tail: bool = False
+
+
+@dataclass
+class SessionRun:
+    number: int
+    kills: list[Kill] = field(default_factory=list)
+    resume_codes: list[int] = field(default_factory=list)
+    status: str = ""
     wrong_final: list[str] = field(default_factory=list)
     error: str = ""
 
+    @property
+    def finished(self) -> bool:
+        return (
+            self.status == "completed"
+            and not self.wrong_final
+            and set(self.resume_codes) <= {0, -9}
+        )
 
-def common_flags(url: str) -> list[str]:
-    return ["--model", "openai/any", "--api-base", url, "--output-format", "stream-json", "--context-window", "200000"]
+
+class KillBudget:
+    """The kills left to make, claimed one at a time by the parallel sessions."""
+
+    def __init__(self, kills: int) -> None:
+        self.left = kills
+        self.lock = threading.Lock()
+        self.sessions = 0
+
+    def claim(self) -> bool:
+        with self.lock:
+            if self.left <= 0:
+                return False
+            self.left -= 1
+            return True
+
+    def next_session(self) -> int | None:
+        with self.lock:
+            if self.left <= 0:
+                return None
+            self.sessions += 1
+            return self.sessions - 1
 
 
-def run_case(case: Case, url: str, root: Path) -> Case:
-    repo = git_repo(root / f"repo{case.number}", BASE)
-    home = root / f"home{case.number}"
-    allowed = versions()
-    with open(root / f"stderr{case.number}", "w") as err:
+def kill_after(argv: list[str], repo: Path, home: Path, kill: Kill, delay: float, err: Path) -> str:
+    """Run keel, SIGKILL it after reading `kill.after_lines` event lines (and `delay`); its session id."""
+    session_id = ""
+    with open(err, "a") as stderr:
         proc = subprocess.Popen(
-            [KEEL, "run", *common_flags(url), "do the twelve steps"],
-            cwd=repo, env=keel_env(home), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=err, start_new_session=True,
+            argv,
+            cwd=repo,
+            env=keel_env(home),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            start_new_session=True,
         )
         assert proc.stdout is not None
-        while case.lines_read < case.kill_after_lines:
+        while kill.lines_read < kill.after_lines:
             line = proc.stdout.readline()
             if not line:
                 break
-            case.lines_read += 1
-            if case.lines_read == 1:
-                case.session_id = json.loads(line)["session_id"]
-        time.sleep(case.extra_delay)
+            kill.lines_read += 1
+            if kill.lines_read == 1:
+                session_id = json.loads(line)["session_id"]
+        time.sleep(delay)
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         proc.stdout.close()
-    state = read_state(repo)
-    case.torn_files = [name for name, text in state.items() if text not in allowed[name]]
-    case.stray_temps = stray_temp_files(repo)
-    logs = list((home / "sessions").glob("*.jsonl"))
-    case.torn_log_tail = bool(logs) and not logs[0].read_bytes().endswith(b"\n")
-    if not case.session_id:
-        case.error = "killed before session.started"
-        return case
-    resumed = run_keel("run", *common_flags(url), "--resume", case.session_id, cwd=repo, home=home, timeout=120)
-    case.resume_code = resumed.returncode
+    return session_id
+
+
+def run_session(
+    number: int, url: str, root: Path, budget: KillBudget, step_lines: list[int]
+) -> SessionRun:
+    """One session: killed at random points (run, resume, kill again...) until the budget says stop."""
+    run = SessionRun(number)
+    rng = random.Random(SEED * 1000 + number)
+    repo = git_repo(root / f"repo{number}", BASE)
+    home = root / f"home{number}"
+    allowed = versions()
+    argv = [KEEL, "run", *common_flags(url), "do the twelve steps"]
+    session_id, done = "", 0
+    while True:
+        # event lines the next process would print: session.started (+ user.message), the steps left, the end
+        lines = (2 if not session_id else 1) + step_lines[-1] - step_lines[done]
+        if done >= len(STEPS) or len(run.kills) >= KILLS_PER_SESSION or not budget.claim():
+            break
+        kill = Kill(number, len(run.kills), rng.randint(2, lines - 1))
+        found = kill_after(
+            argv,
+            repo,
+            home,
+            kill,
+            rng.choice([0.0, 0.0, rng.uniform(0, 0.05)]),
+            root / f"err{number}",
+        )
+        session_id = session_id or found
+        run.kills.append(kill)
+        state = read_state(repo)
+        kill.torn_files = [name for name, text in state.items() if text not in allowed[name]]
+        kill.stray_temps = stray_temp_files(repo)
+        log = home / "sessions" / f"{session_id}.jsonl"
+        kill.torn_log_tail = log.exists() and not log.read_bytes().endswith(b"\n")
+        if not session_id:
+            run.error = "killed before session.started"
+            return run
+        done = kill.steps_done = logged_steps_done(log)
+        argv = [KEEL, "run", *common_flags(url), "--resume", session_id]
+    if not session_id:
+        return run
+    resumed = run_keel(*argv[1:], cwd=repo, home=home, timeout=180)
+    run.resume_codes.append(resumed.returncode)
     try:
-        case.resume_status = resumed.events[-1].get("status", "")
+        run.status = resumed.events[-1].get("status", "")
     except (ValueError, IndexError):
-        case.error = resumed.stderr[-1000:]
-    final = read_state(repo)
-    case.wrong_final = [name for name, text in final.items() if text != allowed[name][-1]]
-    if resumed.returncode != 0 and not case.error:
-        case.error = resumed.stderr[-1000:]
-    return case
+        run.error = resumed.stderr[-1000:]
+    run.wrong_final = [name for name, text in read_state(repo).items() if text != allowed[name][-1]]
+    if resumed.returncode != 0 and not run.error:
+        run.error = resumed.stderr[-1000:]
+    return run
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_killed_runs_resume_and_finish_with_no_torn_files(scripted_server, tmp_path):
     server = scripted_server(twelve_steps, args_chunk_chars=4096)
     baseline_repo = git_repo(tmp_path / "baseline", BASE)
-    baseline = run_keel("run", *common_flags(server.url), "do the twelve steps", cwd=baseline_repo, home=tmp_path / "h0")
+    baseline = run_keel(
+        "run",
+        *common_flags(server.url),
+        "do the twelve steps",
+        cwd=baseline_repo,
+        home=tmp_path / "h0",
+    )
     assert baseline.returncode == 0, baseline.stderr[-2000:]
     assert baseline.events[-1]["final_message"] == FINAL
     assert read_state(baseline_repo) == {name: v[-1] for name, v in versions().items()}
-    total_lines = len(baseline.events)
+    types = baseline.types()
+    # step_lines[d]: event lines after session.started and user.message before step d begins
+    starts = [i for i, t in enumerate(types) if t == "assistant.message"]
+    step_lines = [i - 2 for i in starts] + [len(types) - 2]
 
-    rng = random.Random(SEED)
-    cases = [Case(n, rng.randint(2, total_lines), rng.choice([0.0, 0.0, rng.uniform(0, 0.05)])) for n in range(KILLS)]
+    budget = KillBudget(KILLS)
+
+    def worker(_: int) -> list[SessionRun]:
+        runs = []
+        while (number := budget.next_session()) is not None:
+            runs.append(run_session(number, server.url, tmp_path, budget, step_lines))
+        return runs
+
     with ThreadPoolExecutor(PARALLEL) as pool:
-        done = list(pool.map(lambda case: run_case(case, server.url, tmp_path), cases))
-
-    finished = [c for c in done if c.resume_code == 0 and c.resume_status == "completed" and not c.wrong_final]
-    torn = [c for c in done if c.torn_files]
+        runs = sorted(
+            (r for rs in pool.map(worker, range(PARALLEL)) for r in rs), key=lambda r: r.number
+        )
+    kills = [k for r in runs for k in r.kills]
+    resumed_and_finished = sum(len(r.kills) for r in runs if r.finished)
+    torn = sum(len(k.torn_files) for k in kills)
     print(
-        f"\nkills: {len(done)}, resumed and finished: {len(finished)}, torn files: {sum(len(c.torn_files) for c in torn)}"
+        f"\nkills: {len(kills)}, resumed and finished: {resumed_and_finished}, torn files: {torn}"
     )
     print(
-        f"kill points (event lines read): {sorted(c.lines_read for c in done)} of {total_lines}; "
-        f"torn log tails repaired: {sum(c.torn_log_tail for c in done)}; "
-        f"stray temp files: {sum(len(c.stray_temps) for c in done)}"
+        f"sessions: {len(runs)}; kills in resumed runs: {sum(k.process > 0 for k in kills)}; "
+        f"steps done at the kills: {sorted(k.steps_done for k in kills)}; "
+        f"torn log tails repaired: {sum(k.torn_log_tail for k in kills)}; "
+        f"stray temp files left by killed writes: {len({t for k in kills for t in k.stray_temps})}"
     )
-    for case in done:
-        if case not in finished or case.torn_files:
-            print(f"  case {case.number} (after {case.lines_read} lines): {case}")
-    assert torn == []
-    assert len(finished) == KILLS
+    for run in runs:
+        if not run.finished or any(k.torn_files for k in run.kills):
+            print(f"  session {run.number}: {run}")
+    assert len(kills) == KILLS
+    assert torn == 0
+    assert resumed_and_finished == KILLS

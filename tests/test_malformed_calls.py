@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 from keel_cli import git_repo, run_keel
 from scripted_server import Reply, ScriptedToolCall
@@ -61,10 +62,21 @@ def malformed_calls() -> list[tuple[str, str]]:
         ("apply_patch", {"patch": "*** Begin Patch\n*** End Patch", "dry_run": True}), ("code_map", {"path": ".", "depth": 3}),
     ]  # fmt: skip
     string_of_string = [
-        '"a.txt"', json.dumps(json.dumps({"path": 5})), '"[]"', '"null"', json.dumps("{not json}"),
-        json.dumps(json.dumps(json.dumps({"path": "a.txt", "bad": 1}))), '"\\"\\""', json.dumps("path"),
+        '"a.txt"',
+        json.dumps(json.dumps({"path": 5})),
+        '"[]"',
+        '"null"',
+        json.dumps("{not json}"),
+        json.dumps(json.dumps(json.dumps({"path": "a.txt", "bad": 1}))),
+        '"\\"\\""',
+        json.dumps("path"),
     ]
-    empty_names = [("", {"path": "a.txt"}), ("", {}), ("", {"command": "ls"}), (" ", {"path": "a.txt"})]
+    empty_names = [
+        ("", {"path": "a.txt"}),
+        ("", {}),
+        ("", {"command": "ls"}),
+        (" ", {"path": "a.txt"}),
+    ]
     huge = [
         ("read_file", {"path": "a" * HUGE}),
         ("read_file", {"path": "a.txt", "junk": "x" * HUGE}),
@@ -78,7 +90,9 @@ def malformed_calls() -> list[tuple[str, str]]:
         '{"path": "a.txt", "path": 5}', '[{"path": "a.txt"}]', '{"path": "\\u0000"}', "1e999",
     ]  # fmt: skip
     calls: list[tuple[str, str]] = [("read_file", raw) for raw in broken_json]
-    calls += [(name, json.dumps(args)) for name, args in unknown_names + wrong_types + missing + extra]
+    calls += [
+        (name, json.dumps(args)) for name, args in unknown_names + wrong_types + missing + extra
+    ]
     calls += [("read_file", raw) for raw in string_of_string]
     calls += [(name, json.dumps(args)) for name, args in empty_names]
     calls += [("search", raw) for raw in nonsense]
@@ -89,26 +103,44 @@ def malformed_calls() -> list[tuple[str, str]]:
 def test_malformed_calls_give_errors_not_crashes(scripted_server, tmp_path):
     calls = malformed_calls()
     assert len(calls) == 100
-    assert all(a != b for a, b in zip(calls, calls[1:], strict=False))  # the loop guard stays quiet
+    assert all(a != b for a, b in pairwise(calls))  # the loop guard stays quiet
     replies = [Reply(tool_calls=[ScriptedToolCall(name=n, arguments=raw)]) for n, raw in calls]
-    server = scripted_server([*replies, Reply(text="Done with the broken calls.")], args_chunk_chars=4096)
+    server = scripted_server(
+        [*replies, Reply(text="Done with the broken calls.")], args_chunk_chars=4096
+    )
     repo = git_repo(tmp_path / "repo", {"a.txt": "alpha\n"})
     result = run_keel(
-        "run", "--model", "openai/any", "--api-base", server.url, "--output-format", "stream-json",
-        "--context-window", "10000000", "--max-steps", "500", "send broken calls",
-        cwd=repo, home=tmp_path / "home", timeout=300,
+        "run",
+        "--model",
+        "openai/any",
+        "--api-base",
+        server.url,
+        "--output-format",
+        "stream-json",
+        "--context-window",
+        "10000000",
+        "--max-steps",
+        "500",
+        "send broken calls",
+        cwd=repo,
+        home=tmp_path / "home",
+        timeout=300,
     )
 
     finished = [e for e in result.events if e["type"] == "tool.finished"]
     errors = [e for e in finished if not e["ok"]]
     crashes = [e for e in result.events if e["type"] == "error"]
-    not_tool_errors = sorted({e["output"].splitlines()[0][:120] for e in errors if e["output"].startswith("Error (")})
+    not_tool_errors = sorted(
+        {e["output"].splitlines()[0][:120] for e in errors if e["output"].startswith("Error (")}
+    )
     print(f"\nmalformed calls: {len(calls)}, error results: {len(errors)}, crashes: {len(crashes)}")
     for line in not_tool_errors:
         print(f"  an error that is not a ToolError: {line}")
     assert result.returncode == 0, result.stderr[-3000:]
     assert crashes == [], crashes
-    assert len(finished) == len(calls) and len(errors) == len(calls), [e["output"][:80] for e in finished if e["ok"]]
+    assert len(finished) == len(calls) and len(errors) == len(calls), [
+        e["output"][:80] for e in finished if e["ok"]
+    ]
     assert result.events[-1]["status"] == "completed"
     assert result.events[-1]["final_message"] == "Done with the broken calls."
     assert all("times in a row" not in e["output"] for e in errors)
@@ -123,14 +155,24 @@ def test_lone_surrogates_from_the_provider_do_not_crash(scripted_server, tmp_pat
     """A provider's stream may carry lone UTF-16 surrogates (escaped in its JSON): not text, not a crash."""
     server = scripted_server(
         [
-            Reply(tool_calls=[ScriptedToolCall(name="read_file", arguments='{"path": "\ud800.txt"}')]),
+            Reply(
+                tool_calls=[ScriptedToolCall(name="read_file", arguments='{"path": "\ud800.txt"}')]
+            ),
             Reply(text="half an emoji: \udc00"),
         ]
     )
     repo = git_repo(tmp_path / "repo", {"a.txt": "alpha\n"})
     result = run_keel(
-        "run", "--model", "openai/any", "--api-base", server.url, "--output-format", "stream-json",
-        "read it", cwd=repo, home=tmp_path / "home",
+        "run",
+        "--model",
+        "openai/any",
+        "--api-base",
+        server.url,
+        "--output-format",
+        "stream-json",
+        "read it",
+        cwd=repo,
+        home=tmp_path / "home",
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert [e["ok"] for e in result.events if e["type"] == "tool.finished"] == [False]

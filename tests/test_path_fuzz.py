@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import operator
 import os
 import shutil
 from pathlib import Path
@@ -69,7 +70,7 @@ def build_world(base: Path) -> tuple[Path, Path]:
         "dangling_in_dir": "kf9_newdir",
         "loop1": "loop2",
         "loop2": "loop1",
-        "root_link": "/",
+        "root_link": str(base.parent),
         "parent_link": "..",
         "self_link": ".",
         "sub/up": "../../ws_sibling",
@@ -86,21 +87,21 @@ def fingerprint(ws: Path) -> list[tuple[str, int, int, int]]:
     for directory, dirs, files in os.walk(ws):
         for name in dirs + files:
             st_ = os.lstat(os.path.join(directory, name))
-            entries.append((os.path.join(directory, name), st_.st_ino, st_.st_size, st_.st_mtime_ns))
+            entries.append(
+                (os.path.join(directory, name), st_.st_ino, st_.st_size, st_.st_mtime_ns)
+            )
     return sorted(entries)
 
 
-def world_hash(base: Path) -> str:
-    """Everything under `base` except the workspace: entries, modes, bytes and link targets."""
+def world_hash(around: Path, workspace: Path) -> str:
+    """Everything under `around` but the workspace: entries, modes, bytes and link targets."""
     digest = hashlib.sha256()
-    for directory, dirs, files in os.walk(base):
-        if Path(directory) == base:
-            dirs[:] = [d for d in dirs if d != "ws"]
-        dirs.sort()
+    for directory, dirs, files in os.walk(around):
+        dirs[:] = sorted(d for d in dirs if Path(directory, d) != workspace)
         for name in sorted(dirs + files):
             path = os.path.join(directory, name)
             st_ = os.lstat(path)
-            digest.update(f"{os.path.relpath(path, base)}|{st_.st_mode:o}|".encode())
+            digest.update(f"{os.path.relpath(path, around)}|{st_.st_mode:o}|".encode())
             if os.path.islink(path):
                 digest.update(os.readlink(path).encode())
             elif os.path.isfile(path):
@@ -111,25 +112,59 @@ def world_hash(base: Path) -> str:
 def fresh_names_outside(base: Path) -> list[str]:
     """Files or directories the fuzz could have made in places it must not write."""
     found = []
-    for place in (Path("/"), Path.home(), Path("/tmp"), base, base / "outside", base / "ws_sibling"):
+    for place in (
+        Path("/"),
+        Path.home(),
+        Path("/tmp"),
+        base.parent,
+        base,
+        base / "outside",
+        base / "ws_sibling",
+    ):
         if place.is_dir():
             found += [str(place / n) for n in os.listdir(place) if n.startswith(FRESH)]
     return found
 
 
 def paths(base: Path) -> st.SearchStrategy[str]:
-    prefixes = st.sampled_from(
-        ["", "", "", "./", "../", "/", "~/", f"{base}/ws/", f"{base}/", f"{base}/outside/", f"{base}/ws/../"]
-    )
+    """Paths in and around the workspace; ones aimed at `/` or `~` only name FRESH entries there.
+
+    So that a confinement bug, should one appear, leaves only kf9_* names to clean up outside
+    the test's own directory (and every link the workspace holds points into that directory).
+    """
+    local_prefixes = [
+        "",
+        "",
+        "",
+        "./",
+        "../",
+        f"{base}/ws/",
+        f"{base}/",
+        f"{base}/outside/",
+        f"{base}/ws/../",
+    ]
     component = st.one_of(
         st.sampled_from(NAMES), st.text(alphabet="ab.~/\\-", min_size=1, max_size=4)
     )
-    return st.builds(
-        lambda prefix, parts, slash: prefix + "/".join(parts) + ("/" if slash else ""),
-        prefixes,
-        st.lists(component, min_size=1, max_size=6),
+    first = component.filter(
+        lambda part: not part.lstrip("./").startswith("~")
+    )  # "~..." means home
+    local = st.builds(
+        lambda prefix, head, rest, slash: prefix + "/".join([head, *rest]) + ("/" if slash else ""),
+        st.sampled_from(local_prefixes),
+        first,
+        st.lists(component, max_size=5),
         st.booleans(),
     )
+    fresh = st.sampled_from(
+        [f"{FRESH}new.txt", f"{FRESH}dir/{FRESH}x.txt", f"../{FRESH}up.txt", f"./{FRESH}d/"]
+    )
+    system = st.builds(
+        operator.add,
+        st.sampled_from(["/", "~/", "~", "~\\", "~root/", "~nobody-kf9/", "//"]),
+        fresh,
+    )
+    return st.one_of(local, local, local, system)
 
 
 def calls(base: Path) -> st.SearchStrategy[list[tuple[str, dict]]]:
@@ -139,33 +174,52 @@ def calls(base: Path) -> st.SearchStrategy[list[tuple[str, dict]]]:
         st.builds(lambda p: f"*** Delete File: {p}\n", path),
         st.builds(lambda p: f"*** Update File: {p}\n@@\n-secret outside\n+PWNED\n", path),
         st.builds(lambda p: f"*** Update File: {p}\n@@\n-alpha inside\n+PWNED\n", path),
-        st.builds(lambda p, q: f"*** Update File: {p}\n*** Move to: {q}\n@@\n-alpha inside\n+moved\n", path, path),
+        st.builds(
+            lambda p, q: f"*** Update File: {p}\n*** Move to: {q}\n@@\n-alpha inside\n+moved\n",
+            path,
+            path,
+        ),
     )
     call = st.one_of(
         st.builds(lambda p: [("write_file", {"path": p, "content": "PWNED\n"})], path),
         st.builds(
-            lambda p: [("read_file", {"path": p}), ("write_file", {"path": p, "content": "PWNED\n"})], path
+            lambda p: [
+                ("read_file", {"path": p}),
+                ("write_file", {"path": p, "content": "PWNED\n"}),
+            ],
+            path,
         ),
         st.builds(
-            lambda p, old: [("read_file", {"path": p}), ("edit_file", {"path": p, "old_string": old, "new_string": "PWNED"})],
+            lambda p, old: [
+                ("read_file", {"path": p}),
+                ("edit_file", {"path": p, "old_string": old, "new_string": "PWNED"}),
+            ],
             path,
             st.sampled_from(["secret outside", "alpha inside", ""]),
         ),
         st.builds(
-            lambda sections: [("apply_patch", {"patch": "*** Begin Patch\n" + "".join(sections) + "*** End Patch\n"})],
+            lambda sections: [
+                (
+                    "apply_patch",
+                    {"patch": "*** Begin Patch\n" + "".join(sections) + "*** End Patch\n"},
+                )
+            ],
             st.lists(patch_section, min_size=1, max_size=3),
         ),
     )
-    return st.lists(call, min_size=1, max_size=3).map(lambda chunks: [c for chunk in chunks for c in chunk])
+    return st.lists(call, min_size=1, max_size=3).map(
+        lambda chunks: [c for chunk in chunks for c in chunk]
+    )
 
 
 def test_no_file_tool_writes_outside_the_workspace(tmp_path):
-    base = Path(os.path.realpath(tmp_path)) / "world"
+    around = Path(os.path.realpath(tmp_path))
+    base = around / "world"
     base.mkdir()
     registry = ToolRegistry([ReadFileTool(), WriteFileTool(), EditFileTool(), ApplyPatchTool()])
     loop = asyncio.new_event_loop()
     _, ws = build_world(base)
-    expected = world_hash(base)
+    expected = world_hash(around, ws)
     pristine = [fingerprint(ws)]
     tally = {"cases": 0, "calls": 0, "ok": 0, "writes_outside": 0}
     tool_bugs: set[str] = set()
@@ -182,17 +236,24 @@ def test_no_file_tool_writes_outside_the_workspace(tmp_path):
             if result.output.startswith("Error ("):  # not a ToolError: a bug in a tool, reported
                 tool_bugs.add(result.output.splitlines()[0])
 
-    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(calls(base))
     def case(sequence: list[tuple[str, dict]]) -> None:
-        if fingerprint(ws) != pristine[0]:  # a case changed the workspace: start the next from scratch
+        if (
+            fingerprint(ws) != pristine[0]
+        ):  # a case changed the workspace: start the next from scratch
             build_world(base)
             pristine[0] = fingerprint(ws)
-        ctx = ToolContext(root=ws, scratch=tmp_path / "scratch")
+        ctx = ToolContext(root=ws, scratch=around / "scratch")
         tally["cases"] += 1
         loop.run_until_complete(run(sequence, ctx))
-        leaked, now = fresh_names_outside(base), world_hash(base)
+        leaked, now = fresh_names_outside(base), world_hash(around, ws)
         if now != expected or leaked:
             tally["writes_outside"] += 1
         assert now == expected, f"the tree outside the workspace changed: {sequence}"

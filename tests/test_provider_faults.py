@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from keel_cli import git_repo, run_keel
 from scripted_server import ChatRequest, Reply, ScriptedToolCall
 
@@ -27,15 +28,33 @@ def one_command_per_step(request: ChatRequest) -> Reply:
     return Reply(tool_calls=[ScriptedToolCall(name="run_command", arguments={"command": command})])
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_three_hundred_flaky_calls_run_each_tool_once(scripted_server, tmp_path):
     home = tmp_path / "home"
     fast_retries(home)
-    server = scripted_server(one_command_per_step, fail_rate=0.2, fault_kinds=("429", "500", "drop"), seed=8)
+    server = scripted_server(
+        one_command_per_step, fail_rate=0.2, fault_kinds=("429", "500", "drop"), seed=8
+    )
     repo = git_repo(tmp_path / "repo", {"README.md": "flaky provider\n"})
     result = run_keel(
-        "run", "--model", "openai/any", "--api-base", server.url, "--output-format", "stream-json",
-        "--max-steps", "1000", "--budget", "1000000000", "--context-window", "10000000",
-        "run the steps", cwd=repo, home=home, timeout=600,
+        "run",
+        "--model",
+        "openai/any",
+        "--api-base",
+        server.url,
+        "--output-format",
+        "stream-json",
+        "--max-steps",
+        "1000",
+        "--budget",
+        "1000000000",
+        "--context-window",
+        "10000000",
+        "run the steps",
+        cwd=repo,
+        home=home,
+        timeout=600,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.events[-1]["status"] == "completed"

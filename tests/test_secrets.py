@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import secrets
-from pathlib import Path
 
 from keel_cli import git_repo, run_keel
 from scripted_server import Reply, ScriptedToolCall
@@ -20,7 +19,9 @@ def canaries() -> tuple[dict[str, str], dict[str, str]]:
     for n in range(15):
         suffix = ("API_KEY", "TOKEN", "SECRET")[n % 3]
         env[f"CANARY_{n}_{suffix}"] = f"cnry{n}x{secrets.token_hex(12)}"
-    env["OPENAI_API_KEY"] = "sk-proj-" + secrets.token_urlsafe(30).replace("-", "a").replace("_", "b")
+    env["OPENAI_API_KEY"] = "sk-proj-" + secrets.token_urlsafe(30).replace("-", "a").replace(
+        "_", "b"
+    )
     env["GITHUB_TOKEN"] = "ghp_" + secrets.token_hex(18)
     env["BUILD_HELPER_VALUE"] = "ghp_" + secrets.token_hex(18)  # a key shape under an innocent name
     config = {"password": f"cfgpw{secrets.token_hex(10)}", "query": f"cfgq{secrets.token_hex(10)}"}
@@ -37,8 +38,21 @@ def test_canaries_never_leave_the_process(scripted_server, tmp_path):
     assert len(values) == 20
     echoed = env["CANARY_4_TOKEN"]
     script = [
-        Reply(tool_calls=[ScriptedToolCall(name="run_command", arguments={"command": "env > env_dump.txt; cat env_dump.txt"})]),
-        Reply(tool_calls=[ScriptedToolCall(name="run_command", arguments={"command": "cat .env .keel/config.toml"})]),
+        Reply(
+            tool_calls=[
+                ScriptedToolCall(
+                    name="run_command",
+                    arguments={"command": "env > env_dump.txt; cat env_dump.txt"},
+                )
+            ]
+        ),
+        Reply(
+            tool_calls=[
+                ScriptedToolCall(
+                    name="run_command", arguments={"command": "cat .env .keel/config.toml"}
+                )
+            ]
+        ),
         Reply(
             text=f"The .env file holds {echoed}; reading it again.",
             tool_calls=[ScriptedToolCall(name="read_file", arguments={"path": ".env"})],
@@ -46,7 +60,9 @@ def test_canaries_never_leave_the_process(scripted_server, tmp_path):
         Reply(text="Checked the environment and the files."),
     ]
     server = scripted_server(script)
-    server.inject_faults("drop", "500")  # retried errors are logged too: their messages must be clean
+    server.inject_faults(
+        "drop", "500"
+    )  # retried errors are logged too: their messages must be clean
     dotenv = "".join(f"{name}={value}\n" for name, value in env.items())
     repo = git_repo(
         tmp_path / "repo",
@@ -61,7 +77,9 @@ def test_canaries_never_leave_the_process(scripted_server, tmp_path):
         },
     )
     home = tmp_path / "home"
-    result = run_keel("run", "--output-format", "stream-json", "check the secrets", cwd=repo, home=home, **env)
+    result = run_keel(
+        "run", "--output-format", "stream-json", "check the secrets", cwd=repo, home=home, **env
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.events[-1]["status"] == "completed"
     tools = [e for e in result.events if e["type"] == "tool.finished"]
@@ -70,7 +88,11 @@ def test_canaries_never_leave_the_process(scripted_server, tmp_path):
     logs = "".join(path.read_text() for path in (home / "sessions").glob("*.jsonl"))
     requests = "".join(json.dumps(r.body) for r in server.requests)
     command_env = (repo / "env_dump.txt").read_text()
-    in_logs, in_requests, in_env = count(values, logs), count(values, requests), count(values, command_env)
+    in_logs, in_requests, in_env = (
+        count(values, logs),
+        count(values, requests),
+        count(values, command_env),
+    )
     in_events = count(values, result.stdout)
     print(
         f"\ncanaries: {len(values)}, in session logs: {in_logs}, in model requests: {in_requests}, "
@@ -78,7 +100,7 @@ def test_canaries_never_leave_the_process(scripted_server, tmp_path):
     )
     # the test can fail: the canaries were really there to leak
     assert count(values, dotenv) == 18 and "PATH=" in command_env and len(server.requests) == 6
-    assert "[REDACTED]" in logs and "[REDACTED]" in requests
     assert in_logs == 0
     assert in_requests == 0
     assert in_env == 0
+    assert "[REDACTED]" in logs and "[REDACTED]" in requests  # masked where they would have been

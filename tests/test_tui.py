@@ -7,13 +7,16 @@ from keel_cli import git_repo
 from scripted_server import ChatRequest, Reply, ScriptedToolCall
 from tui_support import settings_for, type_text, wait_until
 
+from agent.store import read_events
 from tui.app import KeelApp
+from tui.commands import worktrees_available
 from tui.screens.approval_modal import ApprovalModal
 from tui.screens.help_screen import HelpScreen
 from tui.screens.new_session_dialog import NewSessionDialog
 from tui.transcript import AssistantEntry, NoticeEntry, ToolEntry, UserEntry
 from tui.warmup import warm_up_core
 from tui.widgets.assistant_block import AssistantBlock
+from tui.widgets.session_list import SessionList
 from tui.widgets.status_bar import StatusBar
 from tui.widgets.tool_panel import ToolPanel
 from tui.widgets.user_block import UserBlock
@@ -161,12 +164,25 @@ def answer_by_prompt(request: ChatRequest) -> Reply:
     """Each agent gets an answer naming its own task; the first streams for seconds, so the second overlaps it."""
     said = " ".join(str(m["content"]) for m in request.messages if m["role"] == "user")
     task = "task two" if "task two" in said else "task one"
-    length = 150 if task == "task one" else 20
-    return Reply(text=f"Answer for {task}: " + "lorem ipsum " * length, chunk_delay=0.03)
+    chunks = (
+        40 if task == "task one" else 5
+    )  # of 40 characters each, 0.15 s apart: 6 s against 0.75 s
+    return Reply(
+        text=f"Answer for {task}: ".ljust(40) + "lorem ipsum dolor sit amet consectetur. " * chunks,
+        chunk_delay=0.15,
+    )
+
+
+def task_span(handle) -> tuple[float, float]:
+    """When the handle's task started and finished, from its session log."""
+    events = read_events(handle.session.log.path)
+    started = next(e.ts for e in events if e.type == "user.message")
+    finished = next(e.ts for e in events if e.type == "session.finished")
+    return started, finished
 
 
 async def test_two_sessions_run_at_once_and_both_finish(scripted_server, repo):
-    server = scripted_server(answer_by_prompt)
+    server = scripted_server(answer_by_prompt, text_chunk_chars=40)
     app = KeelApp(settings_for(repo, server.url))
     async with app.run_test(size=(120, 40)) as pilot:
         first = app.pool.handles[0]
@@ -184,15 +200,13 @@ async def test_two_sessions_run_at_once_and_both_finish(scripted_server, repo):
         second = app.pool.handles[1]
         assert app.screen.selected is second
 
-        overlapped = False
-
-        def both_done() -> bool:
-            nonlocal overlapped
-            overlapped |= first.busy and second.busy
-            return first.stats.status == second.stats.status == "done"
-
-        await wait_until(pilot, both_done, "both agents to finish")
-        assert overlapped, "the two agents never ran at the same time"
+        await wait_until(
+            pilot,
+            lambda: first.stats.status == second.stats.status == "done",
+            "both agents to finish",
+        )
+        (first_start, first_end), (second_start, _) = task_span(first), task_span(second)
+        assert first_start < second_start < first_end, "the two agents never ran at the same time"
         for handle, task in ((first, "task one"), (second, "task two")):
             answers = [e.text for e in handle.transcript.entries if isinstance(e, AssistantEntry)]
             assert answers and answers[0].startswith(f"Answer for {task}")
@@ -252,3 +266,113 @@ async def test_prompt_history_walks_back_and_forth(scripted_server, repo):
         assert box.value == "draft"
         users = [e.text for e in handle.transcript.entries if isinstance(e, UserEntry)]
         assert users == ["first prompt", "second prompt"]
+
+
+async def test_a_background_agent_waits_for_approval_until_shown(scripted_server, repo):
+    server = scripted_server([run_command_reply("echo from-agent-one"), Reply(text="Ran it.")])
+    app = KeelApp(settings_for(repo, server.url))
+    async with app.run_test(size=(120, 40)) as pilot:
+        first = app.pool.handles[0]
+        await pilot.press("ctrl+n")
+        await wait_until(pilot, lambda: isinstance(app.screen, NewSessionDialog), "the dialog")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(app.pool.handles) == 2, "the second agent")
+        assert app.screen.selected is app.pool.handles[1]
+
+        first.prompt("run something")  # agent 1 works in the background while agent 2 is shown
+        app.start(first)
+        await wait_until(pilot, lambda: first.stats.status == "approval", "agent 1 to ask")
+        await pilot.pause()
+        assert not isinstance(app.screen, ApprovalModal)
+        rows = app.screen.query_one(SessionList).rows()
+        assert rows[0].has_class("-approval") and "needs approval" in str(
+            rows[0].children[0].render()
+        )
+
+        await pilot.press("ctrl+pageup")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalModal), "the approval modal")
+        await pilot.press("a")
+        await wait_until(pilot, lambda: first.stats.status == "done", "agent 1 to finish")
+    assert "from-agent-one" in tool_results(server)[0]
+
+
+async def test_resumed_session_shows_its_history_and_continues(scripted_server, repo):
+    server = scripted_server([Reply(text="first answer"), Reply(text="second answer")])
+    app = KeelApp(settings_for(repo, server.url))
+    async with app.run_test(size=(120, 40)) as pilot:
+        handle = app.pool.handles[0]
+        await send(pilot, "first question")
+        await wait_until(pilot, lambda: handle.stats.status == "done", "the first task")
+        log = handle.session.log.path
+
+    history = read_events(log)
+    resumed = KeelApp(settings_for(repo, server.url), resume=log, history=history)
+    async with resumed.run_test(size=(120, 40)) as pilot:
+        handle = resumed.pool.handles[0]
+        assert [block.text for block in resumed.screen.query(AssistantBlock)] == ["first answer"]
+        await send(pilot, "second question")
+        await wait_until(
+            pilot, lambda: handle.transcript.entries[-2] == AssistantEntry("second answer"), "it"
+        )
+        assert handle.session.id == log.stem
+    said = [m["content"] for m in server.requests[-1].messages if m["role"] == "user"]
+    assert any("first question" in str(text) for text in said)
+
+
+async def test_undo_puts_the_workspace_back_before_the_last_turn(scripted_server, repo):
+    from agent.checkpoints import CheckpointStore
+
+    edit = {"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}
+    server = scripted_server(
+        [
+            Reply(tool_calls=[ScriptedToolCall(name="edit_file", arguments=edit)]),
+            Reply(text="Fixed."),
+        ]
+    )
+    app = KeelApp(settings_for(repo, server.url))
+    async with app.run_test(size=(120, 40)) as pilot:
+        handle = app.pool.handles[0]
+        CheckpointStore(repo).snapshot(
+            "fix add", session_id="s1"
+        )  # what the core takes before a turn
+        await send(pilot, "fix add")
+        await wait_until(pilot, lambda: handle.stats.status == "done", "the task to finish")
+        assert "a + b" in (repo / "calc.py").read_text()
+        await send(pilot, "/undo")
+        await wait_until(
+            pilot, lambda: "restored" in handle.transcript.entries[-1].text, "the undo"
+        )
+        assert (repo / "calc.py").read_text() == CALC["calc.py"]
+        assert "calc.py" in handle.transcript.entries[-1].text
+
+
+@pytest.mark.skipif(not worktrees_available(), reason="agent.workspaces is not in this build")
+async def test_a_new_agent_in_its_own_worktree_leaves_the_checkout_alone(scripted_server, repo):
+    write = {"path": "notes.txt", "content": "from the worktree\n"}
+    server = scripted_server(
+        [
+            Reply(tool_calls=[ScriptedToolCall(name="write_file", arguments=write)]),
+            Reply(text="Wrote notes.txt."),
+        ]
+    )
+    app = KeelApp(settings_for(repo, server.url))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+n")
+        await wait_until(pilot, lambda: isinstance(app.screen, NewSessionDialog), "the dialog")
+        app.screen.query_one("#new-task").value = "write notes"
+        app.screen.query_one("#new-worktree").value = True
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(app.pool.handles) == 2, "the worktree agent")
+        agent = app.pool.handles[1]
+        await wait_until(
+            pilot, lambda: agent.stats.status == "done", "the worktree agent to finish"
+        )
+        worktree = agent.settings.cwd
+        assert worktree != repo and (worktree / "notes.txt").read_text() == "from the worktree\n"
+        assert not (repo / "notes.txt").exists()
+        assert agent.branch.startswith("keel/")
+        rows = app.screen.query_one(SessionList).rows()
+        assert agent.branch in str(rows[1].children[0].render())
+
+        await pilot.click(rows[0])  # the mouse picks a session too
+        await wait_until(pilot, lambda: app.screen.selected is app.pool.handles[0], "the click")

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from tui_support import fixed_history
 
+from agent.config import KeelConfig
 from agent.protocol import (
     ApprovalRequested,
     AssistantDelta,
@@ -21,8 +22,15 @@ from agent.protocol import (
 )
 from agent.settings import SessionSettings
 from tui import format as fmt
-from tui.app import KeelApp
-from tui.commands import CommandError, SlashCommand, parse_budget, parse_command
+from tui.app import KeelApp, initial_settings
+from tui.commands import (
+    CommandError,
+    SlashCommand,
+    core_has,
+    parse_budget,
+    parse_command,
+    undo_available,
+)
 from tui.history import InputHistory
 from tui.transcript import AssistantEntry, Change, SessionStats, ToolEntry, Transcript, UserEntry
 from tui.warmup import warm_up_core
@@ -134,10 +142,12 @@ def test_slash_commands_parse():
     assert parse_command("  /new ") == SlashCommand("new")
     with pytest.raises(CommandError, match="unknown command /nope"):
         parse_command("/nope")
-    with pytest.raises(
-        CommandError, match="unknown command /undo"
-    ):  # hidden until agent.undo exists
-        parse_command("/undo")
+    assert undo_available() == core_has("agent.checkpoints")
+    if undo_available():
+        assert parse_command("/undo") == SlashCommand("undo")
+    else:
+        with pytest.raises(CommandError, match="unknown command /undo"):
+            parse_command("/undo")
 
 
 @pytest.mark.parametrize(
@@ -222,3 +232,21 @@ async def test_long_transcripts_mount_only_a_window(tmp_path):
         assert view.mounted_entries() == TranscriptView.WINDOW + TranscriptView.PAGE
         assert isinstance(handle.transcript.entries[view.start], (UserEntry, AssistantEntry))
         assert len(view.children) == view.mounted_entries() + 1
+
+
+async def test_without_a_model_the_tui_opens_and_model_sets_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    settings = initial_settings(KeelConfig(), tmp_path, [])
+    assert settings.model == "" and settings.approval == "auto-edit" and settings.interactive
+    app = KeelApp(settings, KeelConfig())
+    async with app.run_test(size=(100, 30)) as pilot:
+        handle = app.pool.handles[0]
+        prompt = app.screen.query_one("#prompt")
+        prompt.value = "fix it"
+        await pilot.press("enter")
+        assert "no model is configured" in handle.transcript.entries[-1].text
+        assert not handle.started
+        prompt.value = "/model openai/gpt-4o-mini"
+        await pilot.press("enter")
+        assert handle.settings.model == handle.stats.model == "openai/gpt-4o-mini"
+        assert handle.settings.cwd == tmp_path

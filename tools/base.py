@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
     from tools.jobs import JobTable
-    from tools.sandbox import SandboxPolicy
+    from tools.sandbox_policy import SandboxPolicy
 
 
 class ToolKind(str, Enum):
@@ -55,7 +55,7 @@ class FileStamp:
 
 
 def _default_sandbox() -> SandboxPolicy:
-    from tools.sandbox import SandboxPolicy
+    from tools.sandbox_policy import SandboxPolicy
 
     return SandboxPolicy()
 

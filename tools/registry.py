@@ -110,7 +110,7 @@ class ToolRegistry:
             result = await tool.run(args, ctx)
         except ToolError as exc:
             result = ToolResult(output=f"Error: {exc}", ok=False)
-        except Exception as exc:  # a tool's own bug must not end the session
+        except Exception as exc:  # noqa: BLE001 - a tool's own bug must not end the session
             result = ToolResult(output=f"Error ({type(exc).__name__}): {exc}", ok=False)
         if self._redact is None:
             return result

@@ -1,0 +1,1 @@
+"""keel's terminal UI (Textual); `tui.app.main` is what `keel` launches."""

@@ -6,11 +6,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from tui.transcript import Change, SessionStats, Transcript
+from tui.transcript import Change, NoticeLevel, SessionStats, Transcript
 
 if TYPE_CHECKING:
     from agent.protocol import AnyEvent, ApprovalDecision, ApprovalRequested, Op
@@ -66,6 +66,7 @@ class AgentHandle:
         self.session: Session | None = None
         self.pending_approvals: list[ApprovalRequested] = []
         self.starting = False
+        self.branch = ""  # set when the agent works in its own git worktree
         self._notify = notify
         self._queued: list[MakeOp] = []
 
@@ -106,10 +107,14 @@ class AgentHandle:
         self._send(lambda protocol: protocol.Approve(call_id=call_id, decision=decision))
 
     def interrupt(self) -> bool:
-        """Stop the running turn; False when there is nothing to stop."""
-        if self.session is None or not self.busy:
+        """Stop the running turn (or drop prompts still waiting for the session); False if idle."""
+        if not self.busy:
             return False
-        self._send(lambda protocol: protocol.Interrupt())
+        if self.session is None:
+            self._queued.clear()
+            self._notify(self, [self.transcript.set_status("new")])
+        else:
+            self._send(lambda protocol: protocol.Interrupt())
         return True
 
     def _send(self, make_op: MakeOp) -> None:
@@ -121,7 +126,7 @@ class AgentHandle:
 
         self.session.submit(make_op(agent.protocol))
 
-    def note(self, text: str, level: Any = "info") -> None:
+    def note(self, text: str, level: NoticeLevel = "info") -> None:
         """A line of the UI's own in this transcript (command results, errors of the person's input)."""
         self._notify(self, [self.transcript.note(text, level)])
 
@@ -135,6 +140,7 @@ class AgentHandle:
             session = Session(self.settings, resume=self.resume)
         except Exception as exc:  # noqa: BLE001 - a bad setting must show in the transcript, not kill the UI
             self.starting = False
+            self._queued.clear()
             text = f"cannot start the session: {type(exc).__name__}: {exc}"
             self._notify(
                 self, [self.transcript.note(text, "error"), self.transcript.set_status("error")]

@@ -45,9 +45,8 @@ class KeelApp(App[int]):
 
         self._main = MainScreen(self.pool)
         self.push_screen(self._main)
-        self._main.call_after_refresh(
-            self._start_warm_up
-        )  # after the first paint, not competing with it
+        # after the main screen's first paint, so the imports do not compete with it
+        self._main.call_after_refresh(self._start_warm_up)
 
     def _start_warm_up(self) -> None:
         """A daemon thread, not a worker: quitting right after launch must not wait for litellm's import."""

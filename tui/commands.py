@@ -34,7 +34,7 @@ def core_has(module: str) -> bool:
 
 
 def undo_available() -> bool:
-    return core_has("agent.undo")
+    return core_has("agent.checkpoints")
 
 
 def worktrees_available() -> bool:

@@ -52,12 +52,16 @@ class AgentPool:
         """A new agent; with `own_worktree`, in a fresh git worktree of the repository."""
         cwd = self.base.cwd
         if request.own_worktree:
-            from agent.config import repo_root
-            from agent.workspaces import create_worktree  # type: ignore[import-not-found]
+            from agent.workspaces import create_worktree
 
             name = request.name or f"agent-{len(self.handles) + 1}"
-            cwd = await asyncio.to_thread(create_worktree, repo_root(self.base.cwd), name)
-        return self.add(self.settings_for(request.model or self.model, cwd), request.name)
+            worktree = await create_worktree(self.base.cwd, name)
+            cwd = worktree.path
+        handle = self.add(self.settings_for(request.model or self.model, cwd), request.name)
+        if request.own_worktree:
+            handle.branch = worktree.branch
+            handle.note(f"own git worktree on branch {worktree.branch}; your checkout is untouched")
+        return handle
 
     async def close_all(self) -> None:
         await asyncio.gather(*(handle.close() for handle in self.handles), return_exceptions=True)

@@ -238,11 +238,17 @@ class Transcript:
         stats.used = max(stats.used, event.usage.total_tokens)
         if event.cost is not None:
             stats.cost = event.cost
-        summary = f"{event.steps} steps · {fmt.tokens(event.usage.total_tokens)} tokens · {fmt.cost(stats.cost)}"
+        steps = f"{event.steps} step" + ("" if event.steps == 1 else "s")
+        summary = (
+            f"{steps} · {fmt.tokens(event.usage.total_tokens)} tokens · {fmt.cost(stats.cost)}"
+        )
         if event.status == "completed":
             changes.append(self.note(f"done · {summary}", "success"))
         else:
-            reason = f": {event.reason}" if event.reason else ""
+            said = (
+                event.reason and event.status != "interrupted"
+            )  # "interrupted by the user" says nothing new
+            reason = f": {event.reason}" if said else ""
             level: NoticeLevel = "error" if event.status == "error" else "warning"
             changes.append(
                 self.note(f"{event.status.replace('_', ' ')}{reason} · {summary}", level)

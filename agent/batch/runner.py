@@ -193,6 +193,7 @@ class Attempt:
                 "interactive": False,
                 "model": self.task.model or self.spec.settings.model,
                 "budget": self.task.budget or self.spec.settings.budget,
+                "checkpoints": False,  # the attempt's branch and patch already keep every change
             }
         )
         session = Session(settings)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -56,3 +57,19 @@ def compact_tool_schemas(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
             },
         })
     return compacted
+
+
+def call_schema(tools: list[dict[str, Any]]) -> str:
+    """JSON schema (as text) of one call to one of the tools: `{"name": <tool>, "arguments": {...}}`."""
+    alternatives = [
+        {
+            "type": "object",
+            "properties": {
+                "name": {"const": tool["function"]["name"]},
+                "arguments": tool["function"].get("parameters") or {"type": "object"},
+            },
+            "required": ["name", "arguments"],
+        }
+        for tool in tools
+    ]
+    return json.dumps({"anyOf": alternatives})

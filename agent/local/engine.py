@@ -8,13 +8,14 @@ import os
 import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from agent.local.assemble import INSTALL_HINT, LocalModelUnavailable
 
 DEFAULT_CONTEXT_TOKENS = 16_384
-DEFAULT_MAX_REPLY_TOKENS = 2_048
+DEFAULT_MAX_REPLY_TOKENS = 1_024
 STOP_STRINGS = ["<|im_end|>", "<|endoftext|>"]
 _END = object()
 
@@ -74,14 +75,24 @@ class Generation:
     finish_reason: str = "stop"
 
 
+@lru_cache(maxsize=8)
+def _grammar(schema: str) -> Any:
+    from llama_cpp import LlamaGrammar
+
+    return LlamaGrammar.from_json_schema(schema, verbose=False)
+
+
 @dataclass(frozen=True)
 class Sampling:
-    """How one reply is sampled; `prose_only` keeps the reply from opening with a tool call."""
+    """How one reply is sampled: `prose_only` keeps it from opening with a tool call; `call_schema` (JSON schema
+    text) makes it exactly one JSON object of that schema, decoded under llama.cpp's grammar."""
 
     max_tokens: int | None = None
-    temperature: float = 0.2
+    temperature: float = float(os.environ.get("KEEL_LOCAL_TEMPERATURE", 0.0))
+    repeat_penalty: float = 1.05
     seed: int | None = None
     prose_only: bool = False
+    call_schema: str | None = None
 
 
 @dataclass
@@ -121,11 +132,15 @@ class LocalEngine:
         )
         self._llama = llama
 
-    def prompt_tokens(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> list[int]:
-        """The conversation rendered by the model's own template (tools included) and tokenized."""
+    def prompt_tokens(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, continuation: str = ""
+    ) -> list[int]:
+        """The conversation rendered by the model's own template (tools included), plus the start of the
+        reply when one is given, tokenized."""
         self.load()
         rendered = self._formatter(messages=template_messages(messages), tools=tools or None)
-        return list(self._llama.tokenize(rendered.prompt.encode("utf-8"), add_bos=False, special=True))
+        text = rendered.prompt + continuation
+        return list(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
     def _call_openers(self) -> set[int]:
         """Tokens a tool call starts with (`{`, `<tool_call>`, a fence) or blank ones; found once per model."""
@@ -159,10 +174,12 @@ class LocalEngine:
         tools: list[dict[str, Any]] | None,
         counts: Generation,
         sampling: Sampling = Sampling(),
+        continuation: str = "",
     ) -> AsyncIterator[str]:
-        """Text pieces of the reply as the model produces them; the decoding runs on a worker thread."""
+        """Text pieces of the reply (after `continuation`, its given start) as the model produces them; the
+        decoding runs on a worker thread."""
         loop = asyncio.get_running_loop()
-        tokens = await asyncio.to_thread(self.prompt_tokens, messages, tools)
+        tokens = await asyncio.to_thread(self.prompt_tokens, messages, tools, continuation)
         room = self.context_tokens - len(tokens)
         if room < 16:
             raise PromptTooLong(
@@ -171,6 +188,7 @@ class LocalEngine:
         counts.prompt_tokens = len(tokens)
         limit = min(room, sampling.max_tokens or DEFAULT_MAX_REPLY_TOKENS)
         processors = await asyncio.to_thread(self._prose_start, len(tokens)) if sampling.prose_only else None
+        grammar = _grammar(sampling.call_schema) if sampling.call_schema else None
         queue: asyncio.Queue[Any] = asyncio.Queue()
         stop = threading.Event()
 
@@ -185,7 +203,8 @@ class LocalEngine:
                 with self._lock:
                     pieces = self._llama.create_completion(
                         tokens, max_tokens=limit, temperature=sampling.temperature, seed=sampling.seed,
-                        stop=STOP_STRINGS, stream=True, logits_processor=processors,
+                        repeat_penalty=sampling.repeat_penalty,
+                        stop=STOP_STRINGS, stream=True, logits_processor=processors, grammar=grammar,
                     )
                     for piece in pieces:
                         choice = piece["choices"][0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from agent.text_protocol import MalformedToolCall, ParsedCall, parse_tool_calls
@@ -80,6 +81,13 @@ class ReplySplitter:
         shown, self.released = self.text[self.released : upto], max(self.released, upto)
         return shown
 
+    @property
+    def opener(self) -> str | None:
+        """How the held-back part begins: `{`, `<tool_call>` or a fence; None while nothing is held."""
+        if self.held_from is None:
+            return None
+        return next((o for o in _OPENERS if self.text.startswith(o, self.held_from)), "{")
+
     def holds_complete_call(self) -> bool:
         """A whole tool call has been written: the rest of the reply would only be thrown away."""
         if self.held_from is None or not _object_closes(self.text, self.held_from):
@@ -99,3 +107,21 @@ class ReplySplitter:
             if calls:
                 return SplitReply(content="", calls=calls)
         return SplitReply(content=self.text[self.released :], calls=[])
+
+
+def unwrap_nested_call(call: ParsedCall, tool_names: set[str]) -> ParsedCall:
+    """`{"name": "list_files", "arguments": {"name": "find_files", "arguments": {...}}}` is the inner call.
+
+    A small model sometimes labels its call and puts the real one inside; an unknown outer name with a known
+    inner call is read as the inner call. Anything else is left as written (unknown names go back as errors).
+    """
+    if call.name in tool_names:
+        return call
+    try:
+        inner = json.loads(call.arguments)
+    except json.JSONDecodeError:
+        return call
+    if isinstance(inner, dict) and inner.get("name") in tool_names and "arguments" in inner:
+        arguments = inner["arguments"]
+        return ParsedCall(name=inner["name"], arguments=arguments if isinstance(arguments, str) else json.dumps(arguments))
+    return call

@@ -126,6 +126,10 @@ class MainScreen(Screen[None]):
             if modal.call_id not in pending:
                 modal.dismiss(None)
 
+    def on_screen_resume(self) -> None:
+        """Back from a dialog: a request that arrived meanwhile is asked now."""
+        self.offer_approval(self.selected)
+
     async def on_session_list_picked(self, message: SessionList.Picked) -> None:
         await self.select(message.handle)
         self.query_one(PromptInput).focus()
@@ -206,16 +210,18 @@ class MainScreen(Screen[None]):
             self.status.show_stats(handle.name, handle.stats)
 
     async def _undo(self, handle: AgentHandle) -> None:
-        import agent.undo  # type: ignore[import-not-found]  # present only once issue 7 lands
-
-        undo_last_turn = getattr(agent.undo, "undo_last_turn", None)
-        if undo_last_turn is None or not handle.stats.session_id:
-            handle.note("nothing to undo in this session", "warning")
+        if handle.busy:
+            handle.note(
+                "the agent is working: wait for the turn to end (or Esc), then /undo", "warning"
+            )
             return
-        result = await asyncio.to_thread(
-            undo_last_turn, handle.settings.cwd, handle.stats.session_id
-        )
-        handle.note(str(result))
+        from agent.errors import KeelError
+        from tui.undo import undo_last_turn
+
+        try:
+            handle.note(await asyncio.to_thread(undo_last_turn, handle.settings.cwd))
+        except KeelError as exc:
+            handle.note(f"undo failed: {exc}", "error")
 
     # ------------------------------------------------------------ actions
 

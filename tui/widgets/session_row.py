@@ -27,6 +27,8 @@ def row_text(handle: AgentHandle) -> Text:
     mark, label = STATUS_MARKS[stats.status]
     text = Text.assemble((f"{mark} ", "bold"), (handle.name, "bold"), f"  {label}\n")
     text.append(fmt.one_line(stats.model or "no model", 26) + "\n", "dim")
+    if handle.branch:
+        text.append(fmt.one_line(f"⎇ {handle.branch}", 26) + "\n", "dim")
     text.append(f"{fmt.tokens(stats.used)} / {fmt.tokens(stats.budget)} tokens", "dim")
     return text
 
