@@ -87,6 +87,8 @@ def classify(exc: BaseException) -> ProviderError:
     message = _clean(str(exc)) or name
     if isinstance(exc, litellm.ContextWindowExceededError):
         return ContextWindowExceeded(message, name)
+    if "connection error" in message.lower():  # litellm reports a refused or dropped connection as a 500
+        return RetryableProviderError(message, "APIConnectionError")
     if isinstance(
         exc,
         (

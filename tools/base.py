@@ -79,7 +79,10 @@ class ToolContext:
         """The absolute path for a workspace-relative one; anything resolving outside is refused."""
         if "\x00" in path:
             raise ToolError("path contains a NUL byte")
-        candidate = Path(path).expanduser()
+        try:
+            candidate = Path(path).expanduser()
+        except RuntimeError:  # "~user" for a user that does not exist: taken literally
+            candidate = Path(path)
         if not candidate.is_absolute():
             candidate = self.root / candidate
         real = Path(os.path.realpath(candidate))

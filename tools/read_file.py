@@ -47,10 +47,17 @@ def _missing(ctx: ToolContext, path: Path) -> ToolError:
     )
 
 
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:  # a symlink loop, or an entry that vanished
+        return False
+
+
 def list_directory(ctx: ToolContext, path: Path) -> str:
     """A directory's entries, sorted, directories marked with a trailing /."""
     with os.scandir(path) as scan:
-        entries = sorted((entry.name + ("/" if entry.is_dir() else "")) for entry in scan)
+        entries = sorted((entry.name + ("/" if _is_dir(entry) else "")) for entry in scan)
     name = ctx.relative(path)
     if not entries:
         return f"{name}/ is an empty directory."

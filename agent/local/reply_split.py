@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 from agent.text_protocol import MalformedToolCall, ParsedCall, parse_tool_calls
 
 _OPENERS = ("<tool_call>", "```")
+_FENCE_HEAD = re.compile(r"```[\w-]*[ \t]*\n?\s*(\S)")
 
 
 @dataclass
@@ -87,6 +89,15 @@ class ReplySplitter:
         if self.held_from is None:
             return None
         return next((o for o in _OPENERS if self.text.startswith(o, self.held_from)), "{")
+
+    def opens_call(self) -> bool:
+        """The held-back part has begun a JSON object: `{` at a line start, `<tool_call>`, or a fence around `{`."""
+        if self.opener in ("{", "<tool_call>"):
+            return True
+        if self.opener == "```" and self.held_from is not None:
+            head = _FENCE_HEAD.match(self.text, self.held_from)
+            return head is not None and head.group(1) == "{"
+        return False
 
     def holds_complete_call(self) -> bool:
         """A whole tool call has been written: the rest of the reply would only be thrown away."""

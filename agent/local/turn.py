@@ -1,7 +1,8 @@
 """One reply of the embedded model: prose streamed as it comes, tool calls decoded under a grammar of the tools.
 
 A 0.5B model asked to call tools writes bare JSON, often naming a tool that does not exist or forgetting a brace.
-So the reply is generated freely until it opens a call (`{` at a line start, or `<tool_call>`); from there the
+So the reply is generated freely until it opens a call (`{` at a line start, `<tool_call>`, or a fence around a
+`{`); from there the
 call is decoded again under a llama.cpp grammar built from the offered tools' schemas (as llama.cpp's own server
 does for tool calls), so it is one well-formed JSON object naming a real tool. And when the model asks for
 exactly the call whose result it already has — it does, instead of answering — it is asked for its answer.
@@ -20,8 +21,6 @@ from agent.local.engine import Generation, LocalEngine, Sampling
 from agent.local.reply_split import ReplySplitter, unwrap_nested_call
 from agent.text_protocol import MalformedToolCall, ParsedCall, parse_tool_calls
 from prompts import render
-
-_GRAMMAR_OPENERS = ("{", "<tool_call>")
 
 
 def _arguments(raw: Any) -> Any:
@@ -79,10 +78,10 @@ class LocalTurn:
             async for piece in pieces:
                 if shown := splitter.feed(piece):
                     yield shown
-                if splitter.opener in _GRAMMAR_OPENERS or splitter.holds_complete_call():
+                if splitter.opens_call() or splitter.holds_complete_call():
                     break
-        if splitter.opener in _GRAMMAR_OPENERS and splitter.held_from is not None:
-            start = splitter.text[: splitter.held_from] + ("<tool_call>\n" if splitter.opener != "{" else "")
+        if splitter.opens_call() and splitter.held_from is not None:
+            start = splitter.text[: splitter.held_from] + ("<tool_call>\n" if splitter.opener == "<tool_call>" else "")
             call, leftover = await self._constrained_call(start)
             calls = [call] if call else []
             if leftover:
