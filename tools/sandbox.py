@@ -11,6 +11,7 @@ import asyncio
 import os
 import re
 import shutil
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,12 +155,23 @@ def _git_binds(root: Path) -> list[str]:
     return binds
 
 
+def _programs_under_tmp() -> list[str]:
+    """Interpreters and PATH entries that live under /tmp (a venv in a temporary clone, say)."""
+    places = [sys.prefix, sys.base_prefix, *os.environ.get("PATH", "").split(os.pathsep)]
+    found = []
+    for place in places:
+        real = os.path.realpath(place) if place else ""
+        if real.startswith("/tmp/") and os.path.isdir(real) and real not in found:
+            found.append(real)
+    return found
+
+
 def jail_argv(
     bwrap: str, policy: SandboxPolicy, root: Path, readable: list[Path], command: list[str]
 ) -> list[str]:
     """The bwrap command line that runs `command` in the workspace under `policy`."""
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    for path in readable:  # e.g. saved command output, which may live under the hidden /tmp
+    for path in [*readable, *_programs_under_tmp()]:  # what the private /tmp would otherwise hide
         argv += ["--ro-bind", str(path), str(path)]
     if policy.mode is SandboxMode.WORKSPACE_WRITE:
         argv += ["--bind", str(root), str(root)]
