@@ -223,6 +223,12 @@ def dispatch(args: argparse.Namespace) -> int:
         from agent.batch_cli import batch_command
 
         return batch_command(args)
+    if args.command == "models":
+        from agent.config import resolve_config
+        from agent.models_cmd import models_command
+
+        cwd = _workspace(args)
+        return models_command(resolve_config(cwd, _flags(args)), cwd)
     if args.command == "undo":
         from agent.undo_cmd import undo_command
 

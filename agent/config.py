@@ -50,6 +50,7 @@ class KeelConfig(Strict):
     approval: ApprovalPolicy | None = None
     max_steps: int = Field(default=200, gt=0)
     budget: int | None = Field(default=None, gt=0)
+    auto_budget: bool = True
     retries: int = Field(default=4, ge=0)
     retry_base_delay: float = Field(default=0.5, ge=0)
     request_timeout: float = Field(default=600.0, gt=0)

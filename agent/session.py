@@ -12,6 +12,7 @@ from agent.approval import Approvals
 from agent.checkpoints import CheckpointGuard
 from agent.config import DEFAULT_CONTEXT_WINDOW, keel_home
 from agent.context import ContextManager
+from agent.context.budget import auto_budget, count_repo_files
 from agent.context.summarizer import Summarizer
 from agent.errors import ProviderError
 from agent.loop import AgentLoop, TaskComplete
@@ -75,10 +76,11 @@ class Session:
             max_steps=settings.max_steps,
             budget=settings.budget,
         )
+        self._fixed_budget = settings.budget
         if prior:
             restore_state(self.state, prior)
-            if settings.budget is not None:
-                self.state.budget = settings.budget
+            if settings.budget is not None:  # on resume, --budget N grants N more tokens
+                self.state.budget = self.state.task_tokens + settings.budget
         self.window = context_window_of(
             settings.model, settings.context_window, DEFAULT_CONTEXT_WINDOW
         )
@@ -163,7 +165,7 @@ class Session:
             if future is not None and not future.done():
                 future.set_result(op.decision)
         elif isinstance(op, SetBudget):
-            self.state.budget = op.budget
+            self.state.budget = self._fixed_budget = op.budget
         elif isinstance(op, Shutdown):
             asyncio.get_running_loop().create_task(self.close())
 
@@ -243,6 +245,7 @@ class Session:
         if text is not None:
             self._emit(UserMessage(text=text))
             self.state.start_task(user(text))
+            self.state.budget = await self._budget_for(text)
         status: FinishStatus = "completed"
         final, reason = "", ""
         try:
@@ -268,6 +271,13 @@ class Session:
                 )
             )
         self._finish(status, final, reason)
+
+    async def _budget_for(self, prompt: str) -> int | None:
+        """The task's budget: the one set (flag, config, /budget), else the estimate from the task."""
+        if self._fixed_budget is not None or not self.settings.auto_budget:
+            return self._fixed_budget
+        files = await asyncio.to_thread(count_repo_files, self.root)
+        return auto_budget(prompt, files)
 
     def _checkpoint_failed(self, message: str) -> None:
         self._emit(Error(error_class="CheckpointError", message=f"{message}; `keel undo` will not cover this session"))

