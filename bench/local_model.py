@@ -25,9 +25,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from agent.local.endpoint import prepare_embedded_model  # noqa: E402
-from agent.local.engine import STOP_STRINGS, LocalEngine, Sampling, _thread_counts  # noqa: E402
-from agent.model import ModelClient  # noqa: E402
+from agent.local.endpoint import embedded_engine, prepare_embedded_model
+from agent.local.engine import STOP_STRINGS, LocalEngine, Sampling, thread_counts
+from agent.model import ModelClient
 
 TASK = "Write a Python function that parses an ISO date and returns the weekday name, with a docstring and doctests."
 
@@ -54,7 +54,7 @@ class Samples:
 
 def raw_round(engine: LocalEngine, round_number: int, tokens: int) -> tuple[float, float | None, float, int]:
     """The floor: llama-cpp-python's own streaming on the same rendered prompt and sampling."""
-    llama = engine._llama
+    llama = engine.llama
     llama.reset()  # no prompt prefix left over from another path
     sampling = Sampling()
     started = time.perf_counter()
@@ -87,7 +87,7 @@ def free_port() -> int:
 
 def start_server(path: Path, context: int) -> tuple[subprocess.Popen[bytes], str, float]:
     """llama-cpp-python's server on 127.0.0.1 with the same model and threads; returns it, its URL, start-up s."""
-    decode_threads, batch_threads = _thread_counts()
+    decode_threads, batch_threads = thread_counts()
     port = free_port()
     started = time.perf_counter()
     server = subprocess.Popen(
@@ -127,13 +127,11 @@ async def main() -> None:
     options = parser.parse_args()
 
     endpoint = prepare_embedded_model()
-    from agent.local.endpoint import _engines
-
-    engine = _engines[endpoint.path]
+    engine = embedded_engine(endpoint)
     load_started = time.perf_counter()
     engine.load()
     print(f"model {endpoint.path.name}; in-process load {time.perf_counter() - load_started:.2f} s; "
-          f"threads decode/prompt {_thread_counts()}")
+          f"threads decode/prompt {thread_counts()}")
     keel = ModelClient(model=endpoint.model, retries=0, extra={"max_tokens": options.tokens})
     server = None
     if not options.no_server:
@@ -145,7 +143,7 @@ async def main() -> None:
     try:
         for number in range(options.rounds):
             results["raw"].add(*raw_round(engine, number, options.tokens))
-            engine._llama.reset()
+            engine.llama.reset()
             results["keel"].add(*await client_round(keel, number))
             if server is not None:
                 results["server"].add(*await client_round(over_http, number))

@@ -165,13 +165,14 @@ PROJECT = {"app.py": "print('hello')\n", "README.md": "# demo\n", "notes.txt": "
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)
 @needs_llama
 @needs_pieces
 @pytest.mark.parametrize("prompt", PHRASINGS)
 def test_keel_runs_on_the_embedded_model_with_nothing_configured(assembled, tmp_path, prompt):
     repo = git_repo(tmp_path / "repo", PROJECT)
     home = linked_home(assembled[0], tmp_path / "home")
-    result = run_keel("run", prompt, "--output-format", "stream-json", cwd=repo, home=home, timeout=900)
+    result = run_keel("run", prompt, "--output-format", "stream-json", cwd=repo, home=home, timeout=840)
 
     assert result.returncode == 0, result.stderr
     events = result.events

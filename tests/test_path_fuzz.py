@@ -212,7 +212,8 @@ def calls(base: Path) -> st.SearchStrategy[list[tuple[str, dict]]]:
     )
 
 
-def test_no_file_tool_writes_outside_the_workspace(tmp_path):
+def test_no_file_tool_writes_outside_the_workspace(tmp_path, tmp_path_factory):
+    scratch = tmp_path_factory.mktemp("fuzz-scratch")
     around = Path(os.path.realpath(tmp_path))
     base = around / "world"
     base.mkdir()
@@ -250,7 +251,7 @@ def test_no_file_tool_writes_outside_the_workspace(tmp_path):
         ):  # a case changed the workspace: start the next from scratch
             build_world(base)
             pristine[0] = fingerprint(ws)
-        ctx = ToolContext(root=ws, scratch=around / "scratch")
+        ctx = ToolContext(root=ws, scratch=scratch)  # keel's own scratch space lives outside the hashed world
         tally["cases"] += 1
         loop.run_until_complete(run(sequence, ctx))
         leaked, now = fresh_names_outside(base), world_hash(around, ws)

@@ -97,12 +97,14 @@ def test_a_brace_inside_a_sentence_is_prose():
     assert splitter.opener is None
 
 
-def test_a_fence_around_code_that_is_not_json_is_prose_in_the_end():
-    shown, splitter = split("Here:\n", "```python\nprint(1)\n```")
-    assert shown == "Here:\n"
-    assert splitter.opener == "```" and not splitter.opens_call()
+def test_a_code_block_streams_once_its_first_line_shows_it_is_not_json():
+    shown, splitter = split("Here:\n", "```py", "thon\n", "print(1)\n", "```")
+    assert shown == "Here:\n```python\nprint(1)\n"
+    assert splitter.opener == "```" and not splitter.opens_call()  # the closing fence, held to the end
     reply = splitter.finish()
-    assert reply.calls == [] and reply.content == "```python\nprint(1)\n```"
+    assert reply.calls == [] and reply.content == "```"
+    shown, splitter = split("```python\nprint(1)\n```\nThat prints 1.")
+    assert shown == "```python\nprint(1)\n```\nThat prints 1." and splitter.finish().content == ""
 
 
 def test_a_fence_around_a_json_object_opens_a_call():

@@ -89,7 +89,10 @@ class ContextManager:
         status = status_line(
             state.task_tokens, state.budget, self.context_tokens(state), self.window
         )
-        messages.append(user(status))
+        if not self.system_prompt.compact or "\n" in status:
+            # a small model (compact prompt) tends to answer a bare status line by echoing it, so it
+            # gets the line only when it carries a note: converge, or wrap up
+            messages.append(user(status))
         return to_wire(messages, state.tool_protocol)
 
     def after_model_call(self, state: SessionState, usage: TokenUsage) -> None:

@@ -45,6 +45,11 @@ def prepare_embedded_model(context_window: int | None = None) -> EmbeddedEndpoin
     return EmbeddedEndpoint(context_window=window, path=path)
 
 
+def embedded_engine(endpoint: EmbeddedEndpoint) -> LocalEngine:
+    """The engine serving an endpoint that prepare_embedded_model returned in this process."""
+    return _engines[endpoint.path]
+
+
 async def ensure_embedded_model(context_window: int | None = None) -> EmbeddedEndpoint:
     """prepare_embedded_model off the event loop (assembling the file takes seconds the first time)."""
     return await asyncio.to_thread(prepare_embedded_model, context_window)

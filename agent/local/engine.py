@@ -16,6 +16,7 @@ from agent.local.assemble import INSTALL_HINT, LocalModelUnavailable
 
 DEFAULT_CONTEXT_TOKENS = 16_384
 DEFAULT_MAX_REPLY_TOKENS = 1_024
+STATE_CACHE_BYTES = 1 << 30
 STOP_STRINGS = ["<|im_end|>", "<|endoftext|>"]
 _END = object()
 
@@ -33,10 +34,10 @@ def import_llama_cpp() -> Any:
     return llama_cpp
 
 
-def _thread_counts() -> tuple[int, int]:
+def thread_counts() -> tuple[int, int]:
     """Decode on half the cores (spinning threads collapse when cores are shared), prompts on all of them."""
     cores = os.cpu_count() or 2
-    decode = int(os.environ.get("KEEL_LOCAL_THREADS", 0)) or max(1, cores // 2)
+    decode = int(os.environ.get("KEEL_LOCAL_THREADS", "0")) or max(1, cores // 2)
     return decode, max(decode, cores)
 
 
@@ -88,7 +89,7 @@ class Sampling:
     text) makes it exactly one JSON object of that schema, decoded under llama.cpp's grammar."""
 
     max_tokens: int | None = None
-    temperature: float = float(os.environ.get("KEEL_LOCAL_TEMPERATURE", 0.0))
+    temperature: float = float(os.environ.get("KEEL_LOCAL_TEMPERATURE", "0"))
     repeat_penalty: float = 1.05
     seed: int | None = None
     prose_only: bool = False
@@ -106,13 +107,19 @@ class LocalEngine:
     _openers: set[int] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
+    @property
+    def llama(self) -> Any:
+        """The loaded llama_cpp.Llama (loading it first)."""
+        self.load()
+        return self._llama
+
     def load(self) -> None:
         if self._llama is not None:
             return
         llama_cpp = import_llama_cpp()
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-        decode_threads, batch_threads = _thread_counts()
+        decode_threads, batch_threads = thread_counts()
         llama = llama_cpp.Llama(
             model_path=str(self.path),
             n_ctx=self.context_tokens,
@@ -141,6 +148,19 @@ class LocalEngine:
         rendered = self._formatter(messages=template_messages(messages), tools=tools or None)
         text = rendered.prompt + continuation
         return list(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    def _keep_states_if_switching(self, tokens: list[int]) -> None:
+        """Several conversations take turns on this model (`keel batch`): from the first switch on, keep each
+        one's evaluated state in RAM, so a turn costs a state reload (about a second) instead of evaluating the
+        whole conversation again. A single conversation never pays for saving states."""
+        llama = self._llama
+        if llama.cache is not None or llama.n_tokens == 0:
+            return
+        shared = llama.longest_token_prefix(llama.input_ids[: llama.n_tokens].tolist(), tokens)
+        if shared < min(len(tokens), llama.n_tokens) // 2:
+            from llama_cpp import LlamaRAMCache
+
+            llama.set_cache(LlamaRAMCache(capacity_bytes=STATE_CACHE_BYTES))
 
     def _call_openers(self) -> set[int]:
         """Tokens a tool call starts with (`{`, `<tool_call>`, a fence) or blank ones; found once per model."""
@@ -201,6 +221,7 @@ class LocalEngine:
         def generate() -> None:
             try:
                 with self._lock:
+                    self._keep_states_if_switching(tokens)
                     pieces = self._llama.create_completion(
                         tokens, max_tokens=limit, temperature=sampling.temperature, seed=sampling.seed,
                         repeat_penalty=sampling.repeat_penalty,
@@ -215,7 +236,7 @@ class LocalEngine:
                             deliver(choice["text"])
                         if stop.is_set():
                             break
-            except Exception as exc:  # handed to the awaiting side, which raises it there
+            except Exception as exc:  # noqa: BLE001 - handed to the awaiting side, which raises it there
                 deliver(exc)
             finally:
                 deliver(_END)

@@ -67,8 +67,19 @@ class ReplySplitter:
     def feed(self, piece: str) -> str:
         """Add a piece; returns the text that can be shown now (maybe empty)."""
         self.text += piece
-        if self.held_from is not None:
-            return ""
+        shown = ""
+        while True:
+            if self.held_from is not None:
+                fence_body = self._fenced_prose_starts()
+                if fence_body is None:
+                    return shown
+                self.held_from, self._scanned = None, fence_body  # a code block, not a call: show it
+            shown += self._scan()
+            if self.held_from is None:
+                return shown
+
+    def _scan(self) -> str:
+        """Release the text up to the next possible call opener (or all of it), marking where holding starts."""
         for index in range(self._scanned, len(self.text)):
             if _call_starts_at(self.text, index):
                 self.held_from = index
@@ -82,6 +93,13 @@ class ReplySplitter:
     def _release(self, upto: int) -> str:
         shown, self.released = self.text[self.released : upto], max(self.released, upto)
         return shown
+
+    def _fenced_prose_starts(self) -> int | None:
+        """Where the body of a held fence starts, once it is clear the body is not a JSON object."""
+        if self.held_from is None or not self.text.startswith("```", self.held_from):
+            return None
+        head = _FENCE_HEAD.match(self.text, self.held_from)
+        return head.start(1) if head is not None and head.group(1) != "{" else None
 
     @property
     def opener(self) -> str | None:

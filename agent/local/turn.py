@@ -31,10 +31,14 @@ def _arguments(raw: Any) -> Any:
 
 
 def _previous_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The functions of the last assistant message's tool calls (empty when it had none)."""
+    """The last assistant message's calls: its tool calls, or in the text protocol the calls in its text."""
     for message in reversed(messages):
-        if message.get("role") == "assistant":
-            return [call.get("function") or {} for call in message.get("tool_calls") or []]
+        if message.get("role") != "assistant":
+            continue
+        if message.get("tool_calls"):
+            return [call.get("function") or {} for call in message["tool_calls"]]
+        written = _read_call(str(message.get("content") or ""))
+        return [{"name": written.name, "arguments": written.arguments}] if written else []
     return []
 
 
@@ -67,36 +71,33 @@ class LocalTurn:
         self.calls: list[ParsedCall] = []
 
     async def prose(self) -> AsyncIterator[str]:
-        """The reply's text as it is generated; the tool calls it makes are in `calls` once this ends."""
-        if not self.tools:
-            async with aclosing(self.engine.stream(self.messages, None, self.counts, self.sampling)) as pieces:
-                async for piece in pieces:
-                    yield piece  # keel's text protocol: the loop reads calls out of the text itself
-            return
+        """The reply's text as it is generated; the tool calls it makes are in `calls` once this ends.
+
+        Without tools (keel's text protocol) a call stays in the text, where the loop reads it."""
         splitter = ReplySplitter()
         async with aclosing(self.engine.stream(self.messages, self.tools, self.counts, self.sampling)) as pieces:
             async for piece in pieces:
                 if shown := splitter.feed(piece):
                     yield shown
-                if splitter.opens_call() or splitter.holds_complete_call():
+                if (self.tools and splitter.opens_call()) or splitter.holds_complete_call():
                     break
-        if splitter.opens_call() and splitter.held_from is not None:
+        held = splitter.text[splitter.released :]
+        if self.tools and splitter.opens_call() and splitter.held_from is not None:
             start = splitter.text[: splitter.held_from] + ("<tool_call>\n" if splitter.opener == "<tool_call>" else "")
-            call, leftover = await self._constrained_call(start)
+            call, held = await self._constrained_call(start)
             calls = [call] if call else []
-            if leftover:
-                yield leftover
         else:
             rest = splitter.finish()
-            if rest.content:
-                yield rest.content
-            names = {tool["function"]["name"] for tool in self.tools}
+            names = {tool["function"]["name"] for tool in self.tools or []}
             calls = [unwrap_nested_call(call, names) for call in rest.calls]
+            held = rest.content if self.tools else held
         if calls and repeats_last_call(self.messages, calls[0]):
             async for piece in self._answer(calls[0].name):
                 yield piece
-            calls = []
-        self.calls = calls[:1]
+            return
+        if held:
+            yield held
+        self.calls = calls[:1] if self.tools else []
 
     async def _constrained_call(self, start: str) -> tuple[ParsedCall | None, str]:
         """The call decoded under the tools' grammar, after the reply's `start`; text if it failed to close."""
