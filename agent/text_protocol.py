@@ -36,11 +36,8 @@ def _repair(candidate: str) -> Any:
     return None
 
 
-def _leading_object(text: str) -> str | None:
-    """The first balanced-looking `{...}` of text (or its unterminated rest), ignoring braces in strings."""
-    start = text.find("{")
-    if start < 0:
-        return None
+def object_end(text: str, start: int) -> int | None:
+    """Index of the brace closing the JSON object that opens at `start` (braces in strings ignored)."""
     depth, in_string, escaped = 0, False, False
     for index in range(start, len(text)):
         char = text[index]
@@ -55,11 +52,20 @@ def _leading_object(text: str) -> str | None:
             in_string = True
         elif char == "{":
             depth += 1
-        elif char == "}":
+        elif char == "}" and depth:
             depth -= 1
             if depth == 0:
-                return text[start : index + 1]
-    return text[start:]
+                return index
+    return None
+
+
+def _leading_object(text: str) -> str | None:
+    """The first balanced-looking `{...}` of text (or its unterminated rest)."""
+    start = text.find("{")
+    if start < 0:
+        return None
+    end = object_end(text, start)
+    return text[start:] if end is None else text[start : end + 1]
 
 
 def _as_call(value: Any) -> ParsedCall | None:

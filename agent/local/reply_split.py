@@ -6,7 +6,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from agent.text_protocol import MalformedToolCall, ParsedCall, parse_tool_calls
+from agent.text_protocol import MalformedToolCall, ParsedCall, object_end, parse_tool_calls
 
 _OPENERS = ("<tool_call>", "```")
 _FENCE_HEAD = re.compile(r"```[\w-]*[ \t]*\n?\s*(\S)")
@@ -34,25 +34,9 @@ def _partial_opener_at(text: str, index: int) -> bool:
 
 
 def _object_closes(text: str, start: int) -> bool:
-    """True when the JSON object opening at or after start is closed (braces inside strings ignored)."""
-    depth, in_string, escaped = 0, False, False
-    for char in text[start:]:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char == "{":
-            depth += 1
-        elif char == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                return True
-    return False
+    """True when the JSON object opening at or after start is closed."""
+    opening = text.find("{", start)
+    return opening >= 0 and object_end(text, opening) is not None
 
 
 @dataclass
