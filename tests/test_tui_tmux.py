@@ -87,10 +87,11 @@ def test_keel_in_tmux_answers_a_typed_prompt(scripted_server, tmp_path):
         terminal.wait_for("Ask keel")
         terminal.keys("what do the notes say?", literal=True)
         terminal.keys("Enter")
-        screen = terminal.wait_for("The notes say remember the milk.")
+        terminal.wait_for("The notes say remember the milk.")
+        screen = terminal.wait_for("│ done")  # the answer streams in before the status turns to done
+        assert "The notes say remember the milk." in screen
         assert "› what do the notes say?" in screen
         assert "read_file  notes.txt" in screen
-        assert "done" in screen
         terminal.keys("C-q")
         assert "KEEL-EXIT=0" in terminal.wait_for("KEEL-EXIT=", timeout=20)
     finally:
