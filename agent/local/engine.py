@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import queue
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from agent.local.assemble import INSTALL_HINT, LocalModelUnavailable
 
@@ -19,6 +21,7 @@ DEFAULT_MAX_REPLY_TOKENS = 1_024
 STATE_CACHE_BYTES = 1 << 30
 STOP_STRINGS = ["<|im_end|>", "<|endoftext|>"]
 _END = object()
+T = TypeVar("T")
 
 
 class PromptTooLong(Exception):
@@ -96,16 +99,46 @@ class Sampling:
     call_schema: str | None = None
 
 
+class _Worker:
+    """One daemon thread for all of a model's llama calls, one at a time (a llama context is not thread-safe,
+    and a new thread per reply would also set up a new OpenMP thread team each time)."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._start = threading.Lock()
+
+    def run(self, job: Callable[[], T]) -> asyncio.Future[T]:
+        """Queue job; await the result."""
+        future: Future[T] = Future()
+        with self._start:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name="keel-local-model", daemon=True)
+                self._thread.start()
+        self._jobs.put((job, future))
+        return asyncio.wrap_future(future)
+
+    def _serve(self) -> None:
+        while True:
+            job, future = self._jobs.get()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(job())
+            except BaseException as exc:  # noqa: BLE001 - raised again where the job is awaited
+                future.set_exception(exc)
+
+
 @dataclass
 class LocalEngine:
-    """One loaded model; replies are generated one at a time (a llama context is not thread-safe)."""
+    """One loaded model; its replies are generated one at a time on its own thread."""
 
     path: Path
     context_tokens: int = DEFAULT_CONTEXT_TOKENS
     _llama: Any = None
     _formatter: Any = None
     _openers: set[int] | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _worker: _Worker = field(default_factory=_Worker)
 
     @property
     def llama(self) -> Any:
@@ -199,7 +232,7 @@ class LocalEngine:
         """Text pieces of the reply (after `continuation`, its given start) as the model produces them; the
         decoding runs on a worker thread."""
         loop = asyncio.get_running_loop()
-        tokens = await asyncio.to_thread(self.prompt_tokens, messages, tools, continuation)
+        tokens = await self._worker.run(lambda: self.prompt_tokens(messages, tools, continuation))
         room = self.context_tokens - len(tokens)
         if room < 16:
             raise PromptTooLong(
@@ -207,7 +240,7 @@ class LocalEngine:
             )
         counts.prompt_tokens = len(tokens)
         limit = min(room, sampling.max_tokens or DEFAULT_MAX_REPLY_TOKENS)
-        processors = await asyncio.to_thread(self._prose_start, len(tokens)) if sampling.prose_only else None
+        processors = await self._worker.run(lambda: self._prose_start(len(tokens))) if sampling.prose_only else None
         grammar = _grammar(sampling.call_schema) if sampling.call_schema else None
         queue: asyncio.Queue[Any] = asyncio.Queue()
         stop = threading.Event()
@@ -220,28 +253,27 @@ class LocalEngine:
 
         def generate() -> None:
             try:
-                with self._lock:
-                    self._keep_states_if_switching(tokens)
-                    pieces = self._llama.create_completion(
-                        tokens, max_tokens=limit, temperature=sampling.temperature, seed=sampling.seed,
-                        repeat_penalty=sampling.repeat_penalty,
-                        stop=STOP_STRINGS, stream=True, logits_processor=processors, grammar=grammar,
-                    )
-                    for piece in pieces:
-                        choice = piece["choices"][0]
-                        if choice.get("finish_reason"):
-                            counts.finish_reason = choice["finish_reason"]
-                        if choice["text"]:
-                            counts.completion_tokens += 1
-                            deliver(choice["text"])
-                        if stop.is_set():
-                            break
+                self._keep_states_if_switching(tokens)
+                pieces = self._llama.create_completion(
+                    tokens, max_tokens=limit, temperature=sampling.temperature, seed=sampling.seed,
+                    repeat_penalty=sampling.repeat_penalty,
+                    stop=STOP_STRINGS, stream=True, logits_processor=processors, grammar=grammar,
+                )
+                for piece in pieces:
+                    choice = piece["choices"][0]
+                    if choice.get("finish_reason"):
+                        counts.finish_reason = choice["finish_reason"]
+                    if choice["text"]:
+                        counts.completion_tokens += 1
+                        deliver(choice["text"])
+                    if stop.is_set():
+                        break
             except Exception as exc:  # noqa: BLE001 - handed to the awaiting side, which raises it there
                 deliver(exc)
             finally:
                 deliver(_END)
 
-        threading.Thread(target=generate, name="keel-local-model", daemon=True).start()
+        self._worker.run(generate)
         try:
             while (item := await queue.get()) is not _END:
                 if isinstance(item, Exception):
