@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tools.processes import signal_group
 from tools.syntax_check import Diagnostic, can_check, relative_path, syntax_problems
 
 RUFF_SELECT = "F,E9,PLE"
@@ -86,10 +87,7 @@ async def run_process(
     try:
         out, err = await asyncio.wait_for(proc.communicate(), timeout)
     except BaseException as exc:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        signal_group(proc.pid, signal.SIGKILL)
         await proc.wait()
         if isinstance(exc, TimeoutError):
             raise LinterFailed(f"{name} timed out after {timeout:.0f}s") from None

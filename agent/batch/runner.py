@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import time
 import traceback
@@ -25,6 +24,7 @@ from agent.workspaces import (
     remove_worktree,
     save_changes,
 )
+from tools.processes import signal_group
 
 OUTPUT_TAIL_CHARS = 400
 
@@ -88,10 +88,7 @@ async def run_shell(command: str, cwd: Path, timeout: float, stop: asyncio.Event
             stopping.cancel()
             if not exited.done():
                 killed = True
-                try:
-                    os.killpg(process.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+                signal_group(process.pid, signal.SIGKILL)
                 await exited
     with open(log, "rb") as written:  # noqa: ASYNC230
         written.seek(max(start, log.stat().st_size - OUTPUT_TAIL_CHARS))
