@@ -63,3 +63,20 @@ def git_repo(path: Path, files: dict[str, str]) -> Path:
     subprocess.run([*git, "add", "-A"], cwd=path, check=True)
     subprocess.run([*git, "commit", "-q", "-m", "init"], cwd=path, check=True)
     return path
+
+
+def run_streamed(api_base: str, *args: str, cwd: Path, home: Path, **kwargs: object) -> KeelResult:
+    """`keel run` against a scripted server at `api_base`, with stream-json output."""
+    return run_keel(
+        "run",
+        "--model",
+        "openai/any",
+        "--api-base",
+        api_base,
+        "--output-format",
+        "stream-json",
+        *args,
+        cwd=cwd,
+        home=home,
+        **kwargs,  # type: ignore[arg-type]
+    )

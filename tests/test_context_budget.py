@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from keel_cli import git_repo, run_keel
+from keel_cli import git_repo, run_keel, run_streamed
 from scripted_server import ChatRequest, Reply, ScriptedToolCall
 
 SUMMARY_MARK = "You are summarizing your own work"
@@ -112,14 +112,8 @@ def test_budget_stops_cleanly_and_resumes(scripted_server, tmp_path):
     server = scripted_server(endless)
     repo = big_repo(tmp_path / "repo")
     home = tmp_path / "home"
-    result = run_keel(
-        "run",
-        "--model",
-        "openai/any",
-        "--api-base",
+    result = run_streamed(
         server.url,
-        "--output-format",
-        "stream-json",
         "--budget",
         "20000",
         "explore forever",
@@ -144,14 +138,8 @@ def test_budget_stops_cleanly_and_resumes(scripted_server, tmp_path):
 
     calls_before = len(server.requests)
     server_2 = scripted_server(["Finished exploring."])
-    resumed = run_keel(
-        "run",
-        "--model",
-        "openai/any",
-        "--api-base",
+    resumed = run_streamed(
         server_2.url,
-        "--output-format",
-        "stream-json",
         "--resume",
         end_session_id(result),
         "--budget",
@@ -179,14 +167,8 @@ def test_loop_guard_warns_then_stops(scripted_server, tmp_path):
     )
     server = scripted_server(same)
     repo = big_repo(tmp_path / "repo", files=2)
-    result = run_keel(
-        "run",
-        "--model",
-        "openai/any",
-        "--api-base",
+    result = run_streamed(
         server.url,
-        "--output-format",
-        "stream-json",
         "loop",
         cwd=repo,
         home=tmp_path / "home",
@@ -239,8 +221,7 @@ def test_compact_op_summarizes_on_request(scripted_server, tmp_path):
 def test_without_a_budget_the_task_gets_an_estimate(scripted_server, tmp_path):
     server = scripted_server(["hi"])
     repo = big_repo(tmp_path / "repo", files=3)
-    result = run_keel("run", "--model", "openai/any", "--api-base", server.url, "--output-format", "stream-json",
-                      "say hi", cwd=repo, home=tmp_path / "home")
+    result = run_streamed(server.url, "say hi", cwd=repo, home=tmp_path / "home")
     assert result.returncode == 0
     from agent.context.budget import auto_budget
 

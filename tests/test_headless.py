@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from keel_cli import git_repo, run_keel
+from keel_cli import git_repo, run_keel, run_streamed
 from scripted_server import Reply, ScriptedToolCall
 
 BUGGY = {
@@ -42,14 +42,8 @@ def fast_retries(home: Path, retries: int = 4) -> None:
 
 
 def run_task(server, repo: Path, home: Path, *extra: str):
-    return run_keel(
-        "run",
-        "--model",
-        "openai/any",
-        "--api-base",
+    return run_streamed(
         server.url,
-        "--output-format",
-        "stream-json",
         *extra,
         "make the failing test pass",
         cwd=repo,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from itertools import pairwise
 
-from keel_cli import git_repo, run_keel
+from keel_cli import git_repo, run_streamed
 from scripted_server import Reply, ScriptedToolCall
 
 HUGE = 120_000
@@ -109,14 +109,8 @@ def test_malformed_calls_give_errors_not_crashes(scripted_server, tmp_path):
         [*replies, Reply(text="Done with the broken calls.")], args_chunk_chars=4096
     )
     repo = git_repo(tmp_path / "repo", {"a.txt": "alpha\n"})
-    result = run_keel(
-        "run",
-        "--model",
-        "openai/any",
-        "--api-base",
+    result = run_streamed(
         server.url,
-        "--output-format",
-        "stream-json",
         "--context-window",
         "10000000",
         "--max-steps",
@@ -164,14 +158,8 @@ def test_lone_surrogates_from_the_provider_do_not_crash(scripted_server, tmp_pat
         ]
     )
     repo = git_repo(tmp_path / "repo", {"a.txt": "alpha\n"})
-    result = run_keel(
-        "run",
-        "--model",
-        "openai/any",
-        "--api-base",
+    result = run_streamed(
         server.url,
-        "--output-format",
-        "stream-json",
         "read it",
         cwd=repo,
         home=tmp_path / "home",

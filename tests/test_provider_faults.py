@@ -6,7 +6,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from keel_cli import git_repo, run_keel
+from keel_cli import git_repo, run_streamed
 from scripted_server import ChatRequest, Reply, ScriptedToolCall
 
 CALLS = 300
@@ -37,14 +37,8 @@ def test_three_hundred_flaky_calls_run_each_tool_once(scripted_server, tmp_path)
         one_command_per_step, fail_rate=0.2, fault_kinds=("429", "500", "drop"), seed=8
     )
     repo = git_repo(tmp_path / "repo", {"README.md": "flaky provider\n"})
-    result = run_keel(
-        "run",
-        "--model",
-        "openai/any",
-        "--api-base",
+    result = run_streamed(
         server.url,
-        "--output-format",
-        "stream-json",
         "--max-steps",
         "1000",
         "--budget",
