@@ -13,18 +13,21 @@ WRAP_UP_AT = 0.95
 AUTO_MIN, AUTO_BASE, AUTO_MAX = 60_000, 100_000, 2_000_000
 
 
-def status_line(used: int, budget: int | None, context: int, window: int) -> str:
-    """What the model reads at the end of every request: spend, budget, context fill, and a note near the end.
+def budget_note(used: int, budget: int | None, context: int) -> str:
+    """Converge at 80%, wrap up at 95% or when this call will likely be the last the budget allows."""
+    if not budget:
+        return ""
+    percent = int(100 * used / budget)
+    if used >= WRAP_UP_AT * budget or used + 2 * context >= budget:
+        return render("budget_wrap_up", percent=percent)
+    if used >= CONVERGE_AT * budget:
+        return render("budget_converge", percent=percent)
+    return ""
 
-    The wrap-up note also comes when this call will likely be the last one the budget allows, so the model
-    always gets a chance to report before it is stopped.
-    """
-    note = ""
+
+def status_line(used: int, budget: int | None, context: int, window: int, note: str) -> str:
+    """What the model reads at the end of every request: spend, budget, context fill, and the note if any."""
     percent = int(100 * used / budget) if budget else 0
-    if budget and (used >= WRAP_UP_AT * budget or used + 2 * context >= budget):
-        note = render("budget_wrap_up", percent=percent)
-    elif budget and used >= CONVERGE_AT * budget:
-        note = render("budget_converge", percent=percent)
     return render(
         "status",
         used=used,

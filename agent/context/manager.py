@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agent.config import ContextSettings
-from agent.context.budget import status_line
+from agent.context.budget import budget_note, status_line
 from agent.context.ledger import TokenLedger
 from agent.context.masking import apply_masking, mask_boundary
 from agent.context.summarizer import Summarizer
@@ -86,12 +86,12 @@ class ContextManager:
         self._last_raw = (
             self.ledger.prefix_tokens + self.ledger.history_tokens(state) + STATUS_RESERVE
         )
-        status = status_line(
-            state.task_tokens, state.budget, self.context_tokens(state), self.window
-        )
-        if not self.system_prompt.compact or "\n" in status:
-            # a small model (compact prompt) tends to answer a bare status line by echoing it, so it
-            # gets the line only when it carries a note: converge, or wrap up
+        context = self.context_tokens(state)
+        note = budget_note(state.task_tokens, state.budget, context)
+        if note or not self.system_prompt.compact:
+            # a small model (compact prompt) answers a bare status line by echoing it, so it gets
+            # the line only when it carries a note: converge, or wrap up
+            status = status_line(state.task_tokens, state.budget, context, self.window, note)
             messages.append(user(status))
         return to_wire(messages, state.tool_protocol)
 
