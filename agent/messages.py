@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent.protocol import ToolCall
 
@@ -22,13 +22,14 @@ class Message(BaseModel):
     tool_call_id: str | None = None
     name: str | None = None
     token_count: int | None = Field(default=None, exclude=True)
-    _native_wire: dict[str, Any] | None = PrivateAttr(default=None)
+    # a plain (excluded) field, not a private attribute: it is read for every message of every request
+    native_wire: dict[str, Any] | None = Field(default=None, exclude=True, repr=False)
 
     def set_content(self, text: str) -> None:
         """Change the text (masking does), dropping what was derived from the old one."""
         self.content = text
         self.token_count = None
-        self._native_wire = None
+        self.native_wire = None
 
 
 def system(text: str) -> Message:
@@ -63,10 +64,11 @@ def _native(message: Message) -> dict[str, Any]:
 
 
 def _cached_native(message: Message) -> dict[str, Any]:
-    """Each message is converted once; callers get a shallow copy they may change."""
-    if message._native_wire is None:
-        message._native_wire = _native(message)
-    return dict(message._native_wire)
+    """Each message is converted once; the same dict is returned every time, so nobody may change it."""
+    wire = message.native_wire
+    if wire is None:
+        wire = message.native_wire = _native(message)
+    return wire
 
 
 def _text_result(message: Message) -> str:
@@ -74,7 +76,8 @@ def _text_result(message: Message) -> str:
 
 
 def to_wire(messages: list[Message], protocol: Literal["native", "text"]) -> list[dict[str, Any]]:
-    """The messages in OpenAI chat format; in the text protocol tool results travel as user messages."""
+    """The messages in OpenAI chat format (read-only: native ones are cached on the messages); in the
+    text protocol tool results travel as user messages."""
     if protocol == "native":
         return [_cached_native(m) for m in messages]
     wire: list[dict[str, Any]] = []

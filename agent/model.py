@@ -1,19 +1,15 @@
-"""The model layer: one streaming chat call through litellm, with bounded retries and typed errors."""
+"""The model layer: one streaming chat call (direct or through litellm), with bounded retries and typed errors."""
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
 import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import Any, Literal, Protocol
-
-from pydantic import BaseModel
 
 from agent.errors import (
     ContextWindowExceeded,
@@ -21,35 +17,28 @@ from agent.errors import (
     RetryableProviderError,
     ToolsUnsupported,
 )
-from agent.protocol import ModelRetry, TokenUsage, ToolCall
+from agent.openai_http import OpenAIHTTP, is_direct_model, says_tools_unsupported
+from agent.prices import context_window, cost_of
+from agent.protocol import ModelRetry, TokenUsage
+from agent.reply import ModelReply, ReplyAssembler, usage_from
+from agent.tokens import use_bundled_tiktoken_files
+
+MAX_RETRY_AFTER = 60.0  # seconds: a longer Retry-After is not waited out in full
+
+__all__ = ["ChatModel", "ModelClient", "ModelReply", "classify", "context_window_of", "litellm_module"]
 
 
 @cache
 def litellm_module() -> Any:
     """Import litellm on first use only (it costs seconds), offline-safe."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    spec = importlib.util.find_spec("litellm")
-    if spec and spec.submodule_search_locations:
-        tokenizers = (
-            Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
-        )
-        os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(tokenizers))
+    use_bundled_tiktoken_files()
     import litellm
 
     litellm.drop_params = True
     litellm.suppress_debug_info = True
     litellm.telemetry = False
     return litellm
-
-
-class ModelReply(BaseModel):
-    """What one model call produced."""
-
-    text: str
-    tool_calls: list[ToolCall]
-    usage: TokenUsage
-    cost: float | None = None
-    finish_reason: str | None = None
 
 
 class ChatModel(Protocol):
@@ -62,13 +51,6 @@ class ChatModel(Protocol):
         on_delta: Callable[[str], None],
         max_tokens: int | None = None,
     ) -> ModelReply: ...
-
-
-@dataclass
-class _ToolCallBuffer:
-    id: str = ""
-    name: str = ""
-    arguments: list[str] = field(default_factory=list)
 
 
 _LITELLM_PREFIX = re.compile(r"^(?:litellm\.\w+:\s*)?(?:\w+Error:\s*)?(?:\w+Exception\s*-\s*)?")
@@ -104,8 +86,7 @@ def classify(exc: BaseException) -> ProviderError:
     ):
         return RetryableProviderError(message, name)
     if isinstance(exc, litellm.BadRequestError):
-        lowered = message.lower()
-        if "tool" in lowered and any(w in lowered for w in ("support", "not allowed", "unknown")):
+        if says_tools_unsupported(message):
             return ToolsUnsupported(message, name)
         return ProviderError(message, name)
     status = getattr(exc, "status_code", None)
@@ -116,37 +97,13 @@ def classify(exc: BaseException) -> ProviderError:
     return ProviderError(message, name)
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def valid_text(text: str) -> str:
-    """Text a provider streamed, with lone UTF-16 surrogates (not encodable, so unloggable) as U+FFFD."""
-    return _LONE_SURROGATE.sub("\ufffd", text)
-
-
-def _usage_of(raw: Any) -> TokenUsage | None:
-    if raw is None:
-        return None
-    prompt = int(getattr(raw, "prompt_tokens", 0) or 0)
-    completion = int(getattr(raw, "completion_tokens", 0) or 0)
-    details = getattr(raw, "prompt_tokens_details", None)
-    cached = int(getattr(details, "cached_tokens", 0) or 0) if details else 0
-    return TokenUsage(
-        prompt_tokens=prompt,
-        completion_tokens=completion,
-        total_tokens=int(getattr(raw, "total_tokens", 0) or prompt + completion),
-        cached_tokens=cached,
-    )
-
-
-def estimate_tokens(text: str) -> int:
-    """A cheap estimate for when the provider reports no usage."""
-    return max(1, len(text) // 4)
-
-
 @dataclass
 class ModelClient:
-    """Calls one model; `complete` streams a reply and retries faults a retry can fix."""
+    """Calls one model; `complete` streams a reply and retries faults a retry can fix.
+
+    OpenAI-compatible servers named by an api_base go over the direct client (agent.openai_http);
+    every other model through litellm. KEEL_TRANSPORT=litellm sends everything through litellm.
+    """
 
     model: str
     api_base: str | None = None
@@ -155,8 +112,58 @@ class ModelClient:
     timeout: float = 600.0
     on_retry: Callable[[ModelRetry], None] = lambda event: None
     extra: dict[str, Any] = field(default_factory=dict)
+    _direct: OpenAIHTTP | None = field(default=None, init=False, repr=False)
 
-    def _kwargs(
+    def __post_init__(self) -> None:
+        if self.api_base and is_direct_model(self.model, self.api_base):
+            self._direct = OpenAIHTTP(self.model, self.api_base, self.timeout, self.extra)
+
+    async def aclose(self) -> None:
+        """Close the direct client's connections (litellm keeps its own)."""
+        if self._direct is not None:
+            await self._direct.aclose()
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        on_delta: Callable[[str], None],
+        max_tokens: int | None = None,
+    ) -> ModelReply:
+        """One reply, retried with exponential backoff and jitter on retryable faults."""
+        attempt = 0
+        while True:
+            try:
+                if self._direct is not None:
+                    return await self._direct.stream(messages, tools, max_tokens, on_delta, self._cost)
+                return await self._litellm_once(messages, tools, on_delta, max_tokens)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # every provider failure is classified here, in one place
+                error = exc if isinstance(exc, ProviderError) else classify(exc)
+                if not isinstance(error, RetryableProviderError):
+                    raise error from exc
+                if attempt >= self.retries:
+                    where = f" at {self.api_base}" if self.api_base else ""
+                    raise ProviderError(
+                        f"{error} (gave up after {attempt} retries; is the model server{where} reachable?)",
+                        error.error_class,
+                    ) from exc
+                attempt += 1
+                delay = self.retry_base_delay * (2 ** (attempt - 1)) * random.uniform(0.8, 1.2)
+                delay = max(delay, min(error.retry_after or 0.0, MAX_RETRY_AFTER))
+                self.on_retry(
+                    ModelRetry(
+                        attempt=attempt,
+                        max_attempts=self.retries,
+                        error_class=error.error_class,
+                        message=str(error),
+                        delay=round(delay, 3),
+                    )
+                )
+                await asyncio.sleep(delay)
+
+    def _litellm_kwargs(
         self,
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None,
@@ -164,7 +171,7 @@ class ModelClient:
     ) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "messages": messages,
+            "messages": [dict(m) for m in messages],  # the request's dicts are cached: litellm gets copies
             "stream": True,
             "stream_options": {"include_usage": True},
             "timeout": self.timeout,
@@ -182,44 +189,7 @@ class ModelClient:
             kwargs["max_tokens"] = max_tokens
         return kwargs
 
-    async def complete(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        on_delta: Callable[[str], None],
-        max_tokens: int | None = None,
-    ) -> ModelReply:
-        """One reply, retried with exponential backoff and jitter on retryable faults."""
-        attempt = 0
-        while True:
-            try:
-                return await self._stream_once(messages, tools, on_delta, max_tokens)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # every provider failure is classified here, in one place
-                error = exc if isinstance(exc, ProviderError) else classify(exc)
-                if not isinstance(error, RetryableProviderError):
-                    raise error from exc
-                if attempt >= self.retries:
-                    where = f" at {self.api_base}" if self.api_base else ""
-                    raise ProviderError(
-                        f"{error} (gave up after {attempt} retries; is the model server{where} reachable?)",
-                        error.error_class,
-                    ) from exc
-                attempt += 1
-                delay = self.retry_base_delay * (2 ** (attempt - 1)) * random.uniform(0.8, 1.2)
-                self.on_retry(
-                    ModelRetry(
-                        attempt=attempt,
-                        max_attempts=self.retries,
-                        error_class=error.error_class,
-                        message=str(error),
-                        delay=round(delay, 3),
-                    )
-                )
-                await asyncio.sleep(delay)
-
-    async def _stream_once(
+    async def _litellm_once(
         self,
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None,
@@ -227,49 +197,38 @@ class ModelClient:
         max_tokens: int | None,
     ) -> ModelReply:
         litellm = litellm_module()
-        stream = await litellm.acompletion(**self._kwargs(messages, tools, max_tokens))
-        text: list[str] = []
-        calls: dict[int, _ToolCallBuffer] = {}
-        usage: TokenUsage | None = None
-        finish: str | None = None
+        stream = await litellm.acompletion(**self._litellm_kwargs(messages, tools, max_tokens))
+        assembler = ReplyAssembler()
         async for chunk in stream:
-            usage = _usage_of(getattr(chunk, "usage", None)) or usage
+            raw = getattr(chunk, "usage", None)
+            if raw is not None:
+                details = getattr(raw, "prompt_tokens_details", None)
+                assembler.usage = usage_from(
+                    getattr(raw, "prompt_tokens", 0),
+                    getattr(raw, "completion_tokens", 0),
+                    getattr(raw, "total_tokens", 0),
+                    getattr(details, "cached_tokens", 0) if details else 0,
+                )
             for choice in chunk.choices or []:
-                finish = choice.finish_reason or finish
+                assembler.finish_reason = choice.finish_reason or assembler.finish_reason
                 delta = choice.delta
                 if delta is None:
                     continue
                 if delta.content:
-                    piece_text = valid_text(delta.content)
-                    text.append(piece_text)
-                    on_delta(piece_text)
+                    on_delta(assembler.add_text(delta.content))
                 for piece in delta.tool_calls or []:
-                    buffer = calls.setdefault(piece.index or 0, _ToolCallBuffer())
-                    buffer.id = piece.id or buffer.id
-                    if piece.function is not None:
-                        buffer.name = valid_text(piece.function.name or "") or buffer.name
-                        if piece.function.arguments:
-                            buffer.arguments.append(valid_text(piece.function.arguments))
-        reply_text = "".join(text)
-        tool_calls = [
-            ToolCall(id=b.id or f"call_{i}", name=b.name, arguments="".join(b.arguments))
-            for i, b in sorted(calls.items())
-        ]
-        if usage is None or usage.total_tokens == 0:
-            prompt = sum(estimate_tokens(str(m.get("content") or "")) for m in messages)
-            completion = estimate_tokens(reply_text + "".join(c.arguments for c in tool_calls))
-            usage = TokenUsage(
-                prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
-            )
-        return ModelReply(
-            text=reply_text,
-            tool_calls=tool_calls,
-            usage=usage,
-            cost=self._cost(usage),
-            finish_reason=finish,
-        )
+                    function = piece.function
+                    assembler.add_tool_piece(
+                        piece.index or 0,
+                        piece.id,
+                        function.name if function else None,
+                        function.arguments if function else None,
+                    )
+        return assembler.reply(messages, self._cost)
 
     def _cost(self, usage: TokenUsage) -> float | None:
+        if self._direct is not None:
+            return cost_of(self.model, usage)  # from the price map, without importing litellm
         try:
             prompt_cost, completion_cost = litellm_module().cost_per_token(
                 model=self.model,
@@ -281,10 +240,13 @@ class ModelClient:
         return prompt_cost + completion_cost
 
 
-def context_window_of(model: str, configured: int | None, default: int) -> int:
-    """The context window: configured, else what litellm knows of the model, else the default."""
+def context_window_of(model: str, configured: int | None, default: int, api_base: str | None = None) -> int:
+    """The context window: configured, else what the price map (or litellm) knows of the model, else the default."""
     if configured:
         return configured
+    known = context_window(model)
+    if known or is_direct_model(model, api_base):
+        return known or default
     try:
         info = litellm_module().get_model_info(model)
     except Exception:  # unknown models raise; the default applies

@@ -21,6 +21,9 @@ KEY_SHAPES = re.compile(
     r"|xox[abprs]-[A-Za-z0-9\-]{10,}"
     r"|AIza[0-9A-Za-z_\-]{30,})"
 )
+# a key shape can only be present where one of these literal prefixes is: `in` finds them far
+# faster than the pattern's search, so text without any of them skips the pattern
+KEY_PREFIXES = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "AKIA", "xox", "AIza")
 MASK = "[REDACTED]"
 MIN_SECRET_LENGTH = 6
 
@@ -49,7 +52,9 @@ class Redactor:
         for value in self.values:
             if value in text:
                 text = text.replace(value, MASK)
-        return KEY_SHAPES.sub(MASK, text)
+        if any(prefix in text for prefix in KEY_PREFIXES):
+            text = KEY_SHAPES.sub(MASK, text)
+        return text
 
 
 def secrets_in_url(url: str | None) -> list[str]:
@@ -85,6 +90,9 @@ class RedactingModel:
         self.inner = inner
         self.redactor = redactor
         self._clean: dict[str, str] = {}  # the history repeats every call: each text is scanned once
+        # request messages are cached, unchanging dicts (agent.messages.to_wire): each one is
+        # redacted once, and the clean copy is the same object on every call
+        self._clean_messages: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
 
     def _redact(self, text: str) -> str:
         clean = self._clean.get(text)
@@ -94,6 +102,18 @@ class RedactingModel:
             clean = self._clean[text] = self.redactor.redact(text)
         return clean
 
+    def _clean_request(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Redacted messages; the cache keeps only this request's, so it holds nothing the history does not."""
+        known, self._clean_messages = self._clean_messages, {}
+        clean = []
+        for message in messages:
+            pair = known.get(id(message))
+            if pair is None or pair[0] is not message:
+                pair = (message, _redact_message(message, self._redact))
+            self._clean_messages[id(message)] = pair
+            clean.append(pair[1])
+        return clean
+
     async def complete(
         self,
         messages: list[dict[str, Any]],
@@ -101,5 +121,10 @@ class RedactingModel:
         on_delta: Callable[[str], None],
         max_tokens: int | None = None,
     ) -> ModelReply:
-        clean = [_redact_message(message, self._redact) for message in messages]
-        return await self.inner.complete(clean, tools, on_delta, max_tokens)
+        return await self.inner.complete(self._clean_request(messages), tools, on_delta, max_tokens)
+
+    async def aclose(self) -> None:
+        """Close the inner model's connections, when it holds any."""
+        close = getattr(self.inner, "aclose", None)
+        if close is not None:
+            await close()

@@ -11,9 +11,13 @@ from agent.protocol import (
     ContextSummarized,
     SessionFinished,
     ToolFinished,
+    ToolStarted,
     UserMessage,
 )
 from agent.state import SessionState
+from tools.patch_format import ADD, DELETE, MOVE, UPDATE
+
+WRITING_TOOLS = ("write_file", "edit_file")
 
 INTERRUPTED_NOTE = "[The user interrupted this turn. Wait for their next message.]"
 
@@ -60,3 +64,19 @@ def restore_state(state: SessionState, events: list[AnyEvent]) -> None:
             mark_interrupted(state.history)
     repair_unanswered(state.history)
     state.restore_call_counter()
+
+
+def written_paths(events: list[AnyEvent]) -> set[str]:
+    """Every path a logged write_file, edit_file or apply_patch call set out to change, as the model wrote it."""
+    paths: set[str] = set()
+    for event in events:
+        if not isinstance(event, ToolStarted):
+            continue
+        if event.name in WRITING_TOOLS and isinstance(event.arguments.get("path"), str):
+            paths.add(event.arguments["path"])
+        elif event.name == "apply_patch" and isinstance(event.arguments.get("patch"), str):
+            for line in event.arguments["patch"].splitlines():
+                for directive in (ADD, DELETE, UPDATE, MOVE):
+                    if line.startswith(directive):
+                        paths.add(line[len(directive) :].strip())
+    return paths

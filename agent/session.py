@@ -38,14 +38,15 @@ from agent.protocol import (
     UserPrompt,
 )
 from agent.redact import RedactingModel, Redactor
-from agent.replay import mark_interrupted, restore_state
+from agent.replay import mark_interrupted, restore_state, written_paths
 from agent.settings import SessionSettings
 from agent.state import LimitExceeded, SessionState
 from agent.store import SessionLog, new_session_id, read_events, sessions_dir
 from agent.system_prompt import SystemPrompt
 from agent.workspace import gather_facts, load_instructions
 from tools import default_tools
-from tools.base import Tool, ToolContext
+from tools.base import Tool, ToolContext, ToolError
+from tools.fileio import remove_leftover_temp_files
 from tools.registry import ToolRegistry
 
 
@@ -82,11 +83,13 @@ class Session:
             if settings.budget is not None:  # on resume, --budget N grants N more tokens
                 self.state.budget = self.state.task_tokens + settings.budget
         self.window = context_window_of(
-            settings.model, settings.context_window, DEFAULT_CONTEXT_WINDOW
+            settings.model, settings.context_window, DEFAULT_CONTEXT_WINDOW, settings.api_base
         )
         self.tool_context = ToolContext(
             root=self.root, scratch=keel_home() / "scratch" / self.id, sandbox=settings.sandbox
         )
+        if prior:
+            self._remove_leftover_temp_files(prior)
         inner = model or ModelClient(
             model=settings.model,
             api_base=settings.api_base,
@@ -188,6 +191,7 @@ class Session:
                 await asyncio.wait([task])
         self._closed = True
         await self.tool_context.aclose()
+        await self.model.aclose()
         self.log.close()
         self._events.put_nowait(None)
 
@@ -278,6 +282,14 @@ class Session:
             return self._fixed_budget
         files = await asyncio.to_thread(count_repo_files, self.root)
         return auto_budget(prompt, files)
+
+    def _remove_leftover_temp_files(self, prior: list[AnyEvent]) -> None:
+        """A write killed mid-way (the process died) leaves its temp file beside the target: clean up."""
+        for written in written_paths(prior):
+            try:
+                remove_leftover_temp_files(self.tool_context.resolve(written))
+            except ToolError:  # a path outside the workspace was refused when it was called, too
+                continue
 
     def _checkpoint_failed(self, message: str) -> None:
         self._emit(Error(error_class="CheckpointError", message=f"{message}; `keel undo` will not cover this session"))

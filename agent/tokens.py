@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from agent.messages import Message
@@ -11,11 +14,17 @@ from agent.messages import Message
 MESSAGE_OVERHEAD = 4  # role and separators, as chat formats add them
 
 
+def use_bundled_tiktoken_files() -> None:
+    """Point tiktoken at the encodings litellm ships, so nothing is downloaded (litellm is not imported)."""
+    spec = importlib.util.find_spec("litellm")
+    if spec and spec.submodule_search_locations:
+        directory = Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
+        os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(directory))
+
+
 @cache
 def _encoding() -> Any:
-    from agent.model import litellm_module
-
-    litellm_module()  # points TIKTOKEN_CACHE_DIR at litellm's bundled encodings (no download)
+    use_bundled_tiktoken_files()
     import tiktoken
 
     try:

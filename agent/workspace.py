@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import platform
-import subprocess
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -26,18 +25,14 @@ class WorkspaceFacts(BaseModel):
 
 
 def _git_branch(root: Path) -> str | None:
+    """The checked-out branch ("HEAD" when detached), read from git's files: no process per session."""
+    import git
+
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--abbrev-ref", "HEAD"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        head = git.Repo(root, search_parent_directories=True).head
+        return "HEAD" if head.is_detached else head.reference.name
+    except (git.exc.GitError, OSError, ValueError, TypeError):
         return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
 
 
 def gather_facts(root: Path, max_entries: int = 60) -> WorkspaceFacts:

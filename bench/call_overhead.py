@@ -1,4 +1,4 @@
-"""bench/call_overhead: harness CPU per model call (a whole keel step) against a raw httpx call to the same server."""
+"""bench/call_overhead: harness CPU per model call (a whole keel step), direct and through litellm, against a raw httpx call."""
 
 from __future__ import annotations
 
@@ -35,8 +35,12 @@ async def raw_calls(url: str, calls: int) -> float:
         return time.process_time() - start
 
 
-async def keel_calls(url: str, calls: int) -> float:
-    """CPU seconds for a keel session making `calls` model calls, each followed by its tool call."""
+async def keel_calls(url: str, calls: int, transport: str) -> float:
+    """CPU seconds for a keel session making `calls` model calls, each followed by its tool call.
+
+    `transport` "direct" is keel's own client for OpenAI-compatible servers; "litellm" sends the
+    same calls through litellm (KEEL_TRANSPORT=litellm)."""
+    os.environ["KEEL_TRANSPORT"] = "litellm" if transport == "litellm" else "direct"
     from agent.model import litellm_module
     from agent.protocol import SessionFinished, UserPrompt
     from agent.session import Session
@@ -58,20 +62,20 @@ async def keel_calls(url: str, calls: int) -> float:
 
 def main() -> None:
     os.environ["KEEL_HOME"] = tempfile.mkdtemp()
-    with ServerProcess(script(3)) as server:
-        asyncio.run(keel_calls(server.url, 3))  # warm up imports and connections
-    with ServerProcess(script(CALLS)) as server:
-        keel = asyncio.run(keel_calls(server.url, CALLS)) / CALLS
+    keel = {}
+    for transport in ("direct", "litellm"):
+        with ServerProcess(script(3)) as server:
+            asyncio.run(keel_calls(server.url, 3, transport))  # warm up imports and connections
+        with ServerProcess(script(CALLS)) as server:
+            keel[transport] = asyncio.run(keel_calls(server.url, CALLS, transport)) / CALLS
     with ServerProcess([{"text": "hello there"}] * CALLS) as server:
         raw = asyncio.run(raw_calls(server.url, CALLS)) / CALLS
     print(f"CPU per model call ({CALLS} calls; server in another process)")
     row("raw httpx streamed request", f"{raw * 1000:.2f} ms", "1.00x")
-    row(
-        "keel step (litellm call + tool + events + log)",
-        f"{keel * 1000:.2f} ms",
-        f"{keel / raw:.1f}x raw",
-    )
-    row("harness overhead per call", f"{(keel - raw) * 1000:.2f} ms")
+    for transport, label in (("direct", "direct call"), ("litellm", "litellm call")):
+        row(f"keel step ({label} + tool + events + log)", f"{keel[transport] * 1000:.2f} ms",
+            f"{keel[transport] / raw:.1f}x raw")
+    row("litellm step / direct step", f"{keel['litellm'] / keel['direct']:.1f}x")
 
 
 if __name__ == "__main__":

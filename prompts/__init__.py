@@ -20,9 +20,15 @@ def _environment() -> Any:
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,
+        auto_reload=False,  # the templates ship with keel: no stat of the file on every render
     )
+
+
+@cache
+def _template(name: str) -> Any:
+    return _environment().get_template(f"{name}.j2")
 
 
 def render(template: str, /, **context: Any) -> str:
     """Render `prompts/<template>.j2` with the given variables (missing variables are an error)."""
-    return _environment().get_template(f"{template}.j2").render(**context).strip()
+    return _template(template).render(**context).strip()

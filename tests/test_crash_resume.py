@@ -25,6 +25,8 @@ import pytest
 from keel_cli import KEEL, git_repo, keel_env, run_keel
 from scripted_server import ChatRequest, Reply, ScriptedToolCall
 
+from tools.fileio import TEMP_SUFFIX
+
 KILLS = int(os.environ.get("CRASH_KILLS", "50"))
 PARALLEL = 4
 KILLS_PER_SESSION = 5
@@ -131,7 +133,7 @@ def read_state(repo: Path) -> dict[str, str | None]:
 
 
 def stray_temp_files(repo: Path) -> list[str]:
-    return [str(p.relative_to(repo)) for p in repo.rglob(".*.tmp")]
+    return [str(p.relative_to(repo)) for p in repo.rglob(f".*{TEMP_SUFFIX}")]
 
 
 def common_flags(url: str) -> list[str]:
@@ -179,6 +181,7 @@ class SessionRun:
     resume_codes: list[int] = field(default_factory=list)
     status: str = ""
     wrong_final: list[str] = field(default_factory=list)
+    temps_left: list[str] = field(default_factory=list)  # after the last resume: a killed write's leftovers
     error: str = ""
 
     @property
@@ -186,6 +189,7 @@ class SessionRun:
         return (
             self.status == "completed"
             and not self.wrong_final
+            and not self.temps_left
             and set(self.resume_codes) <= {0, -9}
         )
 
@@ -287,6 +291,7 @@ def run_session(
     except (ValueError, IndexError):
         run.error = resumed.stderr[-1000:]
     run.wrong_final = [name for name, text in read_state(repo).items() if text != allowed[name][-1]]
+    run.temps_left = stray_temp_files(repo)
     if resumed.returncode != 0 and not run.error:
         run.error = resumed.stderr[-1000:]
     return run
@@ -334,7 +339,8 @@ def test_killed_runs_resume_and_finish_with_no_torn_files(scripted_server, tmp_p
         f"sessions: {len(runs)}; kills in resumed runs: {sum(k.process > 0 for k in kills)}; "
         f"steps done at the kills: {sorted(k.steps_done for k in kills)}; "
         f"torn log tails repaired: {sum(k.torn_log_tail for k in kills)}; "
-        f"stray temp files left by killed writes: {len({t for k in kills for t in k.stray_temps})}"
+        f"stray temp files left by killed writes: {len({t for k in kills for t in k.stray_temps})}, "
+        f"left after the final resume: {sum(len(r.temps_left) for r in runs)}"
     )
     for run in runs:
         if not run.finished or any(k.torn_files for k in run.kills):
@@ -342,3 +348,22 @@ def test_killed_runs_resume_and_finish_with_no_torn_files(scripted_server, tmp_p
     assert len(kills) == KILLS
     assert torn == 0
     assert resumed_and_finished == KILLS
+
+
+def test_resume_removes_the_temp_files_of_writes_the_session_made(scripted_server, tmp_path):
+    """What a write killed mid-way leaves (its temp file) is removed on resume; nothing else is."""
+    write = call("write_file", path="notes/c.txt", content="new\n")
+    server = scripted_server([Reply(tool_calls=[write]), "written", "resumed"])
+    repo = git_repo(tmp_path / "repo", {"notes/a.txt": "old\n", "b.txt": "b\n"})
+    first = run_keel("run", *common_flags(server.url), "write a", cwd=repo, home=tmp_path / "home")
+    assert first.returncode == 0, first.stderr[-2000:]
+    leftover = repo / "notes" / f".c.txt.k1x9{TEMP_SUFFIX}"  # as a SIGKILL during the write leaves it
+    others = [repo / f".b.txt.k2y8{TEMP_SUFFIX}", repo / "notes" / ".c.txt.mine.tmp"]
+    for path in [leftover, *others]:
+        path.write_text("partial")
+    session_id = first.events[0]["session_id"]
+    resumed = run_keel("run", *common_flags(server.url), "--resume", session_id, cwd=repo, home=tmp_path / "home")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert not leftover.exists()
+    assert all(path.exists() for path in others)  # b.txt was never written; the other is not keel's
+    assert (repo / "notes" / "c.txt").read_text() == "new\n"

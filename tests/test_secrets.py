@@ -104,3 +104,18 @@ def test_canaries_never_leave_the_process(scripted_server, tmp_path):
     assert in_requests == 0
     assert in_env == 0
     assert "[REDACTED]" in logs and "[REDACTED]" in requests  # masked where they would have been
+
+
+def test_every_key_shape_is_masked_in_plain_text():
+    from agent.redact import MASK, Redactor
+
+    body = "A" * 24
+    shapes = [
+        "sk-" + body, "sk-proj-" + body, "sk-ant-" + body, "github_pat_" + body, "AKIA" + "B" * 16,
+        "xoxb-" + "1" * 12, "AIza" + "c" * 32,
+        *(f"gh{kind}_{body}" for kind in "pousr"),
+    ]
+    redactor = Redactor(())
+    for shape in shapes:
+        assert redactor.redact(f"token: {shape} (line)") == f"token: {MASK} (line)", shape
+    assert redactor.redact("the light was high, ghx_" + body) == "the light was high, ghx_" + body

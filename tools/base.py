@@ -49,8 +49,8 @@ class FileStamp:
     size: int
 
     @classmethod
-    def of(cls, path: Path) -> FileStamp:
-        st = path.stat()
+    def of(cls, path: Path, st: os.stat_result | None = None) -> FileStamp:
+        st = st or path.stat()
         return cls(st.st_mtime_ns, st.st_size)
 
 
@@ -85,13 +85,15 @@ class ToolContext:
             candidate = Path(path)
         if not candidate.is_absolute():
             candidate = self.root / candidate
-        real = Path(os.path.realpath(candidate))
-        if real != self.root and self.root not in real.parents:
+        real_text = os.path.realpath(candidate)
+        root_text = str(self.root)
+        if real_text != root_text and not real_text.startswith(root_text.rstrip(os.sep) + os.sep):
+            real = Path(real_text)
             raise ToolError(
                 f"{path!r} resolves to {real}, outside the workspace {self.root}; "
                 "use a path inside the workspace (relative paths are relative to it)"
             )
-        return real
+        return Path(real_text)
 
     def relative(self, path: Path) -> str:
         """How a path is shown to the model: relative to the workspace root."""
@@ -100,8 +102,9 @@ class ToolContext:
         except ValueError:
             return str(path)
 
-    def note_read(self, path: Path) -> None:
-        self.read_stamps[path] = FileStamp.of(path)
+    def note_read(self, path: Path, st: os.stat_result | None = None) -> None:
+        """Remember the file as read; `st` is its stat from before the read, when the caller has it."""
+        self.read_stamps[path] = FileStamp.of(path, st)
 
     def note_written(self, path: Path) -> None:
         self.changed_files.add(path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import os
 import stat
 import tempfile
@@ -133,6 +134,9 @@ def _umask() -> int:
     return current
 
 
+TEMP_SUFFIX = ".keel-tmp"  # marks the temp files of write_atomic, so a crash's leftovers can be found
+
+
 def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
     """Replace `path` with `data` in one step (temp file in the same directory, fsync, rename).
 
@@ -142,7 +146,7 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if mode is None:
         mode = 0o666 & ~_umask()
-    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -165,3 +169,13 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
 def save_text(path: Path, text: str, fmt: TextFormat, mode: int | None = None) -> None:
     """Write "\\n"-form text atomically in the given format (final newline: the caller's choice)."""
     write_atomic(path, encode_text(text, fmt), mode)
+
+
+def remove_leftover_temp_files(path: Path) -> list[Path]:
+    """Delete the temp files a killed write_atomic of `path` left beside it; return what was deleted."""
+    removed = []
+    for leftover in path.parent.glob(f".{glob.escape(path.name)}.*{TEMP_SUFFIX}"):
+        with suppress(OSError):
+            leftover.unlink()
+            removed.append(leftover)
+    return removed

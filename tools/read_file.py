@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import stat
 from pathlib import Path
 
 from pydantic import Field
@@ -105,19 +106,20 @@ def render_lines(lines: list[str], offset: int, limit: int) -> str:
     """`cat -n` style lines from offset (1-based), at most limit, with a footer when cut."""
     total = len(lines)
     first = max(offset, 1)
-    out: list[str] = []
-    size = 0
-    last = first - 1
-    for number in range(first, min(total, first + limit - 1) + 1):
-        entry = f"{number:6}\t{_cut_long(lines[number - 1])}"
-        if out and size + len(entry) > MAX_OUTPUT_CHARS:
-            break
-        out.append(entry)
-        size += len(entry) + 1
-        last = number
-    text = "\n".join(out)
+    end = min(total, first + limit - 1)
+    numbered = [f"{number:6}\t{_cut_long(line)}" for number, line in enumerate(lines[first - 1 : end], first)]
+    last = end
+    if sum(map(len, numbered)) + len(numbered) > MAX_OUTPUT_CHARS:  # rare: keep whole lines up to the cap
+        size, kept = 0, 0
+        for entry in numbered:
+            if kept and size + len(entry) > MAX_OUTPUT_CHARS:
+                break
+            size += len(entry) + 1
+            kept += 1
+        numbered, last = numbered[:kept], first + kept - 1
+    text = "\n".join(numbered)
     if first > 1 or last < total:
-        why = " (output size limit)" if last < min(total, first + limit - 1) else ""
+        why = " (output size limit)" if last < end else ""
         more = f" To read more, call read_file with offset={last + 1}." if last < total else ""
         text += f"\n\n(Showing lines {first}-{last} of {total}{why}.{more})"
     return text
@@ -139,13 +141,15 @@ class ReadFileTool(Tool[ReadFileArgs]):
     async def run(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
         path = ctx.resolve(args.path)
         name = ctx.relative(path)
-        if path.is_dir():
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            raise _missing(ctx, path) from None
+        if stat.S_ISDIR(st.st_mode):
             return ToolResult(output=list_directory(ctx, path))
-        if not path.exists():
-            raise _missing(ctx, path)
-        if not path.is_file():
+        if not stat.S_ISREG(st.st_mode):
             raise ToolError(f"{name} is not a regular file (a device, socket or pipe); not read")
-        size = path.stat().st_size
+        size = st.st_size
         ranged = bool({"offset", "limit"} & args.model_fields_set)
         if size > HUGE_FILE_BYTES and not ranged:
             raise ToolError(
@@ -165,7 +169,7 @@ class ReadFileTool(Tool[ReadFileArgs]):
             ) from None
         except PermissionError:
             raise ToolError(f"{name} can't be read (permission denied)") from None
-        ctx.note_read(path)
+        ctx.note_read(path, st)
         if not lines:
             return ToolResult(output=f"{name} is empty (0 lines).")
         if args.offset > len(lines):

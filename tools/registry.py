@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 from pydantic import ValidationError
@@ -20,8 +21,9 @@ def _strip_titles(schema: Any) -> Any:
     return schema
 
 
+@cache
 def schema_of(tool: type[Tool]) -> dict[str, Any]:
-    """The OpenAI function-calling schema of a tool, derived from its Args model."""
+    """The OpenAI function-calling schema of a tool, derived from its Args model once per process (read-only)."""
     return {
         "type": "function",
         "function": {
