@@ -16,6 +16,8 @@ from agent.errors import ConfigError
 from agent.redact import secrets_in_url
 from tools.sandbox_policy import SandboxPolicy
 
+EMBEDDED_PREFIX = "keel-local/"  # agent.local.provider.PROVIDER, spelled here to keep llama.cpp's imports out
+
 
 class SessionSettings(BaseModel):
     """Everything a Session needs to start; front ends build it, the core only reads it."""
@@ -44,8 +46,12 @@ class SessionSettings(BaseModel):
 
 def settings_from_config(config: KeelConfig, cwd: Path, interactive: bool) -> SessionSettings:
     """Headless runs default to full-auto; a person at the TUI defaults to auto-edit."""
-    if not config.model:
+    if not config.model or config.model.startswith(EMBEDDED_PREFIX):
         return _embedded(config, cwd, interactive)
+    return _configured(config, cwd, interactive)
+
+
+def _configured(config: KeelConfig, cwd: Path, interactive: bool) -> SessionSettings:
     own = config.for_model()
     return SessionSettings(
         cwd=cwd,
@@ -73,16 +79,17 @@ def settings_from_config(config: KeelConfig, cwd: Path, interactive: bool) -> Se
 
 
 def _embedded(config: KeelConfig, cwd: Path, interactive: bool) -> SessionSettings:
-    """No model configured: the embedded local model (LocalModelUnavailable, exit 2, says how to get it)."""
+    """No model configured, or a `keel-local/...` one: the embedded local model (LocalModelUnavailable,
+    exit 2, says how to get it). A tool protocol set in the config or by a flag is kept."""
     from agent.local.endpoint import prepare_embedded_model
 
+    chosen = config.for_model().tool_protocol
     endpoint = prepare_embedded_model(config.context_window)
-    named = config.model_copy(update={"model": endpoint.model})
-    settings = settings_from_config(named, cwd, interactive)
+    settings = _configured(config.model_copy(update={"model": endpoint.model}), cwd, interactive)
     return settings.model_copy(
         update={
             "context_window": endpoint.context_window,
-            "tool_protocol": endpoint.tool_protocol,
+            "tool_protocol": chosen if chosen in ("native", "text") else endpoint.tool_protocol,
             "compact_prompt": endpoint.compact_prompt,
         }
     )

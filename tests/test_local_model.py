@@ -186,3 +186,31 @@ def test_keel_runs_on_the_embedded_model_with_nothing_configured(assembled, tmp_
     assert answer.strip() and not answer.startswith("[keel")
     assert any(name in answer for name in PROJECT), answer  # the answer uses what the tool found
     assert "assembling" not in result.stderr  # the linked, verified file was reused
+
+
+@needs_llama
+@needs_pieces
+def test_a_configured_keel_local_model_is_the_embedded_one_and_keeps_a_chosen_protocol(
+    assembled, tmp_path, monkeypatch
+):
+    from agent.config import KeelConfig
+    from agent.settings import settings_from_config
+
+    monkeypatch.setenv("KEEL_HOME", str(linked_home(assembled[0], tmp_path / "home")))
+    chosen = settings_from_config(KeelConfig(model="keel-local/any", tool_protocol="text"), tmp_path, False)
+    assert chosen.model == "keel-local/qwen2.5-coder-0.5b-instruct"
+    assert chosen.tool_protocol == "text" and chosen.compact_prompt
+    default = settings_from_config(KeelConfig(), tmp_path, False)
+    assert default.model == chosen.model and default.tool_protocol == "native"
+
+
+def test_a_configured_keel_local_model_needs_the_local_extra_too(tmp_path):
+    shadow = tmp_path / "shadow" / "llama_cpp"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('No module named llama_cpp')\n")
+    result = run_keel(
+        "run", "--model", "keel-local/any", "hi", cwd=tmp_path, home=tmp_path / "home",
+        PYTHONPATH=str(shadow.parent),
+    )
+    assert result.returncode == 2, result.stderr
+    assert "llama-cpp-python is not installed" in result.stderr
