@@ -52,7 +52,7 @@ class Redactor:
         for value in self.values:
             if value in text:
                 text = text.replace(value, MASK)
-        if any(prefix in text for prefix in KEY_PREFIXES):
+        if any(map(text.__contains__, KEY_PREFIXES)):
             text = KEY_SHAPES.sub(MASK, text)
         return text
 

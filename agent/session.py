@@ -280,7 +280,7 @@ class Session:
         """The task's budget: the one set (flag, config, /budget), else the estimate from the task."""
         if self._fixed_budget is not None or not self.settings.auto_budget:
             return self._fixed_budget
-        files = await asyncio.to_thread(count_repo_files, self.root)
+        files = count_repo_files(self.root)  # reads the index header: no thread or process needed
         return auto_budget(prompt, files)
 
     def _remove_leftover_temp_files(self, prior: list[AnyEvent]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -54,4 +54,10 @@ def count_message(message: Message) -> int:
 
 
 def count_json(value: Any) -> int:
-    return count_text(json.dumps(value, separators=(",", ":")))
+    return _count_json_text(json.dumps(value, separators=(",", ":")))
+
+
+@lru_cache(maxsize=16)
+def _count_json_text(text: str) -> int:
+    """Every session sends the same tool schemas: counted once per process, not once per session."""
+    return count_text(text)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import subprocess
 from pathlib import Path
 
 from prompts import render
@@ -40,13 +39,19 @@ def status_line(used: int, budget: int | None, context: int, window: int, note: 
 
 
 def count_repo_files(root: Path) -> int:
+    """Files git tracks in the repository holding `root`: the entry count in its index's header
+    (no process, no walk); 0 outside a repository or when the index cannot be read."""
+    import git
+
     try:
-        out = subprocess.run(
-            ["git", "ls-files"], cwd=root, capture_output=True, text=True, timeout=10, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        index = Path(git.Repo(root, search_parent_directories=True).git_dir) / "index"
+        with open(index, "rb") as file:
+            header = file.read(12)
+    except (git.exc.GitError, OSError, ValueError):
         return 0
-    return out.stdout.count("\n") if out.returncode == 0 else 0
+    if len(header) < 12 or header[:4] != b"DIRC":
+        return 0
+    return int.from_bytes(header[8:12], "big")
 
 
 def auto_budget(prompt: str, repo_files: int) -> int:

@@ -40,7 +40,8 @@ class ContextManager:
         self.summarizer = summarizer
         self.emit = emit
         self.ledger = TokenLedger()
-        self._prefix_key: tuple[str, int] | None = None
+        self._prefix_key: tuple[str, int, int] | None = None
+        self._prefix_messages: list[Message] = []
         self._last_raw = 0
 
     @property
@@ -51,18 +52,19 @@ class ContextManager:
         return int(self.window * self.settings.summarize_at)
 
     def _prefix(self, state: SessionState) -> list[Message]:
-        """System prompt and summary block; byte-identical from turn to turn until the next summary."""
-        messages = [system(self.system_prompt.text(state.tool_protocol))]
-        if state.summaries:
-            messages.append(user(self._summary_block(state)))
-        key = (state.tool_protocol, len(state.summaries))
+        """System prompt and summary block; the same messages from call to call until the next summary
+        (or a new user prompt the summary block quotes), so their wire form is built and counted once."""
+        key = (state.tool_protocol, len(state.summaries), len(state.user_prompts) if state.summaries else 0)
         if key != self._prefix_key:
+            messages = [system(self.system_prompt.text(state.tool_protocol))]
+            if state.summaries:
+                messages.append(user(self._summary_block(state)))
             tools = self.system_prompt.registry.schemas() if state.tool_protocol == "native" else []
             self.ledger.prefix_tokens = sum(count_text(m.content) for m in messages) + count_json(
                 tools
             )
-            self._prefix_key = key
-        return messages
+            self._prefix_key, self._prefix_messages = key, messages
+        return self._prefix_messages
 
     def _summary_block(self, state: SessionState) -> str:
         limit, chain = int(self.window * 0.15), []
