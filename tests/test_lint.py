@@ -11,13 +11,8 @@ import pytest
 
 from tools.base import ToolContext
 from tools.lint import LintArgs, LintTool
-from tools.linters import (
-    Diagnostic,
-    LinterFailed,
-    check_paths,
-    introduced,
-    run_process,
-)
+from tools.linter_process import LinterFailed, run_process
+from tools.linters import Diagnostic, check_paths, introduced
 from tools.registry import ToolRegistry
 
 

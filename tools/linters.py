@@ -13,21 +13,19 @@ import json
 import os
 import re
 import shutil
-import signal
 import sys
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools.processes import signal_group
+from tools.linter_process import FAST_TIMEOUT, CheckOutcome, LinterFailed, first_line, run_process
+from tools.linters_compiled import check_cargo, check_go_vet, check_gofmt
 from tools.syntax_check import Diagnostic, can_check, relative_path, syntax_problems
 
 RUFF_SELECT = "F,E9,PLE"
 # Star-import bookkeeping and placeholder-less f-strings are harmless: noise for an agent.
 RUFF_IGNORE = "F403,F405,F541"
-FAST_TIMEOUT = 30.0
-PROJECT_TIMEOUT = 300.0
 
 PYTHON_SUFFIXES = {".py", ".pyi"}
 JS_SUFFIXES = {".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx"}
@@ -45,61 +43,6 @@ class LintReport:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-
-
-@dataclass
-class CheckOutcome:
-    """One linter's findings; tree-sitter skips `syntax_checked`: files a real parser read."""
-
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    syntax_checked: set[Path] = field(default_factory=set)
-    note: str | None = None
-
-
-class LinterFailed(Exception):
-    """A linter that is missing, crashed, timed out or printed something we cannot read."""
-
-
-@dataclass
-class ProcessOutput:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-async def run_process(
-    argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None
-) -> ProcessOutput:
-    """Run a linter with stdin closed and a time limit; the whole process group dies on timeout."""
-    name = Path(argv[0]).name
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=cwd,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env={**os.environ, **(env or {})},
-            start_new_session=True,
-        )
-    except OSError as exc:
-        raise LinterFailed(f"{name} could not start: {exc}") from None
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), timeout)
-    except BaseException as exc:
-        signal_group(proc.pid, signal.SIGKILL)
-        await proc.wait()
-        if isinstance(exc, TimeoutError):
-            raise LinterFailed(f"{name} timed out after {timeout:.0f}s") from None
-        raise
-    return ProcessOutput(
-        proc.returncode or 0, out.decode(errors="replace"), err.decode(errors="replace")
-    )
-
-
-def _first_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[0][:200] if lines else "no output"
 
 
 # --- ruff -----------------------------------------------------------------------------------------
@@ -121,11 +64,11 @@ async def check_ruff(files: list[Path], root: Path) -> CheckOutcome:
     if result.returncode not in (0, 1):  # 2: the repo's config is broken or ruff itself failed
         result = await run_process([*base, "--isolated", *map(str, files)], root, FAST_TIMEOUT)
     if result.returncode not in (0, 1):
-        raise LinterFailed(f"ruff failed: {_first_line(result.stderr)}")
+        raise LinterFailed(f"ruff failed: {first_line(result.stderr)}")
     try:
         items = json.loads(result.stdout or "[]")
     except json.JSONDecodeError:
-        raise LinterFailed(f"ruff printed no JSON: {_first_line(result.stdout)}") from None
+        raise LinterFailed(f"ruff printed no JSON: {first_line(result.stdout)}") from None
     diagnostics = []
     for item in items:
         code, message = item.get("code") or "", item.get("message", "")
@@ -168,7 +111,7 @@ async def check_eslint(files: list[Path], root: Path) -> CheckOutcome:
     try:
         reports = json.loads(result.stdout)
     except json.JSONDecodeError:
-        reason = _first_line(result.stderr or result.stdout)
+        reason = first_line(result.stderr or result.stdout)
         raise LinterFailed(f"eslint failed: {reason}") from None
     outcome = CheckOutcome()
     for report in reports:
@@ -217,7 +160,7 @@ async def check_shell(files: list[Path], root: Path) -> CheckOutcome:
         try:
             items = json.loads(result.stdout or "[]")
         except json.JSONDecodeError:
-            outcome.note = f"shellcheck failed: {_first_line(result.stderr)}"
+            outcome.note = f"shellcheck failed: {first_line(result.stderr)}"
             items = []
         for item in items:
             if "syntax error" in item.get("message", "").lower() and outcome.syntax_checked:
@@ -228,107 +171,6 @@ async def check_shell(files: list[Path], root: Path) -> CheckOutcome:
                 message=item.get("message", ""),
                 code=f"SC{item['code']}" if item.get("code") else "", source="shellcheck",
             ))
-    return outcome
-
-
-# --- Go and Rust ----------------------------------------------------------------------------------
-
-_POSITIONED = re.compile(r"^(?:vet: )?(.+?\.(?:go|rs)):(\d+):(\d+): (.*)$")
-
-
-def _nearest_dir_with(path: Path, marker: str, root: Path) -> Path | None:
-    for parent in path.parents:
-        if (parent / marker).is_file():
-            return parent
-        if parent == root:
-            break
-    return None
-
-
-def _positioned(text: str, cwd: Path, root: Path, source: str) -> list[Diagnostic]:
-    """Diagnostics from `file:line:col: message` lines (gofmt, go vet)."""
-    diagnostics = []
-    for line in text.splitlines():
-        if match := _POSITIONED.match(line.strip()):
-            path = Path(os.path.realpath(cwd / match[1]))
-            diagnostics.append(Diagnostic(path=relative_path(path, root), line=int(match[2]),
-                                          col=int(match[3]), message=match[4], source=source))
-    return diagnostics
-
-
-async def check_gofmt(files: list[Path], root: Path) -> CheckOutcome:
-    """`gofmt -e`: Go's own parser, fast enough for every edit."""
-    gofmt = shutil.which("gofmt")
-    if gofmt is None:
-        return CheckOutcome()
-    result = await run_process([gofmt, "-e", "-l", *map(str, files)], root, FAST_TIMEOUT)
-    return CheckOutcome(_positioned(result.stderr, root, root, "gofmt"), set(files))
-
-
-async def check_go_vet(files: list[Path], root: Path) -> CheckOutcome:
-    """`go vet` on the packages holding the files (type errors included), one run per module."""
-    go = shutil.which("go")
-    if go is None:
-        return CheckOutcome()
-    modules: dict[Path, set[str]] = {}
-    for path in files:
-        module = _nearest_dir_with(path, "go.mod", root)
-        if module is not None:
-            package = relative_path(path.parent, module)
-            modules.setdefault(module, set()).add("." if package == "." else f"./{package}")
-    outcome = CheckOutcome()
-    env = {"GOTOOLCHAIN": "local", "GOPROXY": "off"}  # lint never downloads
-    for module, packages in modules.items():
-        result = await run_process([go, "vet", *sorted(packages)], module, PROJECT_TIMEOUT, env)
-        found = _positioned(result.stderr, module, root, "go vet")
-        if result.returncode != 0 and not found:
-            outcome.note = f"go vet failed in {relative_path(module, root) or '.'}: " + _first_line(
-                "\n".join(line for line in result.stderr.splitlines() if not line.startswith("#")))
-        outcome.diagnostics.extend(found)
-    return outcome
-
-
-def _cargo_file(file_name: str, crate: Path, root: Path) -> Path:
-    """rustc names files relative to the cargo workspace root, which may be above the crate."""
-    for base in (crate, *crate.parents):
-        if (base / file_name).is_file():
-            return Path(os.path.realpath(base / file_name))
-        if base == root:
-            break
-    return crate / file_name
-
-
-async def check_cargo(files: list[Path], root: Path) -> CheckOutcome:
-    """`cargo check` errors for the crates holding the files (offline: lint never downloads)."""
-    cargo = shutil.which("cargo")
-    if cargo is None:
-        return CheckOutcome()
-    crates = {crate for path in files if (crate := _nearest_dir_with(path, "Cargo.toml", root))}
-    outcome = CheckOutcome()
-    for crate in sorted(crates):
-        argv = [cargo, "check", "--message-format=json", "--offline", "--quiet"]
-        result = await run_process(argv, crate, PROJECT_TIMEOUT, {"CARGO_TERM_COLOR": "never"})
-        found = []
-        for line in result.stdout.splitlines():
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            message = item.get("message") or {}
-            spans = [s for s in message.get("spans", []) if s.get("is_primary")]
-            is_error = item.get("reason") == "compiler-message" and message.get("level") == "error"
-            if not is_error or not spans:
-                continue
-            found.append(Diagnostic(
-                path=relative_path(_cargo_file(spans[0]["file_name"], crate, root), root),
-                line=spans[0]["line_start"], col=spans[0]["column_start"],
-                message=message.get("message", ""),
-                code=(message.get("code") or {}).get("code", ""), source="cargo",
-            ))
-        if result.returncode != 0 and not found:
-            outcome.note = f"cargo check failed in {relative_path(crate, root)}: " + _first_line(
-                result.stderr)
-        outcome.diagnostics.extend(found)
     return outcome
 
 
