@@ -7,6 +7,8 @@ import fcntl
 import functools
 import hashlib
 import re
+import shutil
+import time
 import weakref
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -92,6 +94,7 @@ def default_root(repo: Path) -> Path:
 # ---------------------------------------------------------------- serialization of git's bookkeeping
 
 _pruned: set[Path] = set()  # repositories whose stale worktree records this process has cleared
+_prune_started: dict[Path, float] = {}  # when this process last began `git worktree prune`, per repository
 _async_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Path, asyncio.Lock]] = (
     weakref.WeakKeyDictionary()
 )
@@ -131,7 +134,8 @@ def _taken(branch: str, existing: set[str]) -> bool:
     )
 
 
-def _create(repo: Path, name: str, ref: str | None, root: Path | None) -> Worktree:
+def _register(repo: Path, name: str, ref: str | None, root: Path | None) -> Worktree:
+    """Pick a free branch and path and tell git (under the lock); the files are checked out after."""
     repo = repo_top(repo)
     base = resolve_ref(repo, ref)
     common_dir = _common_dir(repo)
@@ -141,8 +145,8 @@ def _create(repo: Path, name: str, ref: str | None, root: Path | None) -> Worktr
         if common_dir not in _pruned:
             _git(repo, "worktree", "prune")
             _pruned.add(common_dir)
-        listing = _git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/")
-        existing = set(listing.splitlines())
+        with git.Repo(repo) as handle:  # branch names read from git's files: no process under the lock
+            existing = {head.name for head in handle.heads}
         suffix = 1
         while True:
             candidate = stem if suffix == 1 else f"{stem}-{suffix}"
@@ -151,10 +155,12 @@ def _create(repo: Path, name: str, ref: str | None, root: Path | None) -> Worktr
                 break
             suffix += 1
         path.parent.mkdir(parents=True, exist_ok=True)
-        # Only git's bookkeeping happens under the lock; the checkout itself runs outside it.
         _git(repo, "worktree", "add", "--quiet", "--no-checkout", "-b", branch, str(path), base)
-    _git(path, "reset", "--quiet", "--hard", base)
     return Worktree(repo=repo, path=path, branch=branch, base=base)
+
+
+def _check_out(worktree: Worktree) -> None:
+    _git(worktree.path, "reset", "--quiet", "--hard", worktree.base)
 
 
 async def create_worktree(
@@ -165,8 +171,10 @@ async def create_worktree(
     Worktrees go under `root` (default: keel's home). Safe to call from many agents at once.
     """
     common_dir = await asyncio.to_thread(lambda: _common_dir(repo_top(repo)))
-    async with _serialized(common_dir):
-        return await asyncio.to_thread(_create, repo, name, ref, root)
+    async with _serialized(common_dir):  # only git's bookkeeping; checkouts run side by side
+        worktree = await asyncio.to_thread(_register, repo, name, ref, root)
+    await asyncio.to_thread(_check_out, worktree)
+    return worktree
 
 
 # ---------------------------------------------------------------- save, remove, finish
@@ -205,20 +213,25 @@ async def save_changes(
     return await asyncio.to_thread(_save, worktree, message, patch_path, since)
 
 
-def _remove(worktree: Worktree) -> None:
-    common_dir = _common_dir(worktree.repo)
-    with _file_lock(common_dir):
-        if worktree.path.exists():
-            _git(worktree.repo, "worktree", "remove", "--force", "--force", str(worktree.path))
-        else:
-            _git(worktree.repo, "worktree", "prune")
+def _forget(worktree: Worktree) -> None:
+    """git's record of worktrees whose directories are gone (under the lock)."""
+    with _file_lock(_common_dir(worktree.repo)):
+        _git(worktree.repo, "worktree", "prune")
 
 
 async def remove_worktree(worktree: Worktree) -> None:
-    """Remove the worktree's directory and git's record of it; its branch (and commits) stay."""
+    """Remove the worktree's directory and git's record of it; its branch (and commits) stay.
+
+    The files are deleted side by side with other agents' work; only the prune is serialized, and
+    one prune that starts after a directory is gone covers it, so agents finishing together share one."""
+    await asyncio.to_thread(shutil.rmtree, worktree.path, ignore_errors=True)
+    gone_at = time.monotonic()
     common_dir = await asyncio.to_thread(_common_dir, worktree.repo)
     async with _serialized(common_dir):
-        await asyncio.to_thread(_remove, worktree)
+        if _prune_started.get(common_dir, 0.0) > gone_at:
+            return
+        _prune_started[common_dir] = time.monotonic()
+        await asyncio.to_thread(_forget, worktree)
 
 
 async def finish_worktree(

@@ -8,7 +8,10 @@ runs elsewhere); `--server scripted` uses the tests' ScriptedServer instead. Two
 a git worktree per agent, the agent, commit and cleanup). Each agent count runs in a fresh child
 process so its RSS is its own; the server runs in another process so its CPU is not counted.
 
-    python bench/parallel.py [--counts 1,8,32,64] [--steps 20] [--modes sessions,batch] [--profile N]
+Where mini-swe-agent is installed (bench/parallel_peer.py says how), its batch workers run the same
+work beside keel's, in the same table.
+
+    python bench/parallel.py [--counts 1,8,32,64] [--steps 20] [--modes sessions,batch] [--skip-peer] [--profile N]
 """
 
 from __future__ import annotations
@@ -205,8 +208,8 @@ def report(mode: str, url: str, counts: list[int], steps: int, server_pid: int) 
             verdict = "meets" if linear >= GOAL_LINEAR and per_agent <= GOAL_MB else "misses"
             print(f"  goal at 64: >= {GOAL_LINEAR}x linear, <= {GOAL_MB:.0f} MB per extra agent: {verdict}")
         elif agents == 64:
-            print("  (batch adds a git worktree per agent, created one at a time so git's locks never collide,"
-                  " plus commit, patch and cleanup: context for the goal, which is about the agents)")
+            print("  (batch adds per agent a git worktree, whose registration is serialized so git's locks never"
+                  " collide, a commit, a patch and cleanup: context for the goal, which is about the agents)")
 
 
 def main() -> None:
@@ -219,6 +222,7 @@ def main() -> None:
                         help="litellm model name the agents use (its prefix picks litellm's provider code path)")
     parser.add_argument("--server", choices=["lean", "scripted"], default="lean",
                         help="the model stand-in: a lean asyncio server, or the tests' ScriptedServer")
+    parser.add_argument("--skip-peer", action="store_true", help="leave out mini-swe-agent's workers")
     parser.add_argument("--profile", type=int, metavar="N", help="print a cProfile of N agents (sessions mode)")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -244,6 +248,10 @@ def main() -> None:
             return
         for mode in options.modes.split(","):
             report(mode, url, counts, options.steps, server.pid)
+        if not options.skip_peer:
+            from parallel_peer import peer_table  # mini-swe-agent, where it is installed (its own venv)
+
+            print("\n".join(peer_table(counts, options.steps, options.delay) or []))
     finally:
         server.stdin.close()
         server.terminate()  # the lean server does not watch stdin
