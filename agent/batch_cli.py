@@ -118,6 +118,9 @@ def _plan(args: argparse.Namespace, cwd: Path, out: Path) -> tuple[list[Any], li
 
 def _run_local(specs: list[Any], jobs: int, on_row: Callable[[Any], None], note: Callable[[str], None]) -> bool:
     from agent.batch.runner import run_local
+    from agent.runtime import tune_gc
+
+    tune_gc()
 
     async def main() -> bool:
         stop = asyncio.Event()

@@ -175,6 +175,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 f"no single session matches {args.resume!r}; `keel sessions` lists them"
             )
     settings = settings_from_config(resolve_config(cwd, _flags(args)), cwd, interactive=False)
+    from agent.runtime import tune_gc
+
+    tune_gc()
     return asyncio.run(run_headless(settings, prompt, args.output_format, resume))
 
 

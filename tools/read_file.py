@@ -107,7 +107,10 @@ def render_lines(lines: list[str], offset: int, limit: int) -> str:
     total = len(lines)
     first = max(offset, 1)
     end = min(total, first + limit - 1)
-    numbered = [f"{number:6}\t{_cut_long(line)}" for number, line in enumerate(lines[first - 1 : end], first)]
+    shown = lines[first - 1 : end]
+    if shown and max(map(len, shown)) > MAX_LINE_CHARS:
+        shown = [_cut_long(line) for line in shown]
+    numbered = [f"{number:6}\t{line}" for number, line in enumerate(shown, first)]
     last = end
     if sum(map(len, numbered)) + len(numbered) > MAX_OUTPUT_CHARS:  # rare: keep whole lines up to the cap
         size, kept = 0, 0
