@@ -29,9 +29,13 @@ class SessionLog:
     def __init__(self, path: Path, redactor: Redactor | None = None) -> None:
         self.path = path
         self.redactor = redactor or Redactor.from_environment()
-        path.parent.mkdir(parents=True, exist_ok=True)
         repair_torn_tail(path)
-        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - held for the session's life
+        try:
+            self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - held for the session's life
+        except FileNotFoundError:  # the first log in this home: make its directory
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115
+        self._unsynced = False
 
     def append(self, event: AnyEvent) -> None:
         """Write one event; deltas are not logged (the assistant.message after them holds the same text)."""
@@ -39,11 +43,14 @@ class SessionLog:
             return
         self._file.write(self.redactor.redact(event.model_dump_json()) + "\n")
         self._file.flush()
+        self._unsynced = True
 
     def sync(self) -> None:
-        """Make what was written durable (at turn boundaries)."""
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        """Make what was written durable (at turn boundaries); nothing to do when nothing was written since."""
+        if self._unsynced:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._unsynced = False
 
     def close(self) -> None:
         if not self._file.closed:

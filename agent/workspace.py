@@ -24,15 +24,35 @@ class WorkspaceFacts(BaseModel):
     top_level: list[str]
 
 
-def _git_branch(root: Path) -> str | None:
-    """The checked-out branch ("HEAD" when detached), read from git's files: no process per session."""
-    import git
+def git_dir_of(root: Path) -> Path | None:
+    """The git directory of the repository holding `root` (a linked worktree's own one, through its
+    `.git` file), found by looking at files only; None outside a repository."""
+    for folder in (root, *root.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir():
+            return dot_git
+        if dot_git.is_file():
+            try:
+                text = dot_git.read_text(errors="replace").strip()
+            except OSError:
+                return None
+            if not text.startswith("gitdir:"):
+                return None
+            target = Path(text.removeprefix("gitdir:").strip())
+            return target if target.is_absolute() else (folder / target).resolve()
+    return None
 
+
+def _git_branch(root: Path) -> str | None:
+    """The checked-out branch ("HEAD" when detached), read from git's HEAD file: no process per session."""
+    git_dir = git_dir_of(root)
     try:
-        head = git.Repo(root, search_parent_directories=True).head
-        return "HEAD" if head.is_detached else head.reference.name
-    except (git.exc.GitError, OSError, ValueError, TypeError):
+        head = (git_dir / "HEAD").read_text(errors="replace").strip() if git_dir else ""
+    except OSError:
         return None
+    if not head:
+        return None
+    return head.removeprefix("ref: ").removeprefix("refs/heads/") if head.startswith("ref: ") else "HEAD"
 
 
 def gather_facts(root: Path, max_entries: int = 60) -> WorkspaceFacts:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from agent.workspace import git_dir_of
 from prompts import render
 
 CONVERGE_AT = 0.80
@@ -41,13 +42,13 @@ def status_line(used: int, budget: int | None, context: int, window: int, note: 
 def count_repo_files(root: Path) -> int:
     """Files git tracks in the repository holding `root`: the entry count in its index's header
     (no process, no walk); 0 outside a repository or when the index cannot be read."""
-    import git
-
+    git_dir = git_dir_of(root)
+    if git_dir is None:
+        return 0
     try:
-        index = Path(git.Repo(root, search_parent_directories=True).git_dir) / "index"
-        with open(index, "rb") as file:
+        with open(git_dir / "index", "rb") as file:
             header = file.read(12)
-    except (git.exc.GitError, OSError, ValueError):
+    except OSError:
         return 0
     if len(header) < 12 or header[:4] != b"DIRC":
         return 0
