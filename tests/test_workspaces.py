@@ -186,3 +186,21 @@ async def test_removing_a_tree_whose_directory_is_gone(repo: Path, tmp_path: Pat
     again = await create_worktree(repo, "gone", root=tmp_path / "trees")
     assert again.branch == "keel/gone-2"  # the old branch is kept, so the name moves on
     await remove_worktree(again)
+
+
+def test_branch_and_tracked_file_count_are_read_from_git_files(tmp_path):
+    from agent.context.budget import count_repo_files
+    from agent.workspace import _git_branch
+
+    repo = git_repo(tmp_path / "repo", {"a.txt": "a\n", "sub/b.txt": "b\n", "sub/c.txt": "c\n"})
+    assert (_git_branch(repo / "sub"), count_repo_files(repo / "sub")) == ("main", 3)
+    linked = tmp_path / "linked"
+    subprocess.run(["git", "worktree", "add", "-q", "-b", "feature", str(linked)], cwd=repo, check=True)
+    (linked / "d.txt").write_text("d\n")
+    subprocess.run(["git", "add", "d.txt"], cwd=linked, check=True)
+    assert (_git_branch(linked), count_repo_files(linked)) == ("feature", 4)  # its own HEAD and index
+    subprocess.run(["git", "checkout", "-q", "--detach"], cwd=repo, check=True)
+    assert _git_branch(repo) == "HEAD"
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert (_git_branch(plain), count_repo_files(plain)) == (None, 0)
