@@ -177,7 +177,8 @@ class AgentLoop:
         return result
 
     async def _validated_run(self, call: ToolCall, shown_args: dict[str, Any]) -> ToolResult:
-        tool, args = self.registry.validate(call.name, call.arguments)
+        parsed = call.arguments if "_raw" in shown_args else shown_args  # decoded once, for display
+        tool, args = self.registry.validate(call.name, parsed)
         refusal = await self._refusal(call, tool, shown_args)
         if refusal is not None:
             return ToolResult(output=refusal, ok=False)

@@ -22,6 +22,11 @@ def use_bundled_tiktoken_files() -> None:
         os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(directory))
 
 
+def load_encoding() -> None:
+    """Load the encoding now rather than at the first count."""
+    _encoding()
+
+
 @cache
 def _encoding() -> Any:
     use_bundled_tiktoken_files()
