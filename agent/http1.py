@@ -71,7 +71,7 @@ class HTTP1Client:
             )
         except ssl.SSLError:
             raise
-        except (OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, OSError) as exc:
             raise ConnectFailed(f"{type(exc).__name__}: {exc}".rstrip(": ")) from exc
 
     def _drop(self) -> None:
@@ -90,10 +90,17 @@ class HTTP1Client:
                 pass
 
     @asynccontextmanager
-    async def post(self, path: str, body: bytes, headers: dict[str, str]) -> AsyncIterator[Response]:
+    async def post(
+        self, path: str, body: bytes, headers: dict[str, str]
+    ) -> AsyncIterator[Response]:
         """POST `body`; the response's body must be read inside the block for the connection to be reused."""
-        head = [f"POST {self.base_path}{path} HTTP/1.1", f"Host: {self.host_header}", f"Content-Length: {len(body)}",
-                "Accept-Encoding: identity", "Connection: keep-alive"]
+        head = [
+            f"POST {self.base_path}{path} HTTP/1.1",
+            f"Host: {self.host_header}",
+            f"Content-Length: {len(body)}",
+            "Accept-Encoding: identity",
+            "Connection: keep-alive",
+        ]
         head += [f"{name}: {value}" for name, value in headers.items()]
         request = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
         response = await self._exchange(request)
@@ -165,6 +172,11 @@ class HTTP1Client:
                 while piece := await reader.read(READ_SIZE):
                     yield piece
             self._body_complete = True
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, ValueError) as exc:
+        except (
+            asyncio.IncompleteReadError,
+            asyncio.LimitOverrunError,
+            ConnectionError,
+            ValueError,
+        ) as exc:
             self._drop()
             raise ConnectionLost("the connection broke in the middle of the response") from exc

@@ -19,8 +19,12 @@ from typing import Any
 from urllib.parse import urlsplit
 from urllib.request import getproxies, proxy_bypass
 
-
-from agent.errors import ContextWindowExceeded, ProviderError, RetryableProviderError, ToolsUnsupported
+from agent.errors import (
+    ContextWindowExceeded,
+    ProviderError,
+    RetryableProviderError,
+    ToolsUnsupported,
+)
 from agent.http1 import ConnectFailed, ConnectionLost, HTTP1Client
 from agent.protocol import TokenUsage
 from agent.reply import ModelReply, ReplyAssembler, usage_from
@@ -51,10 +55,18 @@ CONTEXT_TOO_LONG = re.compile(
 def is_direct_model(model: str, api_base: str | None) -> bool:
     """Whether a model goes over the direct client: an OpenAI-compatible server named by an
     http(s) URL and reached without a proxy (litellm handles proxies)."""
-    if not api_base or not model.startswith("openai/") or os.environ.get("KEEL_TRANSPORT") == "litellm":
+    if (
+        not api_base
+        or not model.startswith("openai/")
+        or os.environ.get("KEEL_TRANSPORT") == "litellm"
+    ):
         return False
     parts = urlsplit(api_base)
-    return parts.scheme in ("http", "https") and bool(parts.hostname) and not _uses_proxy(parts.scheme, parts.hostname)
+    return (
+        parts.scheme in ("http", "https")
+        and bool(parts.hostname)
+        and not _uses_proxy(parts.scheme, parts.hostname)
+    )
 
 
 def says_tools_unsupported(message: str) -> bool:
@@ -73,7 +85,7 @@ def error_for_status(status: int, message: str, retry_after: float | None = None
     if status in RETRYABLE_STATUSES or status >= 500:
         return RetryableProviderError(message, name, retry_after=retry_after)
     if status == 401:
-        message += " (check the API key: OPENAI_API_KEY or the config's api_key)"
+        message += " (check the API key the server expects in OPENAI_API_KEY)"
     elif status == 404:
         message += " (check the model name, and that api_base is the server's /v1 URL)"
     return ProviderError(message, name)
@@ -116,7 +128,12 @@ class _BodyEncoder:
         self._fragments: dict[int, tuple[dict[str, Any], bytes]] = {}
         self._tools: tuple[object, bytes] = (None, b"")
 
-    def encode(self, head: dict[str, Any], messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> bytes:
+    def encode(
+        self,
+        head: dict[str, Any],
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+    ) -> bytes:
         known, self._fragments = self._fragments, {}
         parts = []
         for message in messages:
@@ -125,7 +142,12 @@ class _BodyEncoder:
                 pair = (message, json.dumps(message, separators=(",", ":")).encode())
             self._fragments[id(message)] = pair
             parts.append(pair[1])
-        body = json.dumps(head, separators=(",", ":")).encode()[:-1] + b',"messages":[' + b",".join(parts) + b"]"
+        body = (
+            json.dumps(head, separators=(",", ":")).encode()[:-1]
+            + b',"messages":['
+            + b",".join(parts)
+            + b"]"
+        )
         if tools:
             if self._tools[0] is not tools:
                 self._tools = (tools, json.dumps(tools, separators=(",", ":")).encode())
@@ -142,7 +164,11 @@ class OpenAIHTTP:
         self.timeout = timeout
         self.extra = extra
         key = os.environ.get("OPENAI_API_KEY") or NO_KEY
-        self.headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json", "User-Agent": "keel"}
+        self.headers = {
+            "Authorization": f"Bearer {key}",
+            "Content-Type": "application/json",
+            "User-Agent": "keel",
+        }
         self._http = HTTP1Client(api_base, connect_timeout=min(timeout, 30.0))
         self._encoder = _BodyEncoder()
 
@@ -157,14 +183,21 @@ class OpenAIHTTP:
         on_delta: Callable[[str], None],
         price: Callable[[TokenUsage], float | None],
     ) -> ModelReply:
-        head: dict[str, Any] = {"model": self.model, "stream": True, "stream_options": {"include_usage": True}}
+        head: dict[str, Any] = {
+            "model": self.model,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
         if max_tokens:
             head["max_tokens"] = max_tokens
         head.update(self.extra)
         body = self._encoder.encode(head, messages, tools)
         assembler = ReplyAssembler()
         try:
-            async with asyncio.timeout(self.timeout), self._http.post("/chat/completions", body, self.headers) as response:
+            async with (
+                asyncio.timeout(self.timeout),
+                self._http.post("/chat/completions", body, self.headers) as response,
+            ):
                 if response.status >= 400:
                     message = _error_message(response.status, await response.read())
                     raise error_for_status(response.status, message, _retry_after(response.headers))
@@ -174,24 +207,35 @@ class OpenAIHTTP:
                     await _read_stream(assembler, response.body(), on_delta)
         except ConnectFailed as exc:
             raise RetryableProviderError(
-                f"Connection error: could not connect to {self.api_base} ({exc})", "APIConnectionError"
+                f"Connection error: could not connect to {self.api_base} ({exc})",
+                "APIConnectionError",
             ) from exc
         except ConnectionLost as exc:
-            raise RetryableProviderError(f"Connection error: {self.api_base}: {exc}", "APIConnectionError") from exc
+            raise RetryableProviderError(
+                f"Connection error: {self.api_base}: {exc}", "APIConnectionError"
+            ) from exc
         except TimeoutError as exc:
             raise RetryableProviderError(
                 f"no complete reply from {self.api_base} within {self.timeout:g} s", "Timeout"
             ) from exc
         except ssl.SSLCertVerificationError as exc:
-            raise ProviderError(f"TLS certificate of {self.api_base} not accepted: {exc}", "APIConnectionError") from exc
+            raise ProviderError(
+                f"TLS certificate of {self.api_base} not accepted: {exc}", "APIConnectionError"
+            ) from exc
         except ssl.SSLError as exc:
-            raise RetryableProviderError(f"Connection error: TLS failure with {self.api_base}: {exc}", "APIConnectionError") from exc
+            raise RetryableProviderError(
+                f"Connection error: TLS failure with {self.api_base}: {exc}", "APIConnectionError"
+            ) from exc
         except ValueError as exc:  # a whole (non-streamed) body that is not JSON
-            raise RetryableProviderError(f"{self.api_base} sent a reply that is not JSON", "APIError") from exc
+            raise RetryableProviderError(
+                f"{self.api_base} sent a reply that is not JSON", "APIError"
+            ) from exc
         return assembler.reply(messages, price)
 
 
-async def _read_stream(assembler: ReplyAssembler, body: AsyncIterator[bytes], on_delta: Callable[[str], None]) -> None:
+async def _read_stream(
+    assembler: ReplyAssembler, body: AsyncIterator[bytes], on_delta: Callable[[str], None]
+) -> None:
     """Server-sent events until `[DONE]` (the body is read to its end, so the connection can be
     reused); a stream that stops short is a dropped connection."""
     pending, done = b"", False
@@ -202,10 +246,14 @@ async def _read_stream(assembler: ReplyAssembler, body: AsyncIterator[bytes], on
             done = done or _apply_event_line(assembler, line, on_delta)
     done = done or _apply_event_line(assembler, pending, on_delta)
     if not done and assembler.finish_reason is None:
-        raise RetryableProviderError("Connection error: the reply stream ended before it was complete", "APIConnectionError")
+        raise RetryableProviderError(
+            "Connection error: the reply stream ended before it was complete", "APIConnectionError"
+        )
 
 
-def _apply_event_line(assembler: ReplyAssembler, raw: bytes, on_delta: Callable[[str], None]) -> bool:
+def _apply_event_line(
+    assembler: ReplyAssembler, raw: bytes, on_delta: Callable[[str], None]
+) -> bool:
     """Apply one SSE line; True at `[DONE]`."""
     line = raw.strip()
     if not line.startswith(b"data:"):
@@ -216,7 +264,9 @@ def _apply_event_line(assembler: ReplyAssembler, raw: bytes, on_delta: Callable[
     try:
         chunk = json.loads(payload)
     except ValueError:
-        raise RetryableProviderError(f"the server sent a malformed event: {payload[:200]!r}", "APIError") from None
+        raise RetryableProviderError(
+            f"the server sent a malformed event: {payload[:200]!r}", "APIError"
+        ) from None
     if not isinstance(chunk, dict):
         return False
     if "error" in chunk:
@@ -227,12 +277,17 @@ def _apply_event_line(assembler: ReplyAssembler, raw: bytes, on_delta: Callable[
     return False
 
 
-def _apply_chunk(assembler: ReplyAssembler, chunk: dict[str, Any], on_delta: Callable[[str], None]) -> None:
+def _apply_chunk(
+    assembler: ReplyAssembler, chunk: dict[str, Any], on_delta: Callable[[str], None]
+) -> None:
     usage = chunk.get("usage")
     if usage:
         details = usage.get("prompt_tokens_details") or {}
         assembler.usage = usage_from(
-            usage.get("prompt_tokens"), usage.get("completion_tokens"), usage.get("total_tokens"), details.get("cached_tokens")
+            usage.get("prompt_tokens"),
+            usage.get("completion_tokens"),
+            usage.get("total_tokens"),
+            details.get("cached_tokens"),
         )
     for choice in chunk.get("choices") or ():
         assembler.finish_reason = choice.get("finish_reason") or assembler.finish_reason
@@ -241,10 +296,17 @@ def _apply_chunk(assembler: ReplyAssembler, chunk: dict[str, Any], on_delta: Cal
             on_delta(assembler.add_text(delta["content"]))
         for piece in delta.get("tool_calls") or ():
             function = piece.get("function") or {}
-            assembler.add_tool_piece(piece.get("index") or 0, piece.get("id"), function.get("name"), function.get("arguments"))
+            assembler.add_tool_piece(
+                piece.get("index") or 0,
+                piece.get("id"),
+                function.get("name"),
+                function.get("arguments"),
+            )
 
 
-def _read_whole(assembler: ReplyAssembler, completion: dict[str, Any], on_delta: Callable[[str], None]) -> None:
+def _read_whole(
+    assembler: ReplyAssembler, completion: dict[str, Any], on_delta: Callable[[str], None]
+) -> None:
     """A server that ignored `stream` and sent the whole completion at once."""
     choices = completion.get("choices") or [{}]
     message = choices[0].get("message") or {}

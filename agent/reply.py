@@ -55,7 +55,9 @@ class ReplyAssembler:
         self.text.append(clean)
         return clean
 
-    def add_tool_piece(self, index: int, call_id: str | None, name: str | None, arguments: str | None) -> None:
+    def add_tool_piece(
+        self, index: int, call_id: str | None, name: str | None, arguments: str | None
+    ) -> None:
         buffer = self.calls.setdefault(index, _ToolCallBuffer())
         buffer.id = call_id or buffer.id
         buffer.name = valid_text(name or "") or buffer.name
@@ -75,9 +77,15 @@ class ReplyAssembler:
         if usage is None or usage.total_tokens == 0:
             prompt = sum(estimate_tokens(str(m.get("content") or "")) for m in messages)
             completion = estimate_tokens(text + "".join(c.arguments for c in tool_calls))
-            usage = TokenUsage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion)
+            usage = TokenUsage(
+                prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
+            )
         return ModelReply(
-            text=text, tool_calls=tool_calls, usage=usage, cost=price(usage), finish_reason=self.finish_reason
+            text=text,
+            tool_calls=tool_calls,
+            usage=usage,
+            cost=price(usage),
+            finish_reason=self.finish_reason,
         )
 
 

@@ -19,8 +19,13 @@ TOOL_RESULT_MARKERS = (b'"role":"tool"', b'"role": "tool"')
 
 def sse_response(reply: Reply, number: int) -> bytes:
     """One complete HTTP response: the reply streamed as server-sent events, with usage."""
-    chunks = stream_chunks(reply, "bench", number, 1000, True, 8, 4)  # as ScriptedServer splits them
-    events = b"".join(f"data: {json.dumps(chunk)}\n\n".encode() for chunk in chunks) + b"data: [DONE]\n\n"
+    chunks = stream_chunks(
+        reply, "bench", number, 1000, True, 8, 4
+    )  # as ScriptedServer splits them
+    events = (
+        b"".join(f"data: {json.dumps(chunk)}\n\n".encode() for chunk in chunks)
+        + b"data: [DONE]\n\n"
+    )
     head = (
         b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
         b"Content-Length: %d\r\n\r\n" % len(events)

@@ -40,7 +40,9 @@ class Server:
     async def read_request(self, reader: asyncio.StreamReader) -> bytes:
         head = await reader.readuntil(b"\r\n\r\n")
         length = next(
-            int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")
+            int(line.split(b":")[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length")
         )
         body = await reader.readexactly(length)
         self.requests.append(head + body)
@@ -57,7 +59,9 @@ def chunked(*pieces: bytes) -> bytes:
 
 
 async def post(client: HTTP1Client, body: bytes) -> tuple[int, bytes]:
-    async with client.post("/chat/completions", body, {"Content-Type": "application/json"}) as response:
+    async with client.post(
+        "/chat/completions", body, {"Content-Type": "application/json"}
+    ) as response:
         return response.status, await response.read()
 
 
@@ -67,7 +71,9 @@ async def test_one_connection_serves_sized_and_chunked_responses():
     async def echo(reader, writer):
         while True:
             body = await server.read_request(reader)
-            writer.write(sized(body.upper()) if len(server.requests) % 2 else chunked(body, b"!", body))
+            writer.write(
+                sized(body.upper()) if len(server.requests) % 2 else chunked(body, b"!", body)
+            )
 
     server = Server(echo)
     async with server as url:
@@ -89,7 +95,9 @@ async def test_a_connection_the_server_closed_while_idle_is_replaced():
 
     async def one_then_close(reader, writer):
         body = await server.read_request(reader)
-        writer.write(sized(body))  # no "Connection: close": the client only learns on its next request
+        writer.write(
+            sized(body)
+        )  # no "Connection: close": the client only learns on its next request
         await writer.drain()
 
     server = Server(one_then_close)

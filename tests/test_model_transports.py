@@ -31,7 +31,9 @@ def transport(request, monkeypatch) -> str:
 
 def client(url: str, seen: list[ModelRetry] | None = None, **options) -> ModelClient:
     sink = seen.append if seen is not None else (lambda event: None)
-    return ModelClient(model="openai/any", api_base=url, retry_base_delay=0.01, on_retry=sink, **options)
+    return ModelClient(
+        model="openai/any", api_base=url, retry_base_delay=0.01, on_retry=sink, **options
+    )
 
 
 async def complete(model: ModelClient, deltas: list[str] | None = None):
@@ -61,12 +63,18 @@ async def test_streamed_text_and_two_tool_calls(transport, scripted_server):
     assert body["tools"] == TOOLS
 
 
-async def test_rate_limit_and_server_error_are_retried_with_their_classes(transport, scripted_server):
+async def test_rate_limit_and_server_error_are_retried_with_their_classes(
+    transport, scripted_server
+):
     server = scripted_server([Reply(error=429), Reply(error=500), Reply(error=503), "fine"])
     retries: list[ModelRetry] = []
     reply = await complete(client(server.url, retries))
     assert reply.text == "fine"
-    assert [r.error_class for r in retries] == ["RateLimitError", "InternalServerError", "ServiceUnavailableError"]
+    assert [r.error_class for r in retries] == [
+        "RateLimitError",
+        "InternalServerError",
+        "ServiceUnavailableError",
+    ]
     assert len(server.requests) == 4
 
 
@@ -92,7 +100,9 @@ async def test_tools_rejected_is_typed(transport, scripted_server):
 
 
 async def test_bad_key_is_not_retried(transport, scripted_server):
-    server = scripted_server([Reply(error=401, error_message="Incorrect API key provided"), "unused"])
+    server = scripted_server(
+        [Reply(error=401, error_message="Incorrect API key provided"), "unused"]
+    )
     with pytest.raises(ProviderError, match="Incorrect API key") as raised:
         await complete(client(server.url))
     assert raised.value.error_class == "AuthenticationError"
@@ -129,6 +139,13 @@ def test_direct_client_never_imports_litellm(scripted_server):
         f"window = context_window_of('openai/any', None, 1234, {server.url!r})\n"
         "print(reply.text, window, 'litellm' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[-1] == "pong 1234 False"
