@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -123,6 +122,8 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
 
 def load_file(path: Path) -> dict[str, Any]:
     """One config file's keys, checked against the schema; a broken file is a ConfigError naming it."""
+    import tomllib  # only when there is a file: most launches have none
+
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:

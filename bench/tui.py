@@ -1,10 +1,13 @@
 """bench/tui: latency of appending a message to a transcript of 10, 1,000 and 5,000 messages (goal: flat, ≤ 16 ms).
 
 Each append goes the real way: an event folded into the transcript, the AgentChanged message, the
-windowed TranscriptView mounting its widget, layout and paint (headless). Measured as CPU time of the
-process from the append until the app is idle again, so a busy machine's waiting is not counted.
-The baseline is the same append at 10 messages; two more rows put it in context: the floor (a bare
-Textual app mounting one Static into a scrolling view, same screen size) and an unwindowed view at 1,000.
+windowed TranscriptView mounting its widget (and dropping what scrolled out of its window), layout
+and paint (headless). Measured as CPU time of the process from the append until the app is idle
+again (the test pilot's pause, whose own cost grows with the widgets on screen, is included), so a
+busy machine's waiting is not counted. The rows run interleaved, ROUNDS times, so a change in the
+machine's load hits them alike; the goal is judged on the median. The baseline is the same append
+at 10 messages; two more rows put it in context: the floor (a bare Textual app mounting one Static
+into a scrolling view, same screen size) and an unwindowed view at 1,000.
 """
 
 from __future__ import annotations
@@ -36,8 +39,10 @@ from tui.warmup import warm_up_core
 from tui.widgets.transcript_view import TranscriptView
 
 APPENDS = 40
+ROUNDS = 3
 ANSWER = "The fix is in `calc.py`:\n\n- `add` returned **a - b**\n- it now returns `a + b`\n\nTests pass."
-GOAL_MS = 16.0
+GOAL_MS = 16.0  # issue 6: flat and <= 16 ms, judged on the median (the p90 is printed beside it)
+FLAT = 1.25  # "flat": no more than this times the 10-message baseline
 
 
 def conversation(messages: int) -> list:
@@ -57,6 +62,7 @@ async def append_latency(messages: int, window: int | None = None) -> list[float
         view = app.screen.query_one(TranscriptView)
         if window is not None:
             view.WINDOW = view.HARD_LIMIT = window
+            view.FOLLOW_SCREENS = float("inf")  # nothing is trimmed while following either
             await view.show(app.pool.handles[0].transcript)
         await pilot.pause()
         handle = app.pool.handles[0]
@@ -102,22 +108,32 @@ def summary(samples: list[float]) -> tuple[float, float]:
 
 async def main() -> None:
     warm_up_core()
-    print(f"tui append latency (CPU ms per message, {APPENDS} appends each; median / p90)")
-    floor_median, floor_p90 = summary(await floor_latency())
-    base_median, base_p90 = summary(await append_latency(10))
+    sizes = (10, 1_000, 5_000)
+    samples: dict[str, list[float]] = {"floor": [], **{str(size): [] for size in sizes}}
+    for _ in range(ROUNDS):  # interleaved, so a change in the machine's load hits every row alike
+        samples["floor"] += await floor_latency()
+        for size in sizes:
+            samples[str(size)] += await append_latency(size)
+    print(
+        f"tui append latency (CPU ms per message, {ROUNDS} x {APPENDS} appends each; median / p90)"
+    )
+    base_median, base_p90 = summary(samples["10"])
     row("10 messages (baseline)", f"{base_median:.1f} / {base_p90:.1f} ms", "1.00x")
+    floor_median, floor_p90 = summary(samples["floor"])
     row(
         "floor: bare Textual, one Static appended",
         f"{floor_median:.1f} / {floor_p90:.1f} ms",
         f"{floor_median / base_median:.2f}x baseline",
     )
-    for size in (1_000, 5_000):
-        median, p90 = summary(await append_latency(size))
-        verdict = "met" if p90 <= GOAL_MS else "MISSED"
+    for size in sizes[1:]:
+        median, p90 = summary(samples[str(size)])
+        flat = median <= FLAT * base_median
+        verdict = "met" if flat and median <= GOAL_MS and base_median <= GOAL_MS else "MISSED"
         row(
             f"{size:,} messages",
             f"{median:.1f} / {p90:.1f} ms",
-            f"{median / base_median:.2f}x baseline   goal flat, ≤ {GOAL_MS:.0f} ms: {verdict}",
+            f"{median / base_median:.2f}x baseline   goal flat, median ≤ {GOAL_MS:.0f} ms: "
+            + verdict,
         )
     median, p90 = summary(await append_latency(1_000, window=1_000_000))
     row(

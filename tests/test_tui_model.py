@@ -222,14 +222,37 @@ async def test_long_transcripts_mount_only_a_window(tmp_path):
         marker = app.screen.query_one(EarlierMarker)
         assert marker.display and marker.hidden == 300 - TranscriptView.WINDOW
 
-        for number in range(20):  # appending while following the end keeps the window's size
+        for number in range(20):  # following the end, about FOLLOW_SCREENS screens stay mounted
             handle.note(f"note {number}")
             await pilot.pause()
-        assert view.mounted_entries() == TranscriptView.WINDOW and view.end == 320
+        mounted = view.mounted_entries()
+        assert view.end == 320 and mounted < TranscriptView.WINDOW
+        rows = sum(widget.outer_size.height + 1 for widget in view.children[1:])  # 1: the margin
+        screen = view.container_size.height
+        assert screen * TranscriptView.FOLLOW_SCREENS <= rows
+        assert rows <= screen * TranscriptView.FOLLOW_SCREENS + 2  # + the one entry across the line
+        assert marker.hidden == view.start == 320 - mounted
 
-        marker.focus()
+        first_shown = view.children[1]  # the oldest mounted entry, just below the marker
+        offset = first_shown.virtual_region.y
+        view.scroll_home(animate=False)  # at the top of the window the page before it comes in...
+        for _ in range(3):
+            await pilot.pause()
+        mounted += TranscriptView.PAGE
+        assert view.mounted_entries() == mounted and view.start == 320 - mounted
+        assert first_shown.virtual_region.y - view.scroll_y == offset  # ... and the view stays put
+
+        for number in range(10):  # reading further up: nothing is trimmed
+            handle.note(f"more {number}")
+            await pilot.pause()
+        assert view.mounted_entries() == mounted + 10
+
+        marker.focus()  # scrolls to the top, which brings in a page of its own
+        for _ in range(3):
+            await pilot.pause()
+        before = view.mounted_entries()
         await pilot.press("enter")
-        assert view.mounted_entries() == TranscriptView.WINDOW + TranscriptView.PAGE
+        assert view.mounted_entries() == before + TranscriptView.PAGE
         assert isinstance(handle.transcript.entries[view.start], (UserEntry, AssistantEntry))
         assert len(view.children) == view.mounted_entries() + 1
 

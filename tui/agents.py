@@ -39,6 +39,7 @@ class NewAgentRequest:
     name: str = ""
     own_worktree: bool = False
     task: str = ""
+    copies: int = 1  # over 1: each in its own worktree, all on `task`, named `<name>-1 … <name>-N`
 
 
 class AgentHandle:

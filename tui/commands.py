@@ -33,6 +33,17 @@ def core_has(module: str) -> bool:
         return False
 
 
+MAX_COPIES = 16  # agents one prompt can start at once; more would not fit side by side
+
+
+@dataclass(frozen=True)
+class FanOut:
+    """`/fan N PROMPT`: N agents, each in its own worktree, all on `prompt`."""
+
+    count: int
+    prompt: str
+
+
 def undo_available() -> bool:
     return core_has("agent.checkpoints")
 
@@ -45,6 +56,10 @@ def command_help() -> list[CommandHelp]:
     commands = [
         CommandHelp("/new", "start another agent (same tree or its own git worktree)"),
         CommandHelp(
+            "/side [N …]",
+            "show sessions side by side (by number; default: this fan-out group, else all)",
+        ),
+        CommandHelp(
             "/model [NAME]",
             "show the model, or set it for this session if it has not started, "
             "else for the agents you start next",
@@ -55,7 +70,16 @@ def command_help() -> list[CommandHelp]:
         CommandHelp("/help", "this help"),
     ]
     if undo_available():
-        commands.insert(4, CommandHelp("/undo", "undo the last turn's file changes"))
+        commands.insert(5, CommandHelp("/undo", "undo the last turn's file changes"))
+    if worktrees_available():
+        commands.insert(
+            1,
+            CommandHelp(
+                "/fan N PROMPT",
+                f"start N agents (up to {MAX_COPIES}) on one prompt, each in its own git worktree, "
+                "and show them side by side",
+            ),
+        )
     return commands
 
 
@@ -91,3 +115,41 @@ def parse_budget(argument: str) -> int | None:
     if number < 1:
         raise CommandError("/budget must be at least 1 token, or `off`")
     return int(number)
+
+
+def parse_copies(text: str, command: str = "copies") -> int:
+    """How many agents to start: a whole number from 1 to MAX_COPIES."""
+    value = text.strip()
+    if not value.isdecimal():
+        raise CommandError(
+            f"{command} needs a number of agents from 1 to {MAX_COPIES}; got {value!r}"
+        )
+    count = int(value)
+    if not 1 <= count <= MAX_COPIES:
+        raise CommandError(f"{command} starts from 1 to {MAX_COPIES} agents at once; got {count}")
+    return count
+
+
+def parse_fan(argument: str) -> FanOut:
+    """`3 fix the failing test` -> FanOut(3, "fix the failing test")."""
+    head, _, prompt = argument.strip().partition(" ")
+    usage = "usage: /fan N PROMPT, e.g. /fan 3 fix the failing test"
+    if not head:
+        raise CommandError(f"/fan needs a number of agents and a prompt; {usage}")
+    count = parse_copies(head, "/fan")
+    if not prompt.strip():
+        raise CommandError(f"/fan needs a prompt for the {count} agents; {usage}")
+    return FanOut(count, prompt.strip())
+
+
+def parse_session_numbers(argument: str, sessions: int) -> list[int]:
+    """`/side 1 3` -> [1, 3]: session numbers as the session list counts them (from 1)."""
+    numbers: list[int] = []
+    for word in argument.replace(",", " ").split():
+        if not word.isdecimal() or not 1 <= int(word) <= sessions:
+            raise CommandError(
+                f"/side takes session numbers from 1 to {sessions} (e.g. /side 1 3); got {word!r}"
+            )
+        if int(word) not in numbers:
+            numbers.append(int(word))
+    return numbers

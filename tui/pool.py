@@ -1,8 +1,10 @@
-"""All the sessions of one TUI: creating them (same tree or own worktree), the model for new ones, closing."""
+"""All the sessions of one TUI: creating them (same tree, own worktree, or N on one task), the model, closing."""
 
 from __future__ import annotations
 
 import asyncio
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,6 +14,30 @@ if TYPE_CHECKING:
     from agent.config import KeelConfig
     from agent.protocol import AnyEvent
     from agent.settings import SessionSettings
+    from agent.workspaces import Worktree
+
+
+class FanOutError(Exception):
+    """Agents that each need their own worktree could not get them; nothing was started."""
+
+
+@dataclass
+class AgentGroup:
+    """Agents started together on one task, each in its own worktree; the side-by-side view shows them."""
+
+    name: str
+    task: str
+    handles: list[AgentHandle]
+
+    @property
+    def title(self) -> str:
+        return f"{len(self.handles)} agents on: {self.task}"
+
+
+def group_name(task: str) -> str:
+    """A short name from the task's first words, for the agents' names and branches: `fix-the-failing-test`."""
+    words = re.findall(r"[a-z0-9]+", task.lower())[:4]
+    return "-".join(words)[:24].strip("-") or "fan"
 
 
 class AgentPool:
@@ -25,6 +51,7 @@ class AgentPool:
         self.model = settings.model
         self.notify = notify
         self.handles: list[AgentHandle] = []
+        self.groups: list[AgentGroup] = []
 
     def settings_for(self, model: str, cwd: Path | None = None) -> SessionSettings:
         """A model's settings: from the config (its `[models."NAME"]` table applies) when there is one."""
@@ -48,19 +75,64 @@ class AgentPool:
         self.handles.append(handle)
         return handle
 
+    def group_of(self, handle: AgentHandle) -> AgentGroup | None:
+        return next((group for group in self.groups if handle in group.handles), None)
+
     async def create(self, request: NewAgentRequest) -> AgentHandle:
         """A new agent; with `own_worktree`, in a fresh git worktree of the repository."""
-        cwd = self.base.cwd
-        if request.own_worktree:
-            from agent.workspaces import create_worktree
+        if not request.own_worktree:
+            return self.add(self.settings_for(request.model or self.model), request.name)
+        from agent.workspaces import create_worktree
 
-            name = request.name or f"agent-{len(self.handles) + 1}"
-            worktree = await create_worktree(self.base.cwd, name)
-            cwd = worktree.path
-        handle = self.add(self.settings_for(request.model or self.model, cwd), request.name)
-        if request.own_worktree:
-            handle.branch = worktree.branch
-            handle.note(f"own git worktree on branch {worktree.branch}; your checkout is untouched")
+        name = request.name or f"agent-{len(self.handles) + 1}"
+        worktree = await create_worktree(self.base.cwd, name)
+        return self._add_in_worktree(request, worktree, request.name)
+
+    async def fan_out(self, request: NewAgentRequest) -> AgentGroup:
+        """`request.copies` agents, each in its own new worktree on its own branch; all of them or none."""
+        from agent.workspaces import (
+            BRANCH_PREFIX,
+            WorkspaceError,
+            Worktree,
+            create_worktree,
+            remove_worktree,
+            repo_top,
+        )
+
+        count = request.copies
+        try:
+            await asyncio.to_thread(repo_top, self.base.cwd)
+        except WorkspaceError as exc:
+            raise FanOutError(
+                f"{count} agents need a git worktree each, and worktrees need a git repository: "
+                f"{exc}. Nothing was started (git init and a first commit would do)."
+            ) from None
+        stem = request.name or group_name(request.task)
+        made = await asyncio.gather(
+            *(create_worktree(self.base.cwd, f"{stem}-{n}") for n in range(1, count + 1)),
+            return_exceptions=True,
+        )
+        worktrees = [result for result in made if isinstance(result, Worktree)]
+        if len(worktrees) < count:
+            await asyncio.gather(*map(remove_worktree, worktrees), return_exceptions=True)
+            failure = next(result for result in made if not isinstance(result, Worktree))
+            if not isinstance(failure, Exception):  # cancelled: not the person's to fix
+                raise failure
+            raise FanOutError(f"could not create the worktrees ({failure}); nothing was started")
+        handles = [
+            self._add_in_worktree(request, worktree, worktree.branch.removeprefix(BRANCH_PREFIX))
+            for worktree in worktrees
+        ]
+        group = AgentGroup(stem, request.task, handles)
+        self.groups.append(group)
+        return group
+
+    def _add_in_worktree(
+        self, request: NewAgentRequest, worktree: Worktree, name: str
+    ) -> AgentHandle:
+        handle = self.add(self.settings_for(request.model or self.model, worktree.path), name)
+        handle.branch = worktree.branch
+        handle.note(f"own git worktree on branch {worktree.branch}; your checkout is untouched")
         return handle
 
     async def close_all(self) -> None:

@@ -18,6 +18,7 @@ KEYS = [
     ("Esc", "interrupt the running turn"),
     ("↑ / ↓", "prompt history"),
     ("Ctrl+N", "new agent"),
+    ("F2", "sessions side by side (again, or Esc, to go back; Enter opens a column)"),
     ("Ctrl+PgUp / Ctrl+PgDn", "previous / next session"),
     ("Tab", "move between the session list, transcript and prompt"),
     ("Enter on a tool", "expand or collapse it"),

@@ -7,16 +7,24 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Input
 
 from tui.agents import AgentChanged, AgentHandle, NewAgentRequest
-from tui.commands import CommandError, SlashCommand, parse_budget, parse_command
-from tui.pool import AgentPool
+from tui.commands import (
+    MAX_COPIES,
+    CommandError,
+    SlashCommand,
+    parse_budget,
+    parse_command,
+    parse_fan,
+    parse_session_numbers,
+)
+from tui.pool import AgentPool, FanOutError
 from tui.screens.approval_modal import ApprovalModal
 from tui.screens.help_screen import HelpScreen
 from tui.screens.new_session_dialog import NewSessionDialog
+from tui.screens.side_by_side import SideBySideScreen
 from tui.widgets.prompt_input import PromptInput
 from tui.widgets.session_list import SessionList
 from tui.widgets.status_bar import StatusBar
@@ -33,6 +41,7 @@ class MainScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "interrupt", "Interrupt"),
         Binding("ctrl+n", "new_session", "New agent"),
+        Binding("f2", "side_by_side", "Side by side"),
         Binding("ctrl+pageup,alt+up", "cycle(-1)", "Previous session", show=False),
         Binding("ctrl+pagedown,alt+down", "cycle(1)", "Next session", show=False),
         Binding("f1", "help", "Help"),
@@ -43,14 +52,15 @@ class MainScreen(Screen[None]):
         super().__init__()
         self.pool = pool
         self.selected = pool.handles[0]
+        self.side: SideBySideScreen | None = None  # while the side-by-side view is open
 
     def compose(self) -> ComposeResult:
-        with Horizontal(id="body"):
-            yield SessionList(id="sessions")
-            with Vertical(id="main"):
-                yield TranscriptView(id="transcript")
-                yield PromptInput(placeholder=PLACEHOLDER, id="prompt")
+        # The status line and the session list split off the edges, in this order, rather than nest
+        # containers: every container is one more layer to lay out and paint on each append.
         yield StatusBar(id="status")
+        yield SessionList(self.pool.handles, id="sessions")
+        yield TranscriptView(self.selected.transcript, id="transcript")
+        yield PromptInput(placeholder=PLACEHOLDER, id="prompt")
 
     @property
     def sessions(self) -> SessionList:
@@ -64,10 +74,12 @@ class MainScreen(Screen[None]):
     def status(self) -> StatusBar:
         return self.query_one(StatusBar)
 
-    async def on_mount(self) -> None:
-        for handle in self.pool.handles:
-            await self.sessions.add_handle(handle)
-        await self.select(self.selected)
+    def on_mount(self) -> None:
+        """The rows and the transcript came composed with the screen: nothing to mount before a paint."""
+        handle = self.selected
+        self.sessions.highlight_handle(handle)
+        self.status.show_stats(handle.name, handle.stats)
+        self.offer_approval(handle)
         self.query_one(PromptInput).focus()
 
     async def select(self, handle: AgentHandle) -> None:
@@ -94,6 +106,8 @@ class MainScreen(Screen[None]):
                     await self.transcript.updated(change.index)
                 elif change.kind == "delta":
                     await self.transcript.streamed(change.index, change.text)
+        if self.side is not None:
+            await self.side.apply(handle, message.changes)
         if "approval" in kinds:
             self.offer_approval(handle)
         self._drop_answered_approval()
@@ -172,6 +186,12 @@ class MainScreen(Screen[None]):
         handle, argument = self.selected, command.argument
         if command.name == "new":
             self.action_new_session()
+        elif command.name == "fan":
+            fan = parse_fan(argument)
+            self.fan_out(NewAgentRequest(self.pool.model, task=fan.prompt, copies=fan.count))
+        elif command.name == "side":
+            numbers = parse_session_numbers(argument, len(self.pool.handles))
+            self.action_side_by_side([self.pool.handles[number - 1] for number in numbers])
         elif command.name == "model":
             self._set_model(handle, argument)
         elif command.name == "compact":
@@ -236,6 +256,9 @@ class MainScreen(Screen[None]):
     async def _create_agent(self, request: NewAgentRequest | None) -> None:
         if request is None:
             return
+        if request.copies > 1:
+            self.fan_out(request)
+            return
         try:
             handle = await self.pool.create(request)
         except Exception as exc:  # noqa: BLE001 - a failed worktree is the person's to see and fix
@@ -252,3 +275,57 @@ class MainScreen(Screen[None]):
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())
+
+    # ------------------------------------------------------------ many agents on one task, side by side
+
+    def fan_out(self, request: NewAgentRequest) -> None:
+        """Start `request.copies` agents on its task in worktrees of their own, in a worker: the screen stays live."""
+        origin = self.selected
+        if not request.model:
+            origin.note(
+                "no model is configured: set one with /model NAME (e.g. /model openai/gpt-4o-mini)",
+                "error",
+            )
+            return
+        origin.note(f"creating {request.copies} git worktrees…")
+        self.run_worker(self._fan_out(origin, request), group="fan-out", exit_on_error=False)
+
+    async def _fan_out(self, origin: AgentHandle, request: NewAgentRequest) -> None:
+        try:
+            group = await self.pool.fan_out(request)
+        except FanOutError as exc:
+            origin.note(str(exc), "error")
+            return
+        for handle in group.handles:
+            await self.sessions.add_handle(handle)
+            self.send_prompt(handle, request.task)
+        names = ", ".join(handle.name for handle in group.handles)
+        origin.note(
+            f"started {len(group.handles)} agents on {request.task!r}, each on its own branch: "
+            f"{names} · F2 shows them side by side",
+            "success",
+        )
+        if self.app.screen is self:  # not over a dialog the person is answering
+            self.action_side_by_side(group.handles, group.title)
+
+    def action_side_by_side(
+        self, handles: list[AgentHandle] | None = None, title: str = ""
+    ) -> None:
+        """Chosen sessions, else the selected one's group, else the newest group, else every session."""
+        if self.side is not None:
+            return
+        if not handles:
+            groups = self.pool.groups
+            group = self.pool.group_of(self.selected) or (groups[-1] if groups else None)
+            if group is not None:
+                handles, title = group.handles, group.title
+            else:
+                handles = self.pool.handles[:MAX_COPIES]
+        self.side = SideBySideScreen(handles, title or f"{len(handles)} sessions side by side")
+        self.app.push_screen(self.side, callback=self._back_from_side)
+
+    async def _back_from_side(self, handle: AgentHandle | None) -> None:
+        self.side = None
+        if handle is not None and handle is not self.selected:
+            await self.select(handle)
+        self.query_one(PromptInput).focus()

@@ -1,4 +1,4 @@
-"""/new: start another agent, with a model, a name, an optional first task, in this tree or its own worktree."""
+"""/new: start an agent (or N copies on one task), with a model, a name, in this tree or own worktrees."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label
 
 from tui.agents import NewAgentRequest
-from tui.commands import worktrees_available
+from tui.commands import CommandError, parse_copies, worktrees_available
 
 
 class NewSessionDialog(ModalScreen[NewAgentRequest | None]):
@@ -33,7 +33,15 @@ class NewSessionDialog(ModalScreen[NewAgentRequest | None]):
             yield Label("First task (optional)")
             yield Input(placeholder="what should it do?", id="new-task")
             if worktrees_available():
-                yield Checkbox("in its own git worktree", id="new-worktree")
+                with Horizontal(id="new-options"):
+                    yield Checkbox("in its own git worktree", id="new-worktree")
+                    yield Label("copies", id="new-copies-label")
+                    copies = Input("1", type="integer", id="new-copies")
+                    copies.tooltip = (
+                        "more than 1: each copy in its own worktree, all on the first task"
+                    )
+                    yield copies
+            yield Label("", id="new-error")
             with Horizontal(id="new-buttons"):
                 yield Button(Content("Start [Enter]"), id="new-start", variant="primary")
                 yield Button(Content("Cancel [Esc]"), id="new-cancel")
@@ -56,12 +64,23 @@ class NewSessionDialog(ModalScreen[NewAgentRequest | None]):
         self.dismiss(None)
 
     def _start(self) -> None:
-        worktree = self.query("#new-worktree")
+        worktree, copies_box = self.query("#new-worktree"), self.query("#new-copies")
+        task = self.query_one("#new-task", Input).value.strip()
+        try:
+            copies = parse_copies(copies_box.first(Input).value) if copies_box else 1
+            if copies > 1 and not task:
+                raise CommandError(f"{copies} copies need a first task: they all start on it")
+        except CommandError as exc:
+            error = self.query_one("#new-error", Label)
+            error.update(str(exc))
+            error.display = True
+            return
         self.dismiss(
             NewAgentRequest(
                 model=self.query_one("#new-model", Input).value.strip() or self.model,
                 name=self.query_one("#new-name", Input).value.strip() or self.default_name,
-                own_worktree=bool(worktree) and worktree.first(Checkbox).value,
-                task=self.query_one("#new-task", Input).value.strip(),
+                own_worktree=copies > 1 or (bool(worktree) and worktree.first(Checkbox).value),
+                task=task,
+                copies=copies,
             )
         )

@@ -11,11 +11,14 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from tui.transcript import AssistantEntry
+from tui.widgets.layout_sized import virtual_size_from_layout
 
 FLUSH_SECONDS = 1 / 15  # deltas arrive per token; re-rendering markdown that often only burns CPU
 
 
 class AssistantBlock(Static):
+    virtual_size = virtual_size_from_layout()
+
     def __init__(self, entry: AssistantEntry) -> None:
         super().__init__(Markdown(entry.text), classes="-streaming" if entry.streaming else "")
         self.text = entry.text

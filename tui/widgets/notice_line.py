@@ -6,11 +6,14 @@ from rich.text import Text
 from textual.widgets import Static
 
 from tui.transcript import NoticeEntry
+from tui.widgets.layout_sized import virtual_size_from_layout
 
 _MARKS = {"info": "·", "warning": "!", "error": "✗", "success": "✓"}
 
 
 class NoticeLine(Static):
+    virtual_size = virtual_size_from_layout()
+
     def __init__(self, entry: NoticeEntry) -> None:
         super().__init__(classes=f"-{entry.level}")
         self.show_entry(entry)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.message import Message
 from textual.widgets import ListView
 
@@ -10,6 +12,11 @@ from tui.widgets.session_row import SessionRow
 
 
 class SessionList(ListView):
+    """One row per session; the rows of the sessions there at launch come composed with the list."""
+
+    def __init__(self, handles: list[AgentHandle], **kwargs: Any) -> None:
+        super().__init__(*(SessionRow(handle) for handle in handles), **kwargs)
+
     class Picked(Message):
         def __init__(self, handle: AgentHandle) -> None:
             super().__init__()

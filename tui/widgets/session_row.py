@@ -37,7 +37,8 @@ class SessionRow(ListItem):
     def __init__(self, handle: AgentHandle) -> None:
         super().__init__()
         self.handle = handle
-        self._label = Static(row_text(handle))
+        self._shown = row_text(handle)
+        self._label = Static(self._shown)
 
     def compose(self) -> ComposeResult:
         yield self._label
@@ -46,6 +47,11 @@ class SessionRow(ListItem):
         self.refresh_row()
 
     def refresh_row(self) -> None:
-        self._label.update(row_text(self.handle))
+        """Repaint only a changed row (most events change nothing); only a new line needs a layout."""
+        text = row_text(self.handle)
+        if text != self._shown:
+            lines_changed = text.plain.count("\n") != self._shown.plain.count("\n")
+            self._shown = text
+            self._label.update(text, layout=lines_changed)
         for status in _STATUSES:
             self.set_class(self.handle.stats.status == status, f"-{status}")

@@ -36,5 +36,11 @@ def status_text(name: str, stats: SessionStats) -> Text:
 
 
 class StatusBar(Static):
+    _shown: Text | None = None
+
     def show_stats(self, name: str, stats: SessionStats) -> None:
-        self.update(status_text(name, stats))
+        """Repaint only a changed line (most events change nothing); one line never needs a layout."""
+        text = status_text(name, stats)
+        if text != self._shown:
+            self._shown = text
+            self.update(text, layout=False)
