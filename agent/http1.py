@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -84,10 +84,8 @@ class HTTP1Client:
         writer = self._writer
         self._drop()
         if writer is not None:
-            try:
+            with suppress(OSError):  # ssl.SSLError is an OSError too
                 await writer.wait_closed()
-            except (OSError, ssl.SSLError):
-                pass
 
     @asynccontextmanager
     async def post(

@@ -17,7 +17,7 @@ from agent.errors import (
     RetryableProviderError,
     ToolsUnsupported,
 )
-from agent.openai_http import OpenAIHTTP, is_direct_model, says_tools_unsupported
+from agent.openai_http import NO_KEY, OpenAIHTTP, is_direct_model, says_tools_unsupported
 from agent.prices import context_window, cost_of
 from agent.protocol import ModelRetry, TokenUsage
 from agent.reply import ModelReply, ReplyAssembler, usage_from
@@ -182,7 +182,7 @@ class ModelClient:
         if self.api_base:
             kwargs["api_base"] = self.api_base
             if self.model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
-                kwargs["api_key"] = "sk-keel-no-key"  # local OpenAI-compatible servers ignore it
+                kwargs["api_key"] = NO_KEY
         if tools:
             kwargs["tools"] = tools
         if max_tokens:

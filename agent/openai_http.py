@@ -28,6 +28,7 @@ from agent.errors import (
 from agent.http1 import ConnectFailed, ConnectionLost, HTTP1Client
 from agent.protocol import TokenUsage
 from agent.reply import ModelReply, ReplyAssembler, usage_from
+from agent.request_cache import LastRequestCache
 
 NO_KEY = "sk-keel-no-key"  # local OpenAI-compatible servers ignore the key but some want one sent
 STATUS_CLASSES = {
@@ -119,13 +120,13 @@ def _uses_proxy(scheme: str, host: str) -> bool:
 class _BodyEncoder:
     """JSON request bodies built from per-message fragments: a message's JSON is encoded once.
 
-    The messages are the cached, unchanging dicts of agent.messages.to_wire (after redaction, which
-    also keeps its copies stable), so identity says a fragment is still right; the cache holds only
-    the last request's messages.
+    The fragments are kept for the last request's messages (agent.request_cache).
     """
 
     def __init__(self) -> None:
-        self._fragments: dict[int, tuple[dict[str, Any], bytes]] = {}
+        self._fragments = LastRequestCache(
+            lambda message: json.dumps(message, separators=(",", ":")).encode()
+        )
         self._tools: tuple[object, bytes] = (None, b"")
 
     def encode(
@@ -134,14 +135,7 @@ class _BodyEncoder:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None,
     ) -> bytes:
-        known, self._fragments = self._fragments, {}
-        parts = []
-        for message in messages:
-            pair = known.get(id(message))
-            if pair is None or pair[0] is not message:
-                pair = (message, json.dumps(message, separators=(",", ":")).encode())
-            self._fragments[id(message)] = pair
-            parts.append(pair[1])
+        parts = self._fragments.map(messages)
         body = (
             json.dumps(head, separators=(",", ":")).encode()[:-1]
             + b',"messages":['

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
+from agent.request_cache import LastRequestCache
+
 if TYPE_CHECKING:
     from agent.model import ChatModel, ModelReply
 
@@ -75,7 +77,13 @@ def _redact_message(message: dict[str, Any], redact: Callable[[str], str]) -> di
         clean["content"] = redact(clean["content"])
     if clean.get("tool_calls"):
         clean["tool_calls"] = [
-            {**call, "function": {**call["function"], "arguments": redact(call["function"].get("arguments") or "")}}
+            {
+                **call,
+                "function": {
+                    **call["function"],
+                    "arguments": redact(call["function"].get("arguments") or ""),
+                },
+            }
             if isinstance(call.get("function"), dict)
             else call
             for call in clean["tool_calls"]
@@ -89,10 +97,13 @@ class RedactingModel:
     def __init__(self, inner: ChatModel, redactor: Redactor) -> None:
         self.inner = inner
         self.redactor = redactor
-        self._clean: dict[str, str] = {}  # the history repeats every call: each text is scanned once
-        # request messages are cached, unchanging dicts (agent.messages.to_wire): each one is
-        # redacted once, and the clean copy is the same object on every call
-        self._clean_messages: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+        self._clean: dict[
+            str, str
+        ] = {}  # the history repeats every call: each text is scanned once
+        # each message is redacted once, and its clean copy is the same object on every call
+        self._clean_messages = LastRequestCache(
+            lambda message: _redact_message(message, self._redact)
+        )
 
     def _redact(self, text: str) -> str:
         clean = self._clean.get(text)
@@ -102,18 +113,6 @@ class RedactingModel:
             clean = self._clean[text] = self.redactor.redact(text)
         return clean
 
-    def _clean_request(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Redacted messages; the cache keeps only this request's, so it holds nothing the history does not."""
-        known, self._clean_messages = self._clean_messages, {}
-        clean = []
-        for message in messages:
-            pair = known.get(id(message))
-            if pair is None or pair[0] is not message:
-                pair = (message, _redact_message(message, self._redact))
-            self._clean_messages[id(message)] = pair
-            clean.append(pair[1])
-        return clean
-
     async def complete(
         self,
         messages: list[dict[str, Any]],
@@ -121,7 +120,9 @@ class RedactingModel:
         on_delta: Callable[[str], None],
         max_tokens: int | None = None,
     ) -> ModelReply:
-        return await self.inner.complete(self._clean_request(messages), tools, on_delta, max_tokens)
+        return await self.inner.complete(
+            self._clean_messages.map(messages), tools, on_delta, max_tokens
+        )
 
     async def aclose(self) -> None:
         """Close the inner model's connections, when it holds any."""

@@ -12,7 +12,6 @@ from agent.config import (
     KeelConfig,
     ToolProtocol,
 )
-from agent.errors import ConfigError
 from agent.redact import secrets_in_url
 from tools.sandbox_policy import SandboxPolicy
 
