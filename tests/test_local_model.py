@@ -214,3 +214,15 @@ def test_a_configured_keel_local_model_needs_the_local_extra_too(tmp_path):
     )
     assert result.returncode == 2, result.stderr
     assert "llama-cpp-python is not installed" in result.stderr
+
+
+@needs_llama
+@needs_pieces
+def test_the_tui_opens_on_the_embedded_model_with_nothing_configured(assembled, tmp_path, monkeypatch):
+    from agent.config import KeelConfig
+    from tui.app import initial_settings
+
+    monkeypatch.setenv("KEEL_HOME", str(linked_home(assembled[0], tmp_path / "home")))
+    settings = initial_settings(KeelConfig(), tmp_path, [])
+    assert settings.model == "keel-local/qwen2.5-coder-0.5b-instruct"
+    assert settings.interactive and settings.compact_prompt

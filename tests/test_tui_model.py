@@ -22,7 +22,7 @@ from agent.protocol import (
 )
 from agent.settings import SessionSettings
 from tui import format as fmt
-from tui.app import KeelApp, initial_settings
+from tui.app import KeelApp, unset_model_settings
 from tui.commands import (
     CommandError,
     SlashCommand,
@@ -258,8 +258,9 @@ async def test_long_transcripts_mount_only_a_window(tmp_path):
 
 
 async def test_without_a_model_the_tui_opens_and_model_sets_one(tmp_path, monkeypatch):
+    """Where not even the embedded model can run (its extra missing), the TUI still opens."""
     monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
-    settings = initial_settings(KeelConfig(), tmp_path, [])
+    settings = unset_model_settings(KeelConfig(), tmp_path)
     assert settings.model == "" and settings.approval == "auto-edit" and settings.interactive
     app = KeelApp(settings, KeelConfig())
     async with app.run_test(size=(100, 30)) as pilot:

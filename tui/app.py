@@ -95,7 +95,9 @@ class KeelApp(App[int]):
 
 
 def initial_settings(config: KeelConfig, cwd: Path, history: list[AnyEvent]) -> SessionSettings:
-    """Settings for the first session; with no model configured the TUI still opens and /model sets one."""
+    """Settings for the first session: the configured (or resumed) model, else the embedded one; when
+    that cannot run here either (the `local` extra is missing), the TUI still opens and /model sets one."""
+    from agent.local.assemble import LocalModelUnavailable
     from agent.settings import settings_from_config
 
     model = config.model or next((e.model for e in history if e.type == "session.started"), None)
@@ -103,6 +105,17 @@ def initial_settings(config: KeelConfig, cwd: Path, history: list[AnyEvent]) -> 
         return settings_from_config(
             config.model_copy(update={"model": model}), cwd, interactive=True
         )
+    try:
+        return settings_from_config(config, cwd, interactive=True)  # the embedded model
+    except LocalModelUnavailable as exc:
+        print(f"keel: {exc}", file=sys.stderr)
+    return unset_model_settings(config, cwd)
+
+
+def unset_model_settings(config: KeelConfig, cwd: Path) -> SessionSettings:
+    """The config's settings with no model: the TUI opens, and /model sets one before the first task."""
+    from agent.settings import settings_from_config
+
     placeholder = settings_from_config(
         config.model_copy(update={"model": "unset"}), cwd, interactive=True
     )
