@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TextIO
 
 from agent.config import KeelConfig
-from agent.local.assemble import EXPECTED_SIZE, INSTALL_HINT, MODEL_NAME, model_status
-from agent.local.endpoint import LITELLM_MODEL, is_embedded
+from agent.local.assemble import EXPECTED_SIZE, INSTALL_HINT, model_status
+from agent.local.spec import LITELLM_MODEL, MODEL_NAME, is_embedded
 
 API_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY", "MISTRAL_API_KEY",
             "GROQ_API_KEY", "DEEPSEEK_API_KEY")

@@ -12,10 +12,9 @@ from agent.config import (
     KeelConfig,
     ToolProtocol,
 )
+from agent.local.spec import describe_embedded, is_embedded
 from agent.redact import secrets_in_url
 from tools.sandbox_policy import SandboxPolicy
-
-EMBEDDED_PREFIX = "keel-local/"  # agent.local.provider.PROVIDER, spelled here to keep llama.cpp's imports out
 
 
 class SessionSettings(BaseModel):
@@ -37,16 +36,26 @@ class SessionSettings(BaseModel):
     retry_base_delay: float = 0.5
     request_timeout: float = 600.0
     compact_prompt: bool = False
-    checkpoints: bool = True  # snapshot the workspace before each turn's first change, for `keel undo`
+    checkpoints: bool = (
+        True  # snapshot the workspace before each turn's first change, for `keel undo`
+    )
     context: ContextSettings = ContextSettings()
     sandbox: SandboxPolicy = SandboxPolicy()
-    secrets: list[str] = []  # secret values found in the config (URL passwords, URL keys), redacted like env ones
+    secrets: list[
+        str
+    ] = []  # secret values found in the config (URL passwords, URL keys), redacted like env ones
 
 
-def settings_from_config(config: KeelConfig, cwd: Path, interactive: bool) -> SessionSettings:
-    """Headless runs default to full-auto; a person at the TUI defaults to auto-edit."""
-    if not config.model or config.model.startswith(EMBEDDED_PREFIX):
-        return _embedded(config, cwd, interactive)
+def settings_from_config(
+    config: KeelConfig, cwd: Path, interactive: bool, prepare: bool = True
+) -> SessionSettings:
+    """Headless runs default to full-auto; a person at the TUI defaults to auto-edit.
+
+    With prepare=False the embedded model is described, not made ready: the TUI paints first and
+    prepares it after (agent.local.endpoint), where a missing install shows in the transcript.
+    """
+    if not config.model or is_embedded(config.model):
+        return _embedded(config, cwd, interactive, prepare)
     return _configured(config, cwd, interactive)
 
 
@@ -77,13 +86,16 @@ def _configured(config: KeelConfig, cwd: Path, interactive: bool) -> SessionSett
     )
 
 
-def _embedded(config: KeelConfig, cwd: Path, interactive: bool) -> SessionSettings:
+def _embedded(config: KeelConfig, cwd: Path, interactive: bool, prepare: bool) -> SessionSettings:
     """No model configured, or a `keel-local/...` one: the embedded local model (LocalModelUnavailable,
     exit 2, says how to get it). A tool protocol set in the config or by a flag is kept."""
-    from agent.local.endpoint import prepare_embedded_model
-
     chosen = config.for_model().tool_protocol
-    endpoint = prepare_embedded_model(config.context_window)
+    if prepare:
+        from agent.local.endpoint import prepare_embedded_model
+
+        endpoint = prepare_embedded_model(config.context_window)
+    else:
+        endpoint = describe_embedded(config.context_window)
     settings = _configured(config.model_copy(update={"model": endpoint.model}), cwd, interactive)
     return settings.model_copy(
         update={

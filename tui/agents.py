@@ -136,7 +136,13 @@ class AgentHandle:
         self.starting = True
         try:
             await ready()
+            from agent.local.spec import is_embedded
             from agent.session import Session
+
+            if is_embedded(self.settings.model):
+                from agent.local.endpoint import ensure_embedded_model
+
+                await ensure_embedded_model(self.settings.context_window)
 
             session = Session(self.settings, resume=self.resume)
         except Exception as exc:  # noqa: BLE001 - a bad setting must show in the transcript, not kill the UI

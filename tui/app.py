@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -57,18 +58,27 @@ class KeelApp(App[int]):
             return
         loop, warmed = asyncio.get_running_loop(), asyncio.Event()
         self._warmed = warmed
+        first = self.pool.handles[0]
+
+        def on_loop(callback: Callable[..., object], *args: object) -> None:
+            try:
+                loop.call_soon_threadsafe(callback, *args)
+            except RuntimeError:  # the app already closed its loop
+                pass
 
         def warm_up() -> None:
-            from tui.warmup import warm_up_core
+            from tui.warmup import prepare_embedded, warm_up_core
 
             try:
                 warm_up_core()
             except Exception:  # noqa: BLE001, S110 - creating the Session imports them again and shows why
                 pass
-            try:
-                loop.call_soon_threadsafe(warmed.set)
-            except RuntimeError:  # the app already closed its loop
-                pass
+            problem = prepare_embedded(
+                first.settings, lambda text: on_loop(first.note, text.removeprefix("keel: "))
+            )
+            if problem:
+                on_loop(self.pool.embedded_unavailable, problem)
+            on_loop(warmed.set)
 
         threading.Thread(target=warm_up, name="keel-warm-up", daemon=True).start()
 
@@ -95,31 +105,14 @@ class KeelApp(App[int]):
 
 
 def initial_settings(config: KeelConfig, cwd: Path, history: list[AnyEvent]) -> SessionSettings:
-    """Settings for the first session: the configured (or resumed) model, else the embedded one; when
-    that cannot run here either (the `local` extra is missing), the TUI still opens and /model sets one."""
-    from agent.local.assemble import LocalModelUnavailable
+    """Settings for the first session: the configured (or resumed) model, else the embedded one, which is
+    described here and made ready after the first paint (where a missing install shows in the transcript)."""
     from agent.settings import settings_from_config
 
     model = config.model or next((e.model for e in history if e.type == "session.started"), None)
     if model:
-        return settings_from_config(
-            config.model_copy(update={"model": model}), cwd, interactive=True
-        )
-    try:
-        return settings_from_config(config, cwd, interactive=True)  # the embedded model
-    except LocalModelUnavailable as exc:
-        print(f"keel: {exc}", file=sys.stderr)
-    return unset_model_settings(config, cwd)
-
-
-def unset_model_settings(config: KeelConfig, cwd: Path) -> SessionSettings:
-    """The config's settings with no model: the TUI opens, and /model sets one before the first task."""
-    from agent.settings import settings_from_config
-
-    placeholder = settings_from_config(
-        config.model_copy(update={"model": "unset"}), cwd, interactive=True
-    )
-    return placeholder.model_copy(update={"model": ""})
+        config = config.model_copy(update={"model": model})
+    return settings_from_config(config, cwd, interactive=True, prepare=False)
 
 
 def main(config: KeelConfig, cwd: Path, resume_id: str | None = None) -> int:

@@ -60,7 +60,10 @@ class AgentPool:
             from agent.settings import settings_from_config
 
             return settings_from_config(
-                self.config.model_copy(update={"model": model}), cwd, interactive=True
+                self.config.model_copy(update={"model": model}),
+                cwd,
+                interactive=True,
+                prepare=False,
             )
         return self.base.model_copy(update={"model": model, "cwd": cwd})
 
@@ -74,6 +77,20 @@ class AgentPool:
         handle = AgentHandle(len(self.handles) + 1, settings, self.notify, name, resume, history)
         self.handles.append(handle)
         return handle
+
+    def embedded_unavailable(self, problem: str) -> None:
+        """The embedded model cannot run here: agents not yet started on it wait for /model, and say why."""
+        from agent.local.spec import is_embedded
+
+        if is_embedded(self.model):
+            self.model = ""
+        for handle in self.handles:
+            if is_embedded(handle.stats.model) and not handle.started:
+                handle.set_model("", handle.settings.model_copy(update={"model": ""}))
+                handle.note(
+                    f"the embedded model cannot run here: {problem}; or choose a model now: /model NAME",
+                    "error",
+                )
 
     def group_of(self, handle: AgentHandle) -> AgentGroup | None:
         return next((group for group in self.groups if handle in group.handles), None)

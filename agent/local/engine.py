@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from agent.local.assemble import INSTALL_HINT, LocalModelUnavailable
+from agent.local.spec import DEFAULT_CONTEXT_TOKENS
 
-DEFAULT_CONTEXT_TOKENS = 16_384
 DEFAULT_MAX_REPLY_TOKENS = 1_024
 STATE_CACHE_BYTES = 1 << 30
 STOP_STRINGS = ["<|im_end|>", "<|endoftext|>"]

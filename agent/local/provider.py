@@ -19,10 +19,9 @@ from typing import Any
 
 from agent.local.compact_tools import compact_tool_schemas
 from agent.local.engine import LocalEngine, PromptTooLong, Sampling
+from agent.local.spec import PROVIDER
 from agent.local.turn import LocalTurn
 from agent.text_protocol import ParsedCall
-
-PROVIDER = "keel-local"
 
 
 def _chunk(text: str = "", *, tool_use: dict[str, Any] | None = None, finish: str = "",
