@@ -230,10 +230,11 @@ async def test_long_transcripts_mount_only_a_window(tmp_path):
             await pilot.pause()
         mounted = view.mounted_entries()
         assert view.end == 320 and mounted < TranscriptView.WINDOW
-        rows = sum(widget.outer_size.height + 1 for widget in view.children[1:])  # 1: the margin
-        screen = view.container_size.height
-        assert screen * TranscriptView.FOLLOW_SCREENS <= rows
-        assert rows <= screen * TranscriptView.FOLLOW_SCREENS + 2  # + the one entry across the line
+        heights = [widget.outer_size.height + 1 for widget in view.children[1:]]  # 1: the margin
+        keep = view.container_size.height * TranscriptView.FOLLOW_SCREENS
+        assert keep <= sum(heights)  # what is within FOLLOW_SCREENS is never trimmed
+        # fewer than TRIM_BATCH entries lie wholly above it (+ 2: the one entry across the line)
+        assert sum(heights[TranscriptView.TRIM_BATCH :]) <= keep + 2
         assert marker.hidden == view.start == 320 - mounted
 
         first_shown = view.children[1]  # the oldest mounted entry, just below the marker

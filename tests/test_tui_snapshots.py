@@ -12,6 +12,7 @@ from agent.settings import SessionSettings
 from tui.app import KeelApp
 from tui.screens.approval_modal import ApprovalModal
 from tui.transcript import ToolEntry
+from tui.widgets.prompt_input import PromptInput
 from tui.widgets.tool_panel import ToolPanel
 
 SIZE = (120, 36)
@@ -64,8 +65,13 @@ class ToolPanelApp(App[None]):
         )
 
 
+async def steady_cursor(pilot) -> None:
+    """A blinking cursor is on or off depending on when the picture is taken: keep it on."""
+    pilot.app.screen.query_one(PromptInput).cursor_blink = False
+
+
 def test_main_screen(snap_compare):
-    assert snap_compare(demo_app(), terminal_size=SIZE)
+    assert snap_compare(demo_app(), terminal_size=SIZE, run_before=steady_cursor)
 
 
 def test_tool_panel_with_a_diff(snap_compare):
@@ -82,6 +88,7 @@ def test_approval_modal(snap_compare):
     )
 
     async def open_modal(pilot) -> None:
+        await steady_cursor(pilot)
         await pilot.app.push_screen(ApprovalModal(request, "agent 1"))
 
     assert snap_compare(demo_app(), terminal_size=SIZE, run_before=open_modal)

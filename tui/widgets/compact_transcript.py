@@ -27,8 +27,7 @@ class ToolLine(Static):
     """One tool call as its panel's title line."""
 
     def __init__(self, entry: ToolEntry) -> None:
-        super().__init__()
-        self.show_entry(entry)
+        super().__init__(panel_title(entry), classes=f"-{entry.state}")
 
     def show_entry(self, entry: ToolEntry) -> None:
         self.update(panel_title(entry))

@@ -10,6 +10,10 @@ from textual.message import Message
 from textual.widgets import Static
 
 
+def marker_text(hidden: int) -> Text:
+    return Text(f"▲ {hidden} earlier entries — Enter or click to show more")
+
+
 class EarlierMarker(Static, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "show_earlier", "Show earlier", show=False)
@@ -19,12 +23,12 @@ class EarlierMarker(Static, can_focus=True):
         """The person asked to see earlier entries."""
 
     def __init__(self, hidden: int) -> None:
-        super().__init__()
-        self.set_hidden(hidden)
+        super().__init__(marker_text(hidden))
+        self.hidden = hidden
 
     def set_hidden(self, hidden: int) -> None:
         self.hidden = hidden
-        self.update(Text(f"▲ {hidden} earlier entries — Enter or click to show more"))
+        self.update(marker_text(hidden), layout=False)  # always one line
 
     def action_show_earlier(self) -> None:
         self.post_message(self.ShowEarlier())

@@ -11,12 +11,16 @@ from tui.widgets.layout_sized import virtual_size_from_layout
 _MARKS = {"info": "·", "warning": "!", "error": "✗", "success": "✓"}
 
 
+def notice_text(entry: NoticeEntry) -> Text:
+    return Text(f"{_MARKS[entry.level]} {entry.text}")
+
+
 class NoticeLine(Static):
     virtual_size = virtual_size_from_layout()
 
     def __init__(self, entry: NoticeEntry) -> None:
-        super().__init__(classes=f"-{entry.level}")
-        self.show_entry(entry)
+        # content given here, not by update(): that would ask for a second layout once mounted
+        super().__init__(notice_text(entry), classes=f"-{entry.level}")
 
     def show_entry(self, entry: NoticeEntry) -> None:
-        self.update(Text(f"{_MARKS[entry.level]} {entry.text}"))
+        self.update(notice_text(entry))

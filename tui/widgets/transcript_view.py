@@ -2,8 +2,9 @@
 
 Textual lays out (and the test pilot visits) every mounted widget on each append, so an append
 costs more the more is mounted. Following the end, the view keeps about a screen and a quarter of
-entries and drops older ones as new ones come; scrolled up, it keeps up to HARD_LIMIT. Scrolling to
-the top of the window, or Enter on the marker there, brings earlier entries back a page at a time.
+entries and drops older ones, a few at a time, as new ones come; scrolled up, it keeps up to
+HARD_LIMIT. Scrolling to the top of the window, or Enter on the marker there, brings earlier entries
+back a page at a time.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class TranscriptView(VerticalScroll):
 
     WINDOW = 40  # entries mounted when a transcript is shown
     FOLLOW_SCREENS = 1.25  # following the end, entries wholly above this many screens are trimmed
+    TRIM_BATCH = 8  # ... once this many are: a removal costs a second layout, so it is rare
     HARD_LIMIT = 400  # trimmed even while the person reads further up
     PAGE = 40
     virtual_size = virtual_size_from_layout()
@@ -99,7 +101,7 @@ class TranscriptView(VerticalScroll):
         await self.mount(widget)
         if following:
             hidden = self._entries_above_follow_rows()
-            if hidden:
+            if hidden >= self.TRIM_BATCH:
                 await self._trim(hidden)
         elif len(self._widgets) > self.HARD_LIMIT:
             await self._trim(len(self._widgets) - self.HARD_LIMIT)
@@ -145,8 +147,13 @@ class TranscriptView(VerticalScroll):
         await self._show_earlier()
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
-        """Scrolled to the top of the window: the page before it comes in, and the view stays put."""
+        """Scrolled to the top of the window: the page before it comes in, and the view stays put.
+
+        The scrollbar shows only while the person reads above the end: following it, the bar would
+        only say "at the bottom", yet repainting it took a second render pass on every append.
+        """
         super().watch_scroll_y(old_value, new_value)
+        self.set_class(not self.is_vertical_scroll_end, "-reading")
         if new_value == 0 < old_value and self.start > 0 and not self._loading_earlier:
             self._loading_earlier = True
             self.call_later(self._show_earlier, True)

@@ -9,13 +9,17 @@ from tui.transcript import UserEntry
 from tui.widgets.layout_sized import virtual_size_from_layout
 
 
+def prompt_text(entry: UserEntry) -> Text:
+    prefix = "› " if entry.origin == "user" else "keel → model: "
+    return Text.assemble((prefix, "bold"), entry.text)
+
+
 class UserBlock(Static):
     virtual_size = virtual_size_from_layout()
 
     def __init__(self, entry: UserEntry) -> None:
-        super().__init__(classes=f"-{entry.origin}")
-        self.show_entry(entry)
+        # content given here, not by update(): that would ask for a second layout once mounted
+        super().__init__(prompt_text(entry), classes=f"-{entry.origin}")
 
     def show_entry(self, entry: UserEntry) -> None:
-        prefix = "› " if entry.origin == "user" else "keel → model: "
-        self.update(Text.assemble((prefix, "bold"), entry.text))
+        self.update(prompt_text(entry))
