@@ -261,6 +261,31 @@ async def test_long_transcripts_mount_only_a_window(tmp_path):
         assert len(view.children) == view.mounted_entries() + 1
 
 
+async def test_page_keys_scroll_the_transcript_and_its_scrollbar_shows_while_reading(tmp_path):
+    warm_up_core()
+    settings = SessionSettings(cwd=Path(tmp_path), model="openai/any", interactive=True)
+    app = KeelApp(settings, history=many_messages(60))
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = app.screen.query_one(TranscriptView)
+        assert app.focused is app.screen.query_one("#prompt")
+        assert view.is_vertical_scroll_end and not view.has_class("-reading")
+        assert view.scrollbar_size_vertical == 0  # following the end: no scrollbar
+        width = view.scrollable_content_region.width
+        await pilot.press("pageup")
+        await pilot.pause()
+        assert view.scroll_y < view.max_scroll_y and view.has_class("-reading")
+        assert view.scrollbar_size_vertical == 1
+        assert view.scrollable_content_region.width == width  # nothing re-wraps
+        handle = app.pool.handles[0]
+        handle.note("arrives while reading")
+        await pilot.pause()
+        assert view.has_class("-reading"), "an append does not pull the reader down"
+        await pilot.press("pagedown", "pagedown")
+        await pilot.pause()
+        assert view.is_vertical_scroll_end and not view.has_class("-reading")
+        assert view.scrollbar_size_vertical == 0
+
+
 async def test_without_the_local_extra_the_tui_opens_says_why_and_model_sets_one(
     tmp_path, monkeypatch
 ):

@@ -17,6 +17,7 @@ KEYS = [
     ("Enter", "send the prompt (it waits if the agent is busy)"),
     ("Esc", "interrupt the running turn"),
     ("↑ / ↓", "prompt history"),
+    ("PgUp / PgDn", "scroll the transcript (its scrollbar shows while you read above the end)"),
     ("Ctrl+N", "new agent"),
     ("F2", "sessions side by side (again, or Esc, to go back; Enter opens a column)"),
     ("Ctrl+PgUp / Ctrl+PgDn", "previous / next session"),

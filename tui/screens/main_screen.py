@@ -45,6 +45,8 @@ class MainScreen(Screen[None]):
         Binding("ctrl+pageup,alt+up", "cycle(-1)", "Previous session", show=False),
         Binding("ctrl+pagedown,alt+down", "cycle(1)", "Next session", show=False),
         Binding("f1", "help", "Help"),
+        Binding("pageup", "scroll_transcript(-1)", "Scroll up", show=False),
+        Binding("pagedown", "scroll_transcript(1)", "Scroll down", show=False),
     ]
     app: KeelApp
 
@@ -272,6 +274,13 @@ class MainScreen(Screen[None]):
     async def action_cycle(self, step: int) -> None:
         handles = self.pool.handles
         await self.select(handles[(handles.index(self.selected) + step) % len(handles)])
+
+    def action_scroll_transcript(self, pages: int) -> None:
+        """PageUp and PageDown scroll the transcript wherever the focus is (the prompt box, usually)."""
+        if pages < 0:
+            self.transcript.scroll_page_up(animate=False)
+        else:
+            self.transcript.scroll_page_down(animate=False)
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())
