@@ -55,10 +55,12 @@ class SessionState:
             self.cost = (self.cost or 0.0) + cost
 
     def start_task(self, message: Message) -> None:
+        """A new prompt: steps, the budget and the loop guard count from zero (a file re-read is no loop)."""
         self.task_prompt = message.content
         self.user_prompts.append(message.content)
         self.steps = 0
         self.task_tokens = 0
+        self.repeated_call, self.repeats = "", 0
         self.history.append(message)
 
     def apply_summary(self, summary: str, kept_messages: int) -> None:

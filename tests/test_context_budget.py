@@ -181,6 +181,39 @@ def test_loop_guard_warns_then_stops(scripted_server, tmp_path):
     assert "times in a row" not in outputs[1]
 
 
+def test_the_loop_guard_counts_within_a_task_not_across_tasks(
+    scripted_server, tmp_path, monkeypatch
+):
+    """One session, six tasks, each reading the same file once and answering: no warning, no stop."""
+    import asyncio
+
+    from agent.protocol import SessionFinished, ToolFinished, UserPrompt
+    from agent.session import Session
+    from agent.settings import SessionSettings
+
+    read = ScriptedToolCall(name="read_file", arguments={"path": "mod1.py", "limit": 5})
+    server = scripted_server([Reply(tool_calls=[read]), Reply(text="It defines f.")] * 6)
+    repo = big_repo(tmp_path / "repo", files=2)
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+
+    async def drive() -> list:
+        seen = []
+        settings = SessionSettings(cwd=repo, model="openai/any", api_base=server.url)
+        async with Session(settings) as session:
+            for number in range(6):
+                session.submit(UserPrompt(text=f"question {number}: what is in mod1.py?"))
+                async for event in session.events():
+                    seen.append(event)
+                    if isinstance(event, SessionFinished):
+                        break
+        return seen
+
+    seen = asyncio.run(drive())
+    assert [e.status for e in seen if isinstance(e, SessionFinished)] == ["completed"] * 6
+    outputs = [e.output for e in seen if isinstance(e, ToolFinished)]
+    assert len(outputs) == 6 and not any("times in a row" in output for output in outputs)
+
+
 def test_compact_op_summarizes_on_request(scripted_server, tmp_path):
     import asyncio
     import os
