@@ -58,3 +58,24 @@ def scripted_server() -> Iterator[StartScriptedServer]:
     errors = [error for server in servers for error in server.responder_errors]
     if errors:
         raise errors[0]
+
+
+# ---------------------------------------------------------------- the TUI's tests
+
+
+@pytest.fixture(scope="session")
+def core_loaded() -> None:
+    """The core and litellm loaded before any app starts, so Pilot's timeouts never race that import."""
+    from tui.warmup import warm_up_core
+
+    warm_up_core()
+
+
+@pytest.fixture
+def calc_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git repository whose calc.py has add() subtract; keel's home under tmp_path."""
+    from keel_cli import git_repo
+    from tui_support import CALC
+
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    return git_repo(tmp_path / "repo", CALC)

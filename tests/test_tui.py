@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from keel_cli import git_repo
 from scripted_server import ChatRequest, Reply, ScriptedToolCall
-from tui_support import settings_for, type_text, wait_until
+from tui_support import CALC, send, settings_for, type_text, wait_until
 
 from agent.store import read_events
 from tui.app import KeelApp
@@ -14,35 +13,17 @@ from tui.screens.approval_modal import ApprovalModal
 from tui.screens.help_screen import HelpScreen
 from tui.screens.new_session_dialog import NewSessionDialog
 from tui.transcript import AssistantEntry, NoticeEntry, ToolEntry, UserEntry
-from tui.warmup import warm_up_core
 from tui.widgets.assistant_block import AssistantBlock
 from tui.widgets.session_list import SessionList
 from tui.widgets.status_bar import StatusBar
 from tui.widgets.tool_panel import ToolPanel
 from tui.widgets.user_block import UserBlock
 
-CALC = {"calc.py": "def add(a, b):\n    return a - b\n"}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def core_loaded():
-    """Load the core and litellm before any app starts, so Pilot's timeouts never race that import."""
-    warm_up_core()
-
-
-@pytest.fixture
-def repo(tmp_path, monkeypatch):
-    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
-    return git_repo(tmp_path / "repo", CALC)
+pytestmark = pytest.mark.usefixtures("core_loaded")
 
 
 def run_command_reply(command: str) -> Reply:
     return Reply(tool_calls=[ScriptedToolCall(name="run_command", arguments={"command": command})])
-
-
-async def send(pilot, text: str) -> None:
-    await type_text(pilot, text)
-    await pilot.press("enter")
 
 
 def tool_results(server) -> list[str]:
@@ -50,14 +31,14 @@ def tool_results(server) -> list[str]:
     return [m["content"] for m in server.requests[-1].messages if m["role"] == "tool"]
 
 
-async def test_prompt_shows_the_answer_and_a_tool_panel(scripted_server, repo):
+async def test_prompt_shows_the_answer_and_a_tool_panel(scripted_server, calc_repo):
     server = scripted_server(
         [
             Reply(tool_calls=[ScriptedToolCall(name="read_file", arguments={"path": "calc.py"})]),
             Reply(text="`add` subtracts: it returns **a - b**.", chunk_delay=0.01),
         ]
     )
-    app = KeelApp(settings_for(repo, server.url))
+    app = KeelApp(settings_for(calc_repo, server.url))
     async with app.run_test(size=(120, 40)) as pilot:
         handle = app.pool.handles[0]
         await send(pilot, "why is add wrong")
@@ -79,9 +60,9 @@ async def test_prompt_shows_the_answer_and_a_tool_panel(scripted_server, repo):
     assert "return a - b" in tool_results(server)[0]
 
 
-async def test_approving_a_command_runs_it(scripted_server, repo):
+async def test_approving_a_command_runs_it(scripted_server, calc_repo):
     server = scripted_server([run_command_reply("echo approved-output"), Reply(text="It printed.")])
-    app = KeelApp(settings_for(repo, server.url))
+    app = KeelApp(settings_for(calc_repo, server.url))
     async with app.run_test(size=(120, 40)) as pilot:
         handle = app.pool.handles[0]
         await send(pilot, "run echo")
@@ -95,9 +76,9 @@ async def test_approving_a_command_runs_it(scripted_server, repo):
     assert "approved-output" in tool_results(server)[0]
 
 
-async def test_denying_a_command_does_not_run_it(scripted_server, repo):
+async def test_denying_a_command_does_not_run_it(scripted_server, calc_repo):
     server = scripted_server([run_command_reply("touch marker"), Reply(text="Understood.")])
-    app = KeelApp(settings_for(repo, server.url))
+    app = KeelApp(settings_for(calc_repo, server.url))
     async with app.run_test(size=(120, 40)) as pilot:
         handle = app.pool.handles[0]
         await send(pilot, "make a marker")
@@ -106,11 +87,11 @@ async def test_denying_a_command_does_not_run_it(scripted_server, repo):
         await wait_until(pilot, lambda: handle.stats.status == "done", "the task to finish")
         [panel] = app.screen.query(ToolPanel)
         assert panel.has_class("-denied")
-    assert not (repo / "marker").exists()
+    assert not (calc_repo / "marker").exists()
     assert tool_results(server)[0].startswith("Denied")
 
 
-async def test_allow_for_the_session_stops_asking(scripted_server, repo):
+async def test_allow_for_the_session_stops_asking(scripted_server, calc_repo):
     server = scripted_server(
         [
             run_command_reply("echo one"),
@@ -118,7 +99,7 @@ async def test_allow_for_the_session_stops_asking(scripted_server, repo):
             Reply(text="Both ran."),
         ]
     )
-    app = KeelApp(settings_for(repo, server.url))
+    app = KeelApp(settings_for(calc_repo, server.url))
     async with app.run_test(size=(120, 40)) as pilot:
         handle = app.pool.handles[0]
         await send(pilot, "run two commands")
@@ -130,10 +111,10 @@ async def test_allow_for_the_session_stops_asking(scripted_server, repo):
         assert "two" in tools[1].output
 
 
-async def test_escape_interrupts_a_slow_stream(scripted_server, repo):
+async def test_escape_interrupts_a_slow_stream(scripted_server, calc_repo):
     words = " ".join(f"word{i}" for i in range(300))
     server = scripted_server([Reply(text=words, chunk_delay=0.05), Reply(text="Resumed fine.")])
-    app = KeelApp(settings_for(repo, server.url))
+    app = KeelApp(settings_for(calc_repo, server.url))
     async with app.run_test(size=(120, 40)) as pilot:
         handle = app.pool.handles[0]
         await send(pilot, "write a lot")
@@ -181,9 +162,9 @@ def task_span(handle) -> tuple[float, float]:
     return started, finished
 
 
-async def test_two_sessions_run_at_once_and_both_finish(scripted_server, repo):
+async def test_two_sessions_run_at_once_and_both_finish(scripted_server, calc_repo):
     server = scripted_server(answer_by_prompt, text_chunk_chars=40)
-    app = KeelApp(settings_for(repo, server.url))
+    app = KeelApp(settings_for(calc_repo, server.url))
     async with app.run_test(size=(120, 40)) as pilot:
         first = app.pool.handles[0]
         await send(pilot, "task one")
@@ -219,9 +200,9 @@ async def test_two_sessions_run_at_once_and_both_finish(scripted_server, repo):
         assert shown and shown[0].startswith("Answer for task one")
 
 
-async def test_slash_commands(scripted_server, repo):
+async def test_slash_commands(scripted_server, calc_repo):
     server = scripted_server([Reply(text="hello"), Reply(text="A summary of the work so far.")])
-    app = KeelApp(settings_for(repo, server.url))
+    app = KeelApp(settings_for(calc_repo, server.url))
     async with app.run_test(size=(120, 40)) as pilot:
         handle = app.pool.handles[0]
         await send(pilot, "/model openai/other")
@@ -248,9 +229,9 @@ async def test_slash_commands(scripted_server, repo):
         )
 
 
-async def test_prompt_history_walks_back_and_forth(scripted_server, repo):
+async def test_prompt_history_walks_back_and_forth(scripted_server, calc_repo):
     server = scripted_server([Reply(text="one"), Reply(text="two")])
-    app = KeelApp(settings_for(repo, server.url))
+    app = KeelApp(settings_for(calc_repo, server.url))
     async with app.run_test(size=(120, 40)) as pilot:
         handle = app.pool.handles[0]
         for text in ("first prompt", "second prompt"):
@@ -268,9 +249,9 @@ async def test_prompt_history_walks_back_and_forth(scripted_server, repo):
         assert users == ["first prompt", "second prompt"]
 
 
-async def test_a_background_agent_waits_for_approval_until_shown(scripted_server, repo):
+async def test_a_background_agent_waits_for_approval_until_shown(scripted_server, calc_repo):
     server = scripted_server([run_command_reply("echo from-agent-one"), Reply(text="Ran it.")])
-    app = KeelApp(settings_for(repo, server.url))
+    app = KeelApp(settings_for(calc_repo, server.url))
     async with app.run_test(size=(120, 40)) as pilot:
         first = app.pool.handles[0]
         await pilot.press("ctrl+n")
@@ -296,9 +277,9 @@ async def test_a_background_agent_waits_for_approval_until_shown(scripted_server
     assert "from-agent-one" in tool_results(server)[0]
 
 
-async def test_resumed_session_shows_its_history_and_continues(scripted_server, repo):
+async def test_resumed_session_shows_its_history_and_continues(scripted_server, calc_repo):
     server = scripted_server([Reply(text="first answer"), Reply(text="second answer")])
-    app = KeelApp(settings_for(repo, server.url))
+    app = KeelApp(settings_for(calc_repo, server.url))
     async with app.run_test(size=(120, 40)) as pilot:
         handle = app.pool.handles[0]
         await send(pilot, "first question")
@@ -306,7 +287,7 @@ async def test_resumed_session_shows_its_history_and_continues(scripted_server, 
         log = handle.session.log.path
 
     history = read_events(log)
-    resumed = KeelApp(settings_for(repo, server.url), resume=log, history=history)
+    resumed = KeelApp(settings_for(calc_repo, server.url), resume=log, history=history)
     async with resumed.run_test(size=(120, 40)) as pilot:
         handle = resumed.pool.handles[0]
         assert [block.text for block in resumed.screen.query(AssistantBlock)] == ["first answer"]
@@ -319,7 +300,7 @@ async def test_resumed_session_shows_its_history_and_continues(scripted_server, 
     assert any("first question" in str(text) for text in said)
 
 
-async def test_undo_puts_the_workspace_back_before_the_last_turn(scripted_server, repo):
+async def test_undo_puts_the_workspace_back_before_the_last_turn(scripted_server, calc_repo):
     from agent.checkpoints import CheckpointStore
 
     edit = {"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}
@@ -329,25 +310,27 @@ async def test_undo_puts_the_workspace_back_before_the_last_turn(scripted_server
             Reply(text="Fixed."),
         ]
     )
-    app = KeelApp(settings_for(repo, server.url))
+    app = KeelApp(settings_for(calc_repo, server.url))
     async with app.run_test(size=(120, 40)) as pilot:
         handle = app.pool.handles[0]
-        CheckpointStore(repo).snapshot(
+        CheckpointStore(calc_repo).snapshot(
             "fix add", session_id="s1"
         )  # what the core takes before a turn
         await send(pilot, "fix add")
         await wait_until(pilot, lambda: handle.stats.status == "done", "the task to finish")
-        assert "a + b" in (repo / "calc.py").read_text()
+        assert "a + b" in (calc_repo / "calc.py").read_text()
         await send(pilot, "/undo")
         await wait_until(
             pilot, lambda: "restored" in handle.transcript.entries[-1].text, "the undo"
         )
-        assert (repo / "calc.py").read_text() == CALC["calc.py"]
+        assert (calc_repo / "calc.py").read_text() == CALC["calc.py"]
         assert "calc.py" in handle.transcript.entries[-1].text
 
 
 @pytest.mark.skipif(not worktrees_available(), reason="agent.workspaces is not in this build")
-async def test_a_new_agent_in_its_own_worktree_leaves_the_checkout_alone(scripted_server, repo):
+async def test_a_new_agent_in_its_own_worktree_leaves_the_checkout_alone(
+    scripted_server, calc_repo
+):
     write = {"path": "notes.txt", "content": "from the worktree\n"}
     server = scripted_server(
         [
@@ -355,7 +338,7 @@ async def test_a_new_agent_in_its_own_worktree_leaves_the_checkout_alone(scripte
             Reply(text="Wrote notes.txt."),
         ]
     )
-    app = KeelApp(settings_for(repo, server.url))
+    app = KeelApp(settings_for(calc_repo, server.url))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("ctrl+n")
         await wait_until(pilot, lambda: isinstance(app.screen, NewSessionDialog), "the dialog")
@@ -368,8 +351,10 @@ async def test_a_new_agent_in_its_own_worktree_leaves_the_checkout_alone(scripte
             pilot, lambda: agent.stats.status == "done", "the worktree agent to finish"
         )
         worktree = agent.settings.cwd
-        assert worktree != repo and (worktree / "notes.txt").read_text() == "from the worktree\n"
-        assert not (repo / "notes.txt").exists()
+        assert (
+            worktree != calc_repo and (worktree / "notes.txt").read_text() == "from the worktree\n"
+        )
+        assert not (calc_repo / "notes.txt").exists()
         assert agent.branch.startswith("keel/")
         rows = app.screen.query_one(SessionList).rows()
         assert agent.branch in str(rows[1].children[0].render())

@@ -8,9 +8,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from keel_cli import git_repo
 from scripted_server import ChatRequest, Reply, ScriptedToolCall
-from tui_support import fixed_history, settings_for, type_text, wait_until
+from tui_support import fixed_history, send, settings_for, wait_until
 
 from agent.settings import SessionSettings
 from tui.app import KeelApp
@@ -19,39 +18,21 @@ from tui.screens.main_screen import MainScreen
 from tui.screens.new_session_dialog import NewSessionDialog
 from tui.screens.side_by_side import SideBySideScreen
 from tui.transcript import NoticeEntry
-from tui.warmup import warm_up_core
 from tui.widgets.assistant_block import AssistantBlock
 from tui.widgets.side_column import SideColumn
 
-pytestmark = pytest.mark.skipif(
-    not worktrees_available(), reason="agent.workspaces is not in this build"
-)
+pytestmark = [
+    pytest.mark.usefixtures("core_loaded"),
+    pytest.mark.skipif(not worktrees_available(), reason="agent.workspaces is not in this build"),
+]
 
-CALC = {"calc.py": "def add(a, b):\n    return a - b\n"}
 NOTES = {"path": "notes.txt", "content": "from a worktree\n"}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def core_loaded():
-    """Load the core and litellm before any app starts, so Pilot's timeouts never race that import."""
-    warm_up_core()
-
-
-@pytest.fixture
-def repo(tmp_path, monkeypatch):
-    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
-    return git_repo(tmp_path / "repo", CALC)
 
 
 def git(repo: Path, *args: str) -> str:
     return subprocess.run(
         ["git", *args], cwd=repo, check=True, capture_output=True, text=True
     ).stdout.strip()
-
-
-async def send(pilot, text: str) -> None:
-    await type_text(pilot, text)
-    await pilot.press("enter")
 
 
 def last_note(handle) -> str:
@@ -78,11 +59,11 @@ def column_answers(column: SideColumn) -> list[str]:
     return [block.text for block in column.query(AssistantBlock)]
 
 
-async def test_fan_runs_agents_in_worktrees_side_by_side(scripted_server, repo):
+async def test_fan_runs_agents_in_worktrees_side_by_side(scripted_server, calc_repo):
     gate = threading.Event()
     server = scripted_server(answer_by_branch(gate))
-    head = git(repo, "rev-parse", "HEAD")
-    app = KeelApp(settings_for(repo, server.url))
+    head = git(calc_repo, "rev-parse", "HEAD")
+    app = KeelApp(settings_for(calc_repo, server.url))
     async with app.run_test(size=(140, 40)) as pilot:
         await send(pilot, "/fan 2 write the notes")
         await wait_until(pilot, lambda: isinstance(app.screen, SideBySideScreen), "the side view")
@@ -104,13 +85,16 @@ async def test_fan_runs_agents_in_worktrees_side_by_side(scripted_server, repo):
             assert "done" in header and "tokens" in header and column.handle.stats.used > 0
 
         # each agent wrote in its own worktree, on its own branch; the person's checkout is untouched
-        worktrees = git(repo, "worktree", "list", "--porcelain")
+        worktrees = git(calc_repo, "worktree", "list", "--porcelain")
         for handle in fanned:
             assert f"worktree {handle.settings.cwd}" in worktrees
             assert f"branch refs/heads/{handle.branch}" in worktrees
             assert (handle.settings.cwd / "notes.txt").read_text() == NOTES["content"]
-        assert git(repo, "rev-parse", "HEAD") == head and git(repo, "status", "--porcelain") == ""
-        assert git(repo, "branch", "--show-current") == "main"
+        assert (
+            git(calc_repo, "rev-parse", "HEAD") == head
+            and git(calc_repo, "status", "--porcelain") == ""
+        )
+        assert git(calc_repo, "branch", "--show-current") == "main"
 
         await pilot.press("escape")
         assert isinstance(app.screen, MainScreen) and app.screen.selected is app.pool.handles[0]
@@ -138,9 +122,9 @@ async def test_fan_runs_agents_in_worktrees_side_by_side(scripted_server, repo):
         assert "session numbers from 1 to 3" in last_note(first)
 
 
-async def test_bad_fan_commands_start_nothing(scripted_server, repo):
+async def test_bad_fan_commands_start_nothing(scripted_server, calc_repo):
     server = scripted_server([])
-    app = KeelApp(settings_for(repo, server.url))
+    app = KeelApp(settings_for(calc_repo, server.url))
     async with app.run_test(size=(120, 40)) as pilot:
         handle = app.pool.handles[0]
         for command, says in [
@@ -154,8 +138,8 @@ async def test_bad_fan_commands_start_nothing(scripted_server, repo):
             assert says in last_note(handle), command
             assert handle.transcript.entries[-1].level == "error"
         assert len(app.pool.handles) == 1 and isinstance(app.screen, MainScreen)
-    assert len(git(repo, "worktree", "list").splitlines()) == 1
-    assert git(repo, "branch", "--list", "keel/*") == ""
+    assert len(git(calc_repo, "worktree", "list").splitlines()) == 1
+    assert git(calc_repo, "branch", "--list", "keel/*") == ""
     assert not server.requests
     assert "/fan N PROMPT" in [item.usage for item in command_help()]
 
@@ -174,9 +158,9 @@ async def test_fan_outside_a_git_repository_says_worktrees_need_one(scripted_ser
     assert not server.requests
 
 
-async def test_the_new_agent_dialog_starts_copies(scripted_server, repo):
+async def test_the_new_agent_dialog_starts_copies(scripted_server, calc_repo):
     server = scripted_server([])  # every request gets the fallback answer "done"
-    app = KeelApp(settings_for(repo, server.url))
+    app = KeelApp(settings_for(calc_repo, server.url))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("ctrl+n")
         await wait_until(pilot, lambda: isinstance(app.screen, NewSessionDialog), "the dialog")
@@ -193,13 +177,13 @@ async def test_the_new_agent_dialog_starts_copies(scripted_server, repo):
         trio = app.pool.handles[1:]
         assert [h.name for h in trio] == ["trio-1", "trio-2", "trio-3"]
         worktrees = {h.settings.cwd for h in trio}
-        assert len(worktrees) == 3 and repo not in worktrees
+        assert len(worktrees) == 3 and calc_repo not in worktrees
         await wait_until(
             pilot, lambda: all(h.stats.status == "done" for h in trio), "the three agents"
         )
         await wait_until(pilot, lambda: isinstance(app.screen, SideBySideScreen), "the side view")
         assert len(app.screen.query(SideColumn)) == 3
-    assert git(repo, "status", "--porcelain") == ""
+    assert git(calc_repo, "status", "--porcelain") == ""
 
 
 def test_side_by_side_snapshot(snap_compare):

@@ -22,6 +22,7 @@ from agent.protocol import (
 from agent.settings import SessionSettings
 
 FIXED_TS = 1_700_000_000.0
+CALC = {"calc.py": "def add(a, b):\n    return a - b\n"}
 CALC_DIFF = "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
 
 
@@ -53,6 +54,12 @@ async def wait_until(
 async def type_text(pilot: Pilot, text: str) -> None:
     """Type like a person: one key per character (space has its own key name)."""
     await pilot.press(*["space" if ch == " " else ch for ch in text])
+
+
+async def send(pilot: Pilot, text: str) -> None:
+    """Type a prompt and press Enter."""
+    await type_text(pilot, text)
+    await pilot.press("enter")
 
 
 def fixed_history(session_id: str = "20250101-120000-abcdef") -> list:
