@@ -235,7 +235,7 @@ class ModelClient:
                 prompt_tokens=usage.prompt_tokens,
                 completion_tokens=usage.completion_tokens,
             )
-        except Exception:  # litellm raises for models it has no price for
+        except Exception:  # noqa: BLE001 - litellm raises a bare Exception for a model it has no price for
             return None
         return prompt_cost + completion_cost
 
@@ -249,7 +249,7 @@ def context_window_of(model: str, configured: int | None, default: int, api_base
         return known or default
     try:
         info = litellm_module().get_model_info(model)
-    except Exception:  # unknown models raise; the default applies
+    except Exception:  # noqa: BLE001 - litellm raises a bare Exception for an unknown model; the default applies
         return default
     return int(info.get("max_input_tokens") or info.get("max_tokens") or default)
 

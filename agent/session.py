@@ -6,7 +6,7 @@ import asyncio
 import traceback
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from agent.approval import Approvals
 from agent.checkpoints import CheckpointGuard
@@ -132,7 +132,7 @@ class Session:
         self._closing = False
         self._closed = False
 
-    async def __aenter__(self) -> Session:
+    async def __aenter__(self) -> Self:
         self.start()
         return self
 
@@ -264,7 +264,7 @@ class Session:
         except asyncio.CancelledError:
             status, reason = "interrupted", "interrupted by the user"
             mark_interrupted(self.state.history)
-        except Exception as exc:  # a bug of ours must end the task cleanly, not hang the front end
+        except Exception as exc:  # noqa: BLE001 - a bug of ours must end the task cleanly, not hang the front end
             status, reason = "error", f"internal error: {type(exc).__name__}: {exc}"
             self._emit(
                 Error(

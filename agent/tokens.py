@@ -34,7 +34,7 @@ def _encoding() -> Any:
 
     try:
         return tiktoken.get_encoding("o200k_base")
-    except Exception:  # no encoding available offline: fall back to the character estimate
+    except Exception:  # noqa: BLE001 - no encoding offline (tiktoken's download error): use the estimate
         return None
 
 

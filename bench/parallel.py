@@ -263,7 +263,8 @@ def main() -> None:
         for mode in options.modes.split(","):
             report(mode, url, counts, options.steps, server.pid, options.repeat)
         if not options.skip_peer:
-            from parallel_peer import peer_table  # mini-swe-agent, where it is installed (its own venv)
+            # mini-swe-agent, where it is installed (its own venv)
+            from parallel_peer import peer_table
 
             print("\n".join(peer_table(counts, options.steps, options.delay) or []))
     finally:

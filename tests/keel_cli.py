@@ -40,6 +40,7 @@ def run_keel(
 ) -> KeelResult:
     proc = subprocess.run(
         [KEEL, *args],
+        check=False,
         cwd=cwd,
         env=keel_env(home, **env),
         input=stdin,

@@ -205,7 +205,7 @@ async def test_lint_tool_refuses_paths_outside_the_workspace(root: Path) -> None
 
 
 async def test_lint_tool_expands_directories_honouring_gitignore(root: Path) -> None:
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)  # noqa: ASYNC221 - setup, nothing runs yet
     write(root, ".gitignore", "generated/\n")
     write(root, "src/app.py", "print(app_missing)\n")
     write(root, "src/lib/util.js", "function f( {\n")

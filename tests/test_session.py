@@ -172,7 +172,7 @@ async def test_switches_to_the_text_protocol_when_tools_are_rejected(scripted_se
         seen = await until_finished(session)
     assert seen[-1].status == "completed" and seen[-1].final_message == "The notes say one, two."
     assert any(e.type == "error" and "text tool protocol" in e.message for e in seen)
-    read = [e for e in seen if isinstance(e, ToolFinished)][0]
+    read = next(e for e in seen if isinstance(e, ToolFinished))
     assert read.ok and "two" in read.output
 
 

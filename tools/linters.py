@@ -206,7 +206,7 @@ def _fallback(files: list[Path], syntax_checked: set[Path], root: Path, notes: l
     for path in files:
         try:
             found += syntax_problems(path, root, use_tree_sitter=path not in syntax_checked)
-        except Exception as exc:  # a broken grammar wheel must not break the edit that ran us
+        except Exception as exc:  # noqa: BLE001 - a broken grammar wheel must not break the edit that ran us
             notes.append(f"syntax check of {relative_path(path, root)} failed: {exc}")
     return found
 

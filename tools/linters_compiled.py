@@ -8,7 +8,13 @@ import re
 import shutil
 from pathlib import Path
 
-from tools.linter_process import FAST_TIMEOUT, PROJECT_TIMEOUT, CheckOutcome, first_line, run_process
+from tools.linter_process import (
+    FAST_TIMEOUT,
+    PROJECT_TIMEOUT,
+    CheckOutcome,
+    first_line,
+    run_process,
+)
 from tools.syntax_check import Diagnostic, relative_path
 
 _POSITIONED = re.compile(r"^(?:vet: )?(.+?\.(?:go|rs)):(\d+):(\d+): (.*)$")
