@@ -292,12 +292,11 @@ async def test_without_the_local_extra_the_tui_opens_says_why_and_model_sets_one
     """Nothing configured and the embedded model cannot run (llama_cpp unimportable): the TUI still opens."""
     monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # `import llama_cpp` now raises ImportError
-    app = KeelApp(initial_settings(KeelConfig(), tmp_path, []), KeelConfig())
+    settings = initial_settings(KeelConfig(), tmp_path, [])
+    assert settings.model == "keel-local/qwen2.5-coder-0.5b-instruct"  # described, not loaded
+    app = KeelApp(settings, KeelConfig())
     async with app.run_test(size=(100, 30)) as pilot:
         handle = app.pool.handles[0]
-        assert (
-            handle.stats.model == "keel-local/qwen2.5-coder-0.5b-instruct"
-        )  # described, not loaded
         await wait_until(pilot, lambda: not handle.stats.model, "the embedded model to be dropped")
         said = handle.transcript.entries[-1].text
         assert "llama-cpp-python is not installed" in said and "/model NAME" in said
