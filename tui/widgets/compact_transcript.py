@@ -10,12 +10,13 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
 from tui.transcript import Entry, NoticeEntry, ToolEntry, Transcript, UserEntry
+from tui.widgets.following_scroll import FollowingScroll
+from tui.widgets.layout_sized import virtual_size_from_layout
 from tui.widgets.notice_line import NoticeLine
 from tui.widgets.tool_panel import panel_title
 from tui.widgets.user_block import UserBlock
@@ -25,6 +26,8 @@ _TOOL_STATES = ("running", "approval", "ok", "failed", "denied")
 
 class ToolLine(Static):
     """One tool call as its panel's title line."""
+
+    virtual_size = virtual_size_from_layout()
 
     def __init__(self, entry: ToolEntry) -> None:
         super().__init__(panel_title(entry), classes=f"-{entry.state}")
@@ -55,7 +58,7 @@ def compact_widget(entry: Entry) -> Widget:
     return AssistantBlock(entry)
 
 
-class CompactTranscript(VerticalScroll):
+class CompactTranscript(FollowingScroll):
     """Entries [start, end) of a transcript, following its end; fed the transcript's Changes."""
 
     KEEP = 24  # entries mounted while following the end
@@ -91,9 +94,6 @@ class CompactTranscript(VerticalScroll):
         self._hidden.show_count(self.start)
         yield self._hidden
         yield from self._widgets.values()
-
-    def on_mount(self) -> None:
-        self.anchor()
 
     async def added(self, index: int) -> None:
         if not self._composed or index < self.end:

@@ -13,12 +13,11 @@ import inspect
 from typing import Any
 
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
 from textual.widget import Widget
 
 from tui.transcript import AssistantEntry, Entry, NoticeEntry, ToolEntry, Transcript, UserEntry
 from tui.widgets.earlier_marker import EarlierMarker
-from tui.widgets.layout_sized import virtual_size_from_layout
+from tui.widgets.following_scroll import FollowingScroll
 from tui.widgets.notice_line import NoticeLine
 from tui.widgets.tool_panel import ToolPanel
 from tui.widgets.user_block import UserBlock
@@ -38,7 +37,7 @@ def entry_widget(entry: Entry) -> Widget:
     return AssistantBlock(entry)
 
 
-class TranscriptView(VerticalScroll):
+class TranscriptView(FollowingScroll):
     """Mounts entries [start, end) of a Transcript; older ones come back a page at a time on request."""
 
     WINDOW = 40  # entries mounted when a transcript is shown
@@ -46,7 +45,6 @@ class TranscriptView(VerticalScroll):
     TRIM_BATCH = 8  # ... once this many are: a removal costs a second layout, so it is rare
     HARD_LIMIT = 400  # trimmed even while the person reads further up
     PAGE = 40
-    virtual_size = virtual_size_from_layout()
 
     def __init__(self, transcript: Transcript | None = None, **kwargs: Any) -> None:
         """With a transcript, its newest window is composed with the view: no mount before a paint."""
@@ -62,9 +60,6 @@ class TranscriptView(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield self._marker
         yield from self._widgets.values()
-
-    def on_mount(self) -> None:
-        self.anchor()
 
     @property
     def end(self) -> int:
@@ -147,13 +142,8 @@ class TranscriptView(VerticalScroll):
         await self._show_earlier()
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
-        """Scrolled to the top of the window: the page before it comes in, and the view stays put.
-
-        The scrollbar shows only while the person reads above the end: following it, the bar would
-        only say "at the bottom", yet repainting it took a second render pass on every append.
-        """
+        """Scrolled to the top of the window: the page before it comes in, and the view stays put."""
         super().watch_scroll_y(old_value, new_value)
-        self.set_class(not self.is_vertical_scroll_end, "-reading")
         if new_value == 0 < old_value and self.start > 0 and not self._loading_earlier:
             self._loading_earlier = True
             self.call_later(self._show_earlier, True)
