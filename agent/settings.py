@@ -36,14 +36,12 @@ class SessionSettings(BaseModel):
     retry_base_delay: float = 0.5
     request_timeout: float = 600.0
     compact_prompt: bool = False
-    checkpoints: bool = (
-        True  # snapshot the workspace before each turn's first change, for `keel undo`
-    )
+    # snapshot the workspace before each turn's first change, for `keel undo`
+    checkpoints: bool = True
     context: ContextSettings = ContextSettings()
     sandbox: SandboxPolicy = SandboxPolicy()
-    secrets: list[
-        str
-    ] = []  # secret values found in the config (URL passwords, URL keys), redacted like env ones
+    # secret values found in the config (URL passwords, URL keys), redacted like env ones
+    secrets: list[str] = []
 
 
 def settings_from_config(

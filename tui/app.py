@@ -6,6 +6,7 @@ import asyncio
 import sys
 import threading
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -61,10 +62,8 @@ class KeelApp(App[int]):
         first = self.pool.handles[0]
 
         def on_loop(callback: Callable[..., object], *args: object) -> None:
-            try:
+            with suppress(RuntimeError):  # the app already closed its loop
                 loop.call_soon_threadsafe(callback, *args)
-            except RuntimeError:  # the app already closed its loop
-                pass
 
         def warm_up() -> None:
             from tui.warmup import prepare_embedded, warm_up_core

@@ -12,6 +12,7 @@ from agent.local.provider import register
 from agent.local.spec import EmbeddedEndpoint, describe_embedded
 
 _engines: dict[Path, LocalEngine] = {}
+_registered: list[LocalEngine] = []  # the engine litellm's provider serves now (at most one)
 
 
 def _to_stderr(message: str) -> None:
@@ -22,14 +23,18 @@ def prepare_embedded_model(
     context_window: int | None = None, progress: Progress = _to_stderr
 ) -> EmbeddedEndpoint:
     """Check llama-cpp-python, assemble or verify the GGUF, register the provider; LocalModelUnavailable (exit 2)
-    says how to install what is missing. The model itself loads on the first request."""
-    import_llama_cpp()
+    says how to install what is missing. The model itself loads on the first request. Made ready once
+    a process: asked again (the TUI's warm-up, then each session it starts), it returns at once."""
     endpoint = describe_embedded(context_window)
+    engine = _engines.get(endpoint.path)
+    if engine in _registered and engine.context_tokens == endpoint.context_window:
+        return endpoint
+    import_llama_cpp()
     path = ensure_model_file(progress=progress, target=endpoint.path)
-    engine = _engines.get(path)
     if engine is None or engine.context_tokens != endpoint.context_window:
         engine = _engines[path] = LocalEngine(path, context_tokens=endpoint.context_window)
     register(engine)
+    _registered[:] = [engine]
     return endpoint
 
 
