@@ -15,6 +15,7 @@ from agent.protocol import (
     Continue,
     Error,
     Interrupt,
+    ModelProgress,
     ModelRetry,
     SessionFinished,
     SessionStarted,
@@ -40,6 +41,13 @@ EXIT_CODES = {
 def _one_line(text: str, width: int = 120) -> str:
     line = " ".join(text.split())
     return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def progress_line(event: ModelProgress) -> str:
+    """What the local model is busy with, in one line."""
+    if event.stage == "prompt":
+        return f"reading the prompt: {event.done:,}/{event.total:,} tokens"
+    return event.message or event.stage
 
 
 class Printer:
@@ -71,7 +79,9 @@ class TextPrinter(Printer):
 
     def handle(self, event: AnyEvent) -> None:
         super().handle(event)
-        if isinstance(event, ToolStarted):
+        if isinstance(event, ModelProgress):
+            print(f"keel: {progress_line(event)}", file=self.err, flush=True)
+        elif isinstance(event, ToolStarted):
             args = " ".join(
                 f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in event.arguments.items()
             )

@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agent.errors import (
     ContextWindowExceeded,
@@ -17,11 +17,15 @@ from agent.errors import (
     RetryableProviderError,
     ToolsUnsupported,
 )
+from agent.local.spec import is_embedded
 from agent.openai_http import NO_KEY, OpenAIHTTP, is_direct_model, says_tools_unsupported
 from agent.prices import context_window, cost_of
-from agent.protocol import ModelRetry, TokenUsage
+from agent.protocol import ModelProgress, ModelRetry, TokenUsage
 from agent.reply import ModelReply, ReplyAssembler, usage_from
 from agent.tokens import use_bundled_tiktoken_files
+
+if TYPE_CHECKING:
+    from agent.local.client import EmbeddedClient
 
 MAX_RETRY_AFTER = 60.0  # seconds: a longer Retry-After is not waited out in full
 
@@ -101,8 +105,9 @@ def classify(exc: BaseException) -> ProviderError:
 class ModelClient:
     """Calls one model; `complete` streams a reply and retries faults a retry can fix.
 
-    OpenAI-compatible servers named by an api_base go over the direct client (agent.openai_http);
-    every other model through litellm. KEEL_TRANSPORT=litellm sends everything through litellm.
+    OpenAI-compatible servers named by an api_base go over the direct client (agent.openai_http), the
+    embedded model to its worker process (agent.local.client); every other model through litellm.
+    KEEL_TRANSPORT=litellm sends every server through litellm.
     """
 
     model: str
@@ -111,11 +116,17 @@ class ModelClient:
     retry_base_delay: float = 0.5
     timeout: float = 600.0
     on_retry: Callable[[ModelRetry], None] = lambda event: None
+    on_progress: Callable[[ModelProgress], None] = lambda event: None
     extra: dict[str, Any] = field(default_factory=dict)
-    _direct: OpenAIHTTP | None = field(default=None, init=False, repr=False)
+    context_window: int | None = None  # the embedded model's, which sizes its worker
+    _direct: OpenAIHTTP | EmbeddedClient | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.api_base and is_direct_model(self.model, self.api_base):
+        if is_embedded(self.model):
+            from agent.local.client import EmbeddedClient
+
+            self._direct = EmbeddedClient(self.context_window, self.extra, self.on_progress)
+        elif self.api_base and is_direct_model(self.model, self.api_base):
             self._direct = OpenAIHTTP(self.model, self.api_base, self.timeout, self.extra)
 
     async def aclose(self) -> None:

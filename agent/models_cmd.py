@@ -12,6 +12,12 @@ from typing import TextIO
 from agent.config import KeelConfig
 from agent.local.assemble import EXPECTED_SIZE, INSTALL_HINT, model_status
 from agent.local.spec import LITELLM_MODEL, MODEL_NAME, is_embedded
+from agent.local.worker_client import last_crash
+
+REBUILD_HINT = (
+    "If it crashes again, rebuild llama.cpp for a generic CPU: CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" pip install "
+    "--force-reinstall --no-cache-dir llama-cpp-python==0.3.36, or use another model (below)."
+)
 
 API_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY", "MISTRAL_API_KEY",
             "GROQ_API_KEY", "DEEPSEEK_API_KEY")
@@ -58,15 +64,20 @@ def _embedded_lines() -> list[str]:
     else:
         file_state = f"{status.path} (assembled from the pieces on first use)"
     lines = [
-        f"Embedded model: {MODEL_NAME} (Q4_K_M GGUF, {EXPECTED_SIZE / 1e6:.0f} MB), run in process by llama.cpp",
-        f"  litellm name      {LITELLM_MODEL}",
+        f"Embedded model: {MODEL_NAME} (Q4_K_M GGUF, {EXPECTED_SIZE / 1e6:.0f} MB), run by llama.cpp in a worker process",
+        f"  model name        {LITELLM_MODEL}",
         f"  llama-cpp-python  {'installed (' + runtime + ')' if runtime else 'not installed'}",
         "  model pieces      " + ("installed" if status.pieces_installed else
                                    "missing: " + ", ".join(status.missing_pieces)),
         f"  model file        {file_state}",
     ]
+    crash = last_crash(status.path)
+    if crash is not None:
+        lines.append(f"  last crash        {crash.time}: {crash.what}")
     if not runtime or not status.pieces_installed:
         lines.append(f"  To use it, {INSTALL_HINT.removesuffix(' (or configure another model: keel models)')}")
+    elif crash is not None:
+        lines.append(f"  Installed; keel starts a new worker after a crash. {REBUILD_HINT}")
     else:
         lines.append("  Ready: keel runs on it when no model is configured.")
     return lines

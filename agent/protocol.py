@@ -136,6 +136,17 @@ class ModelRetry(Event):
     delay: float
 
 
+class ModelProgress(Event):
+    """The local model getting ready (assembling its file, loading it) or reading a long prompt (`done` of
+    `total` tokens). Published, not logged: it says how a call is going, not what happened in the session."""
+
+    type: Literal["model.progress"] = "model.progress"
+    stage: Literal["assembling", "loading", "ready", "prompt"]
+    done: int = 0
+    total: int = 0
+    message: str = ""
+
+
 class ApprovalRequested(Event):
     type: Literal["approval.requested"] = "approval.requested"
     call_id: str
@@ -219,6 +230,7 @@ AnyEvent = Annotated[
     | AssistantDelta
     | AssistantMessage
     | ModelRetry
+    | ModelProgress
     | ApprovalRequested
     | ToolStarted
     | ToolFinished

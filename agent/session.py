@@ -97,6 +97,8 @@ class Session:
             retry_base_delay=settings.retry_base_delay,
             timeout=settings.request_timeout,
             on_retry=self._emit,
+            on_progress=self._emit,
+            context_window=settings.context_window,
         )
         self.model = RedactingModel(inner, self.redactor)
         prompt = SystemPrompt(

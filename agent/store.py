@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from agent.config import keel_home
-from agent.protocol import AnyEvent, AssistantDelta, SessionStarted, parse_event
+from agent.protocol import AnyEvent, AssistantDelta, ModelProgress, SessionStarted, parse_event
 from agent.redact import Redactor
 
 
@@ -38,8 +38,9 @@ class SessionLog:
         self._unsynced = False
 
     def append(self, event: AnyEvent) -> None:
-        """Write one event; deltas are not logged (the assistant.message after them holds the same text)."""
-        if isinstance(event, AssistantDelta):
+        """Write one event; deltas are not logged (the assistant.message after them holds the same text), nor
+        is a local model's progress (how a call went, not what happened)."""
+        if isinstance(event, AssistantDelta | ModelProgress):
             return
         self._file.write(self.redactor.redact(event.model_dump_json()) + "\n")
         self._file.flush()

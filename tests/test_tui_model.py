@@ -291,7 +291,10 @@ async def test_without_the_local_extra_the_tui_opens_says_why_and_model_sets_one
 ):
     """Nothing configured and the embedded model cannot run (llama_cpp unimportable): the TUI still opens."""
     monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
-    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # `import llama_cpp` now raises ImportError
+    shadow = tmp_path / "shadow" / "llama_cpp"  # the model worker finds this llama_cpp first, and it fails
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('No module named llama_cpp')\n")
+    monkeypatch.setenv("PYTHONPATH", str(shadow.parent))
     settings = initial_settings(KeelConfig(), tmp_path, [])
     assert settings.model == "keel-local/qwen2.5-coder-0.5b-instruct"  # described, not loaded
     app = KeelApp(settings, KeelConfig())

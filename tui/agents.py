@@ -127,6 +127,10 @@ class AgentHandle:
 
         self.session.submit(make_op(agent.protocol))
 
+    def show(self, event: AnyEvent) -> None:
+        """An event from outside the session (the embedded model getting ready before it starts)."""
+        self._notify(self, self.transcript.apply(event))
+
     def note(self, text: str, level: NoticeLevel = "info") -> None:
         """A line of the UI's own in this transcript (command results, errors of the person's input)."""
         self._notify(self, [self.transcript.note(text, level)])

@@ -72,9 +72,7 @@ class KeelApp(App[int]):
                 warm_up_core()
             except Exception:  # noqa: BLE001, S110 - creating the Session imports them again and shows why
                 pass
-            problem = prepare_embedded(
-                first.settings, lambda text: on_loop(first.note, text.removeprefix("keel: "))
-            )
+            problem = prepare_embedded(first.settings, lambda event: on_loop(first.show, event))
             if problem:
                 on_loop(self.pool.embedded_unavailable, problem)
             on_loop(warmed.set)
@@ -101,6 +99,8 @@ class KeelApp(App[int]):
 
     async def on_unmount(self) -> None:
         await self.pool.close_all()
+        if "agent.local.endpoint" in sys.modules:  # a model worker was started: end it with the UI
+            sys.modules["agent.local.endpoint"].stop_workers()
 
 
 def initial_settings(config: KeelConfig, cwd: Path, history: list[AnyEvent]) -> SessionSettings:

@@ -79,6 +79,7 @@ class SessionStats:
     context_window: int = 0
     cost: float | None = None
     steps: int = 0
+    activity: str = ""  # what a local model is busy with before it answers (loading, reading the prompt)
 
 
 @dataclass
@@ -89,6 +90,7 @@ class Transcript:
     entries: list[Entry] = field(default_factory=list)
     _streaming: int | None = None
     _tools: dict[str, int] = field(default_factory=dict)
+    _assembled: bool = False
 
     def add(self, entry: Entry) -> Change:
         self.entries.append(entry)
@@ -104,7 +106,11 @@ class Transcript:
     def apply(self, event: Any) -> list[Change]:
         """Fold in one core event (dispatched on its `type`, so no core module is imported here)."""
         handler = getattr(self, "_on_" + event.type.replace(".", "_"), None)
-        return handler(event) if handler else []
+        changes = handler(event) if handler else []
+        if self.stats.activity and event.type != "model.progress":
+            self.stats.activity = ""  # the model answered, or the turn ended
+            changes.append(Change("stats"))
+        return changes
 
     # ------------------------------------------------------------ one handler per event type
 
@@ -162,6 +168,25 @@ class Transcript:
             f"{event.delay:.1f}s ({event.attempt}/{event.max_attempts})"
         )
         changes.append(self.note(text, "warning"))
+        return changes
+
+    def _on_model_progress(self, event: Any) -> list[Change]:
+        """The local model getting ready or reading a long prompt: the status says so; assembling the
+        model file (once, seconds) and the model being ready after it are said in the transcript too."""
+        changes = [Change("stats")]
+        if event.stage == "assembling":
+            self._assembled = True
+            self.stats.activity = "assembling the model"
+            changes.append(self.note(event.message))
+        elif event.stage == "loading":
+            self.stats.activity = "loading the model"
+        elif event.stage == "prompt":
+            self.stats.activity = f"reading the prompt {fmt.percent(event.done, event.total)}"
+        else:
+            self.stats.activity = ""
+            if self._assembled:
+                self._assembled = False
+                changes.append(self.note(event.message or "the model is ready", "success"))
         return changes
 
     def _on_approval_requested(self, event: Any) -> list[Change]:

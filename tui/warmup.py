@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from agent.protocol import ModelProgress
     from agent.settings import SessionSettings
 
 _frozen_stages: set[str] = set()
@@ -35,9 +36,10 @@ def warm_up_core() -> None:
     freeze_loaded_objects("core")
 
 
-def prepare_embedded(settings: SessionSettings, progress: Callable[[str], None]) -> str | None:
-    """Make the embedded model ready when the settings use it (assembled once, seconds); why it cannot run, else None."""
-    from agent.local.assemble import LocalModelUnavailable
+def prepare_embedded(settings: SessionSettings, progress: Callable[[ModelProgress], None]) -> str | None:
+    """Start the embedded model's worker when the settings use it (it then assembles the file once, and loads
+    it, telling `progress`); why it cannot run here, else None."""
+    from agent.errors import KeelError
     from agent.local.spec import is_embedded
 
     if not is_embedded(settings.model):
@@ -46,6 +48,6 @@ def prepare_embedded(settings: SessionSettings, progress: Callable[[str], None])
 
     try:
         prepare_embedded_model(settings.context_window, progress)
-    except (LocalModelUnavailable, OSError) as exc:
+    except (KeelError, OSError) as exc:
         return str(exc)
     return None

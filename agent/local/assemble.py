@@ -105,6 +105,18 @@ def check_model_file(path: Path) -> str | None:
     return None
 
 
+def model_problem(path: Path) -> str | None:
+    """None when the model at path can be used (verified there, or its pieces installed to assemble it);
+    otherwise what is missing and how to install it. Hashes nothing."""
+    if path.is_file() and path.stat().st_size == EXPECTED_SIZE and _stamp_matches(path):
+        return None
+    try:
+        find_pieces()
+    except LocalModelUnavailable as exc:
+        return str(exc)
+    return None
+
+
 def model_status() -> ModelFileStatus:
     """A cheap look (no hashing): are the pieces installed, is the file there with a valid stamp."""
     path = model_path()

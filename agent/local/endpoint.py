@@ -1,48 +1,50 @@
-"""Makes the embedded model ready: llama.cpp importable, the GGUF assembled and verified, the provider registered."""
+"""Makes the embedded model ready: its worker process started, which imports llama.cpp and finds the GGUF.
+
+Assembling the file (the first time) and loading it go on in the worker after that; their progress reaches
+the listener given here and, as `model.progress` events, the first request that waits for them.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
-from agent.local.assemble import Progress, ensure_model_file
-from agent.local.engine import LocalEngine, import_llama_cpp
-from agent.local.provider import register
 from agent.local.spec import EmbeddedEndpoint, describe_embedded
+from agent.local.worker_client import ModelWorker, progress_event
+from agent.protocol import ModelProgress
 
-_engines: dict[Path, LocalEngine] = {}
-_registered: list[LocalEngine] = []  # the engine litellm's provider serves now (at most one)
+_workers: dict[tuple[Path, int], ModelWorker] = {}
 
 
-def _to_stderr(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+def embedded_worker(endpoint: EmbeddedEndpoint) -> ModelWorker:
+    """The one worker of this process for the endpoint's file and context size (not started yet, maybe)."""
+    key = (endpoint.path, endpoint.context_window)
+    worker = _workers.get(key)
+    if worker is None:
+        worker = _workers[key] = ModelWorker(*key)
+    return worker
 
 
 def prepare_embedded_model(
-    context_window: int | None = None, progress: Progress = _to_stderr
+    context_window: int | None = None, progress: Callable[[ModelProgress], None] | None = None
 ) -> EmbeddedEndpoint:
-    """Check llama-cpp-python, assemble or verify the GGUF, register the provider; LocalModelUnavailable (exit 2)
-    says how to install what is missing. The model itself loads on the first request. Made ready once
-    a process: asked again (the TUI's warm-up, then each session it starts), it returns at once."""
+    """Start the embedded model's worker (once a process; asked again, it returns at once).
+    LocalModelUnavailable (exit 2) says how to install what is missing; `progress` hears each stage."""
     endpoint = describe_embedded(context_window)
-    engine = _engines.get(endpoint.path)
-    if engine in _registered and engine.context_tokens == endpoint.context_window:
-        return endpoint
-    import_llama_cpp()
-    path = ensure_model_file(progress=progress, target=endpoint.path)
-    if engine is None or engine.context_tokens != endpoint.context_window:
-        engine = _engines[path] = LocalEngine(path, context_tokens=endpoint.context_window)
-    register(engine)
-    _registered[:] = [engine]
+    worker = embedded_worker(endpoint)
+    if progress is not None:
+        worker.listen(lambda message: progress(progress_event(message)))
+    worker.start()
     return endpoint
 
 
-def embedded_engine(endpoint: EmbeddedEndpoint) -> LocalEngine:
-    """The engine serving an endpoint that prepare_embedded_model returned in this process."""
-    return _engines[endpoint.path]
+def stop_workers() -> None:
+    """End every model worker of this process (the UI closes; a test ends)."""
+    for worker in _workers.values():
+        worker.stop()
 
 
 async def ensure_embedded_model(context_window: int | None = None) -> EmbeddedEndpoint:
-    """prepare_embedded_model off the event loop (assembling the file takes seconds the first time)."""
+    """prepare_embedded_model off the event loop (starting the worker takes a moment)."""
     return await asyncio.to_thread(prepare_embedded_model, context_window)

@@ -1,4 +1,8 @@
-"""The embedded model in this process: llama-cpp-python, the model's own chat template with tools, async streaming."""
+"""The embedded model inside its worker process: llama-cpp-python, the model's own chat template with tools,
+async streaming, and progress while a long prompt is read.
+
+Only agent.local.worker loads this module's engine: llama.cpp never runs in a process that must survive.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,9 @@ import json
 import os
 import queue
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -20,8 +25,10 @@ from agent.local.spec import DEFAULT_CONTEXT_TOKENS
 DEFAULT_MAX_REPLY_TOKENS = 1_024
 STATE_CACHE_BYTES = 1 << 30
 STOP_STRINGS = ["<|im_end|>", "<|endoftext|>"]
+PREFILL_REPORT_MIN = 768  # prompts with fewer new tokens are read without progress reports
 _END = object()
 T = TypeVar("T")
+PromptProgress = Callable[[int, int], None]
 
 
 class PromptTooLong(Exception):
@@ -35,6 +42,34 @@ def import_llama_cpp() -> Any:
     except ImportError as exc:
         raise LocalModelUnavailable(f"llama-cpp-python is not installed ({exc}); {INSTALL_HINT}") from None
     return llama_cpp
+
+
+def extra_buffer_types_wanted() -> bool:
+    """llama.cpp's extra weight buffers (repacking, AMX) stay off unless KEEL_LOCAL_EXTRA_BUFFERS=1.
+
+    On Xeons with AMX, a natively built llama.cpp puts the weights in its AMX buffer and crashes (SIGSEGV in
+    `ldtilecfg`) on the first decode; without extra buffers that code path is never reached.
+    """
+    return os.environ.get("KEEL_LOCAL_EXTRA_BUFFERS", "0") == "1"
+
+
+@contextmanager
+def model_params_without_extra_buffers(llama_cpp: Any) -> Iterator[None]:
+    """While a Llama is built, its model parameters come with `use_extra_bufts` off (Llama() has no flag)."""
+    native = llama_cpp.llama_cpp
+    original = native.llama_model_default_params
+
+    def defaults() -> Any:
+        params = original()
+        if hasattr(params, "use_extra_bufts"):
+            params.use_extra_bufts = False
+        return params
+
+    native.llama_model_default_params = defaults
+    try:
+        yield
+    finally:
+        native.llama_model_default_params = original
 
 
 def thread_counts() -> tuple[int, int]:
@@ -153,13 +188,15 @@ class LocalEngine:
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         decode_threads, batch_threads = thread_counts()
-        llama = llama_cpp.Llama(
-            model_path=str(self.path),
-            n_ctx=self.context_tokens,
-            n_threads=decode_threads,
-            n_threads_batch=batch_threads,
-            verbose=False,
-        )
+        guard = nullcontext() if extra_buffer_types_wanted() else model_params_without_extra_buffers(llama_cpp)
+        with guard:
+            llama = llama_cpp.Llama(
+                model_path=str(self.path),
+                n_ctx=self.context_tokens,
+                n_threads=decode_threads,
+                n_threads_batch=batch_threads,
+                verbose=False,
+            )
         template = llama.metadata.get("tokenizer.chat_template")
         if not template:
             raise LocalModelUnavailable(f"{self.path} has no chat template; it is not the embedded model")
@@ -171,6 +208,10 @@ class LocalEngine:
             stop_token_ids=[eos],
         )
         self._llama = llama
+
+    async def ready(self) -> None:
+        """Load the model on the engine's thread."""
+        await self._worker.run(self.load)
 
     def prompt_tokens(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, continuation: str = ""
@@ -194,6 +235,30 @@ class LocalEngine:
             from llama_cpp import LlamaRAMCache
 
             llama.set_cache(LlamaRAMCache(capacity_bytes=STATE_CACHE_BYTES))
+
+    def _prefill(self, tokens: list[int], report: PromptProgress, stop: threading.Event) -> None:
+        """Evaluate a long prompt's new tokens batch by batch, reporting each; create_completion then finds
+        them evaluated and reads only the last one. Short prompts are left to create_completion."""
+        llama = self._llama
+        if llama.cache is not None:  # as create_completion would: start from the closest saved state
+            try:
+                saved = llama.cache[tokens]
+            except KeyError:
+                saved = None
+            current = llama.longest_token_prefix(llama.input_ids[: llama.n_tokens].tolist(), tokens)
+            if saved is not None and llama.longest_token_prefix(saved.input_ids.tolist(), tokens) > current:
+                llama.load_state(saved)
+        start = llama.longest_token_prefix(llama.input_ids[: llama.n_tokens].tolist(), tokens)
+        end = len(tokens) - 1
+        if end - start < PREFILL_REPORT_MIN:
+            return
+        llama.n_tokens = start
+        report(0, end - start)
+        for batch_start in range(start, end, llama.n_batch):
+            if stop.is_set():
+                return
+            llama.eval(tokens[batch_start : min(end, batch_start + llama.n_batch)])
+            report(llama.n_tokens - start, end - start)
 
     def _call_openers(self) -> set[int]:
         """Tokens a tool call starts with (`{`, `<tool_call>`, a fence) or blank ones; found once per model."""
@@ -228,9 +293,10 @@ class LocalEngine:
         counts: Generation,
         sampling: Sampling = Sampling(),
         continuation: str = "",
+        on_prompt: PromptProgress | None = None,
     ) -> AsyncIterator[str]:
         """Text pieces of the reply (after `continuation`, its given start) as the model produces them; the
-        decoding runs on a worker thread."""
+        decoding runs on the engine's thread. `on_prompt(done, total)` hears how a long prompt's reading goes."""
         loop = asyncio.get_running_loop()
         tokens = await self._worker.run(lambda: self.prompt_tokens(messages, tools, continuation))
         room = self.context_tokens - len(tokens)
@@ -254,6 +320,10 @@ class LocalEngine:
         def generate() -> None:
             try:
                 self._keep_states_if_switching(tokens)
+                if on_prompt is not None:
+                    self._prefill(tokens, on_prompt, stop)
+                if stop.is_set():
+                    return
                 pieces = self._llama.create_completion(
                     tokens, max_tokens=limit, temperature=sampling.temperature, seed=sampling.seed,
                     repeat_penalty=sampling.repeat_penalty,

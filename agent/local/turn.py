@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from agent.local.compact_tools import call_schema
-from agent.local.engine import Generation, LocalEngine, Sampling
+from agent.local.engine import Generation, LocalEngine, PromptProgress, Sampling
 from agent.local.reply_split import ReplySplitter, unwrap_nested_call
 from agent.text_protocol import MalformedToolCall, ParsedCall, parse_tool_calls
 from prompts import render
@@ -62,11 +62,13 @@ class LocalTurn:
     """Generates one reply; iterate `prose()`, then read `calls`."""
 
     def __init__(self, engine: LocalEngine, messages: list[dict[str, Any]],
-                 tools: list[dict[str, Any]] | None, sampling: Sampling) -> None:
+                 tools: list[dict[str, Any]] | None, sampling: Sampling,
+                 on_prompt: PromptProgress | None = None) -> None:
         self.engine = engine
         self.messages = messages
         self.tools = tools
         self.sampling = sampling
+        self.on_prompt = on_prompt
         self.counts = Generation()
         self.calls: list[ParsedCall] = []
 
@@ -75,7 +77,8 @@ class LocalTurn:
 
         Without tools (keel's text protocol) a call stays in the text, where the loop reads it."""
         splitter = ReplySplitter()
-        async with aclosing(self.engine.stream(self.messages, self.tools, self.counts, self.sampling)) as pieces:
+        stream = self.engine.stream(self.messages, self.tools, self.counts, self.sampling, on_prompt=self.on_prompt)
+        async with aclosing(stream) as pieces:
             async for piece in pieces:
                 if shown := splitter.feed(piece):
                     yield shown

@@ -22,7 +22,7 @@ def status_text(name: str, stats: SessionStats) -> Text:
         context,
         f"budget {fmt.tokens(stats.used)}/{fmt.tokens(stats.budget)}",
         fmt.cost(stats.cost),
-        stats.status,
+        f"{stats.status} · {stats.activity}" if stats.activity else stats.status,
     ]
     text = Text()
     for position, part in enumerate(parts):
