@@ -214,3 +214,16 @@ async def test_the_tui_answers_on_the_embedded_model_with_nothing_configured(ass
         assert any(tool.state == "ok" for tool in tools), tools
         [*_, answer] = [e for e in handle.transcript.entries if isinstance(e, AssistantEntry)]
         assert any(name in answer.text for name in PROJECT), answer
+
+
+AMX_BUILD = "CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 1 | AVX512_VNNI = 1 | AMX_INT8 = 1 | OPENMP = 1 | REPACK = 1 |"
+PLAIN_BUILD = "CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 1 | AVX512_VNNI = 1 | OPENMP = 1 | REPACK = 1 |"
+
+
+def test_extra_weight_buffers_are_off_only_for_a_build_with_amx_kernels_unless_set():
+    from agent.local.engine import extra_buffers_wanted
+
+    assert not extra_buffers_wanted(AMX_BUILD, None)  # the path that crashes on Xeons with AMX
+    assert extra_buffers_wanted(PLAIN_BUILD, None)  # repacked weights: prompts read several times faster
+    assert extra_buffers_wanted(AMX_BUILD, "1") and not extra_buffers_wanted(PLAIN_BUILD, "0")
+    assert not extra_buffers_wanted(AMX_BUILD, "")

@@ -44,13 +44,17 @@ def import_llama_cpp() -> Any:
     return llama_cpp
 
 
-def extra_buffer_types_wanted() -> bool:
-    """llama.cpp's extra weight buffers (repacking, AMX) stay off unless KEEL_LOCAL_EXTRA_BUFFERS=1.
+def extra_buffers_wanted(system_info: str, setting: str | None) -> bool:
+    """Whether llama.cpp may put the weights in its extra buffer types (repacked for faster kernels).
 
-    On Xeons with AMX, a natively built llama.cpp puts the weights in its AMX buffer and crashes (SIGSEGV in
-    `ldtilecfg`) on the first decode; without extra buffers that code path is never reached.
+    Yes, unless this build of llama.cpp has AMX kernels: on Xeons with AMX a natively built llama.cpp puts the
+    weights in its AMX buffer and crashes (SIGSEGV in `ldtilecfg`) on the first decode, and without extra
+    buffers that path is never reached. Elsewhere they stay on: repacked weights read prompts several times
+    faster (bench/local_model.py). KEEL_LOCAL_EXTRA_BUFFERS=0 or 1 (`setting`) decides instead.
     """
-    return os.environ.get("KEEL_LOCAL_EXTRA_BUFFERS", "0") == "1"
+    if setting in ("0", "1"):
+        return setting == "1"
+    return "AMX_INT8 = 1" not in system_info
 
 
 @contextmanager
@@ -174,6 +178,7 @@ class LocalEngine:
     _formatter: Any = None
     _openers: set[int] | None = None
     _worker: _Worker = field(default_factory=_Worker)
+    extra_buffers: bool = True  # as loaded: see extra_buffers_wanted
 
     @property
     def llama(self) -> Any:
@@ -188,7 +193,9 @@ class LocalEngine:
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         decode_threads, batch_threads = thread_counts()
-        guard = nullcontext() if extra_buffer_types_wanted() else model_params_without_extra_buffers(llama_cpp)
+        system_info = llama_cpp.llama_print_system_info().decode("utf-8", "replace")
+        self.extra_buffers = extra_buffers_wanted(system_info, os.environ.get("KEEL_LOCAL_EXTRA_BUFFERS"))
+        guard = nullcontext() if self.extra_buffers else model_params_without_extra_buffers(llama_cpp)
         with guard:
             llama = llama_cpp.Llama(
                 model_path=str(self.path),

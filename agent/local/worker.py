@@ -100,7 +100,8 @@ class Worker:
             self.unavailable = str(exc)
             self.channel.send(Unavailable(message=self.unavailable))
             return
-        self.channel.send(Progress(stage="ready", message="the embedded model is ready"))
+        aside = "" if self.engine.extra_buffers else " (llama.cpp's extra weight buffers off: prompts read slower)"
+        self.channel.send(Progress(stage="ready", message=f"the embedded model is ready{aside}"))
 
     async def _reply(self, request: Generate, ready: asyncio.Task[None]) -> None:
         try:
