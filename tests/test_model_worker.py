@@ -7,6 +7,8 @@ import os
 import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 from keel_cli import KEEL, git_repo, keel_env, run_keel
@@ -85,3 +87,33 @@ async def test_the_tui_survives_a_dead_worker_and_answers_the_next_prompt(assemb
         assert handle.stats.status == "done", handle.transcript.entries[-3:]
         assert worker_pid_of(os.getpid()) not in (None, worker)
     assert sys.modules.get("llama_cpp") is None, "llama.cpp was loaded into the test process"
+
+
+def test_the_worker_never_outlives_keel(assembled, tmp_path):
+    """keel killed outright (no chance to clean up): its worker sees its pipe close and exits."""
+    repo = git_repo(tmp_path / "repo", PROJECT)
+    keel = subprocess.Popen(
+        [KEEL, "run", PROMPT, "--output-format", "stream-json"], cwd=repo,
+        env=keel_env(linked_home(assembled[0], tmp_path / "home")),
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    assert keel.stdout is not None
+    worker = None
+    for line in keel.stdout:
+        if json.loads(line)["type"] == "model.progress":
+            worker = worker_pid_of(keel.pid)
+            break
+    assert worker is not None
+    keel.kill()
+    keel.wait()
+    deadline = time.monotonic() + 60
+    while Path(f"/proc/{worker}").exists() and _state(worker) != "Z" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not Path(f"/proc/{worker}").exists() or _state(worker) == "Z", "the worker outlived keel"
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "gone"

@@ -17,6 +17,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -86,6 +87,7 @@ class _Process:
     stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=30))
     gone: str | None = None
     ready: bool = False
+    stopping: bool = False  # keel ended it: not a crash
 
 
 class ModelWorker:
@@ -143,16 +145,22 @@ class ModelWorker:
         return process
 
     def _read_replies(self, process: _Process, stdout: IO[bytes]) -> None:
-        for line in stdout:
-            message = REPLY_ADAPTER.validate_json(line)
-            if isinstance(message, Hello | Unavailable):
-                process.said = process.said or message
-                process.hello.set()
-            if isinstance(message, Progress):
-                self._progress(process, message)
-            elif isinstance(message, Piece | Done | Failed):
-                self._deliver(message.id, message)
-        self._ended(process)
+        try:
+            for line in stdout:
+                try:
+                    message = REPLY_ADAPTER.validate_json(line)
+                except ValueError:  # not the protocol: keep it with what the worker said on stderr
+                    process.stderr_tail.append(line.decode("utf-8", "replace").rstrip())
+                    continue
+                if isinstance(message, Hello | Unavailable):
+                    process.said = process.said or message
+                    process.hello.set()
+                if isinstance(message, Progress):
+                    self._progress(process, message)
+                elif isinstance(message, Piece | Done | Failed):
+                    self._deliver(message.id, message)
+        finally:
+            self._ended(process)
 
     def _progress(self, process: _Process, message: Progress) -> None:
         if message.id is not None:
@@ -182,7 +190,7 @@ class ModelWorker:
             f"; its last words: {last_words.strip()}" if last_words and returncode else ""
         )
         process.hello.set()
-        if returncode:
+        if returncode and not process.stopping:
             record_crash(self.path, process.gone, list(process.stderr_tail))
         for reply_id in list(self._pending):
             self._deliver(reply_id, _Gone(process.gone))
@@ -245,7 +253,14 @@ class ModelWorker:
 
     @staticmethod
     def _stop(process: _Process) -> None:
-        if process.popen.poll() is None:
+        """Close its stdin (it exits at once), and kill it if it has not after a few seconds."""
+        process.stopping = True
+        if process.popen.stdin is not None:
+            with suppress(OSError):
+                process.popen.stdin.close()
+        try:
+            process.popen.wait(timeout=5)
+        except subprocess.TimeoutExpired:
             process.popen.kill()
             process.popen.wait()
 
