@@ -71,6 +71,8 @@ class TextPrinter(Printer):
 
     def handle(self, event: AnyEvent) -> None:
         super().handle(event)
+        if isinstance(event, SessionStarted) and event.sandbox.startswith(("landlock", "none")):
+            print(f"keel: sandbox: {event.sandbox}", file=self.err)
         if isinstance(event, ToolStarted):
             args = " ".join(
                 f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in event.arguments.items()
