@@ -79,7 +79,9 @@ class TextPrinter(Printer):
 
     def handle(self, event: AnyEvent) -> None:
         super().handle(event)
-        if isinstance(event, ModelProgress):
+        if isinstance(event, SessionStarted) and event.sandbox.startswith(("landlock", "none")):
+            print(f"keel: sandbox: {event.sandbox}", file=self.err)
+        elif isinstance(event, ModelProgress):
             print(f"keel: {progress_line(event)}", file=self.err, flush=True)
         elif isinstance(event, ToolStarted):
             args = " ".join(

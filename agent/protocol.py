@@ -104,6 +104,7 @@ class SessionStarted(Event):
     approval: str
     budget: int | None = None
     resumed: bool = False
+    sandbox: str = ""  # what confines run_command: "bubblewrap", "landlock (ABI 6: …)", …
 
 
 class UserMessage(Event):

@@ -48,6 +48,7 @@ from tools import default_tools
 from tools.base import Tool, ToolContext, ToolError
 from tools.fileio import remove_leftover_temp_files
 from tools.registry import ToolRegistry
+from tools.sandbox_mechanism import sandbox_mechanism
 
 
 class Session:
@@ -152,6 +153,7 @@ class Session:
                 approval=self.settings.approval,
                 budget=self.state.budget,
                 resumed=self._resumed,
+                sandbox=sandbox_mechanism(self.settings.sandbox).description,
             )
         )
         self._worker = asyncio.create_task(self._work_loop())

@@ -222,6 +222,7 @@ def _path_without_bwrap(tmp_path: Path) -> str:
 
 async def test_without_bubblewrap_the_policy_refuses(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("PATH", _path_without_bwrap(tmp_path))
+    monkeypatch.setenv("KEEL_NO_LANDLOCK", "1")  # else Landlock confines the command instead
     ctx = make_ctx(tmp_path, fallback="refuse")
     with pytest.raises(ToolError, match="bubblewrap"):
         await RunCommandTool().run(RunCommandArgs(command="echo hi"), ctx)
@@ -230,6 +231,7 @@ async def test_without_bubblewrap_the_policy_refuses(tmp_path: Path, monkeypatch
 
 async def test_without_bubblewrap_unsandboxed_runs_and_warns_once(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("PATH", _path_without_bwrap(tmp_path))
+    monkeypatch.setenv("KEEL_NO_LANDLOCK", "1")
     ctx = make_ctx(tmp_path, fallback="unsandboxed")
     first = await RunCommandTool().run(RunCommandArgs(command="echo hi"), ctx)
     second = await RunCommandTool().run(RunCommandArgs(command="echo hi"), ctx)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +61,7 @@ class JobTable:
         log_dir.mkdir(parents=True, exist_ok=True)
         self.jobs: dict[str, Job] = {}
         self.sandbox_warning_given = False
+        self._temp_dir: Path | None = None
         self._job_numbers = itertools.count(1)
         self._log_numbers = itertools.count(1)
 
@@ -69,6 +72,16 @@ class JobTable:
             ctx.jobs = cls(ctx.scratch / "commands")
             ctx.closers.append(ctx.jobs.aclose)
         return ctx.jobs
+
+    def temp_dir(self) -> Path:
+        """The session's private temp folder for Landlock-confined commands (made now, removed at close).
+
+        It lies in the system temp dir rather than keel's home so that the paths of unix sockets
+        made in it stay under the kernel's 108-byte limit.
+        """
+        if self._temp_dir is None:
+            self._temp_dir = Path(tempfile.mkdtemp(prefix="keel-tmp-"))
+        return self._temp_dir
 
     def new_log_path(self, kind: str) -> Path:
         return self.log_dir / f"{kind}-{next(self._log_numbers):04d}.log"
@@ -107,8 +120,10 @@ class JobTable:
             await asyncio.wait({job.watcher}, timeout=1.0)
 
     async def aclose(self) -> None:
-        """End every job (the session is over)."""
+        """End every job and remove the private temp folder (the session is over)."""
         await asyncio.gather(*(self.stop(job) for job in self.jobs.values()))
+        if self._temp_dir is not None:
+            shutil.rmtree(self._temp_dir, ignore_errors=True)
 
     async def _watch(self, job: Job) -> None:
         job.running.returncode = await job.running.process.wait()

@@ -88,7 +88,12 @@ class RunCommandTool(Tool[RunCommandArgs]):
         if args.background:
             table.check_capacity()
         plan = await plan_command(
-            ctx.sandbox, ctx.root, [table.log_dir], args.command, leftover_note=LEFTOVER_NOTE
+            ctx.sandbox,
+            ctx.root,
+            [table.log_dir],
+            args.command,
+            leftover_note=LEFTOVER_NOTE,
+            temp_dir=table.temp_dir,
         )
         notes = []
         if plan.warning and not table.sandbox_warning_given:
@@ -111,7 +116,7 @@ class RunCommandTool(Tool[RunCommandArgs]):
                 pass
             raise
         result = self._result(running, outcome, args.timeout)
-        notes = plan.hints(ctx.sandbox, result.output, failed=not result.ok) + notes
+        notes = notes or plan.hints(ctx.sandbox, result.output, failed=not result.ok)
         result.output = "\n".join([result.output, *notes])
         return result
 

@@ -1,8 +1,11 @@
-"""The run_command sandbox: a bubblewrap jail chosen by policy, and a clean environment without secrets.
+"""The run_command sandbox: a bubblewrap jail or Landlock rules chosen by policy, and a clean environment.
 
-Modes: `read-only` (nothing writable but a private /tmp), `workspace-write` (the workspace too, with
-its git hooks and config kept read-only), `full-access` (no jail). Every mode gets an environment
-built from an allow-list plus the variables that keep programs from prompting or paging.
+Modes: `read-only` (nothing writable but a temp area), `workspace-write` (the workspace too, with
+its git hooks and config kept read-only where the mechanism can say so), `full-access` (no jail).
+Mechanisms, in order: bubblewrap, else Landlock (tools/landlock_exec.py), else the policy's
+fallback (refuse, or run unconfined with a warning); tools/sandbox_mechanism.py says which holds.
+Every mode gets an environment built from an allow-list plus the variables that keep programs
+from prompting or paging.
 """
 
 from __future__ import annotations
@@ -12,11 +15,13 @@ import os
 import re
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from tools.base import ToolError
+from tools.landlock_exec import wrapper_argv
+from tools.sandbox_mechanism import MechanismKind, SandboxMechanism, probe_bwrap, sandbox_mechanism
 from tools.sandbox_policy import SandboxMode, SandboxPolicy
 
 NON_INTERACTIVE_ENV = {
@@ -76,9 +81,12 @@ def is_secret_name(name: str) -> bool:
 
 
 def command_environment(
-    policy: SandboxPolicy, source: Mapping[str, str], *, jailed: bool
+    policy: SandboxPolicy, source: Mapping[str, str], *, temp_dir: str | None
 ) -> dict[str, str]:
-    """The environment of a command: allowed variables from `source`, then the non-interactive ones."""
+    """The environment of a command: allowed variables from `source`, then the non-interactive ones.
+
+    `temp_dir` is the one temporary folder a confined command may write (None: not confined).
+    """
     allowed = _PASSED_THROUGH | set(policy.env_allow)
     if policy.network or policy.mode is SandboxMode.FULL_ACCESS:
         allowed |= _PROXIES
@@ -90,53 +98,37 @@ def command_environment(
     }
     env.setdefault("PATH", os.defpath)
     env.update(NON_INTERACTIVE_ENV)
-    if jailed:  # only /tmp is writable for sure: keep caches and temporary files there
-        env["TMPDIR"] = "/tmp"
-        env["XDG_CACHE_HOME"] = "/tmp/.cache"
-        env["npm_config_cache"] = "/tmp/.npm"
+    if temp_dir is not None:  # writable for sure: keep caches and temporary files there
+        env["TMPDIR"] = temp_dir
+        env["XDG_CACHE_HOME"] = f"{temp_dir}/.cache"
+        env["npm_config_cache"] = f"{temp_dir}/.npm"
     return env
-
-
-_probe_results: dict[str, str | None] = {}
 
 
 async def bwrap_problem(bwrap: str | None) -> str | None:
     """None when bubblewrap works here with the options the jail uses; otherwise why not."""
-    if bwrap is None:
-        return "bubblewrap (bwrap) is not installed"
-    if bwrap in _probe_results:
-        return _probe_results[bwrap]
-    probe = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    probe += ["--unshare-pid", "--unshare-ipc", "--unshare-net", "--die-with-parent"]
-    probe += ["--cap-drop", "ALL", "true"]
-    try:
-        process = await asyncio.create_subprocess_exec(
-            *probe,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        _, err = await asyncio.wait_for(process.communicate(), 10)
-    except (TimeoutError, OSError) as exc:
-        problem: str | None = f"bubblewrap failed to start ({exc})"
-    else:
-        message = err.decode(errors="replace").strip()
-        problem = None if process.returncode == 0 else f"bubblewrap does not work here: {message}"
-    _probe_results[bwrap] = problem
-    return problem
+    return await asyncio.to_thread(probe_bwrap, bwrap)
+
+
+def _worktree_dirs(root: Path) -> tuple[Path, Path] | None:
+    """For a git worktree (its .git is a file): its own git dir and the main repository's common dir."""
+    dotgit = root / ".git"
+    if not dotgit.is_file():
+        return None
+    gitdir = Path(dotgit.read_text().partition("gitdir:")[2].strip())
+    gitdir = gitdir if gitdir.is_absolute() else (root / gitdir)
+    commondir_file = gitdir / "commondir"
+    common = gitdir
+    if commondir_file.is_file():
+        common = gitdir / commondir_file.read_text().strip()
+    return Path(os.path.realpath(gitdir)), Path(os.path.realpath(common))
 
 
 def _git_binds(root: Path) -> list[str]:
     """Binds that keep .git/hooks and .git/config read-only (so nothing runs later outside the jail)."""
     dotgit = root / ".git"
-    if dotgit.is_file():  # a worktree: .git points at metadata kept in the main repository
-        gitdir = Path(dotgit.read_text().partition("gitdir:")[2].strip())
-        gitdir = gitdir if gitdir.is_absolute() else (root / gitdir)
-        commondir_file = gitdir / "commondir"
-        common = gitdir
-        if commondir_file.is_file():
-            common = gitdir / commondir_file.read_text().strip()
-        gitdir, common = Path(os.path.realpath(gitdir)), Path(os.path.realpath(common))
+    if worktree := _worktree_dirs(root):  # .git points at metadata kept in the main repository
+        gitdir, common = worktree
         binds = ["--ro-bind", str(dotgit), str(dotgit)]
         for writable in dict.fromkeys([common, gitdir]):
             if writable.is_dir():
@@ -206,18 +198,45 @@ exit "$status"
 """
 
 
+def landlock_writable(policy: SandboxPolicy, root: Path, temp_dir: Path) -> list[str]:
+    """What a Landlock-confined command may write: its temp dir and /dev, in workspace-write more.
+
+    Landlock cannot exempt a subfolder of a writable folder, so in a repository whose .git folder
+    lies in the workspace, .git/hooks and .git/config stay writable: granting the workspace entry
+    by entry instead would forbid new files at its top and git's own lock files in .git. A git
+    worktree keeps them read-only: they live in the main repository, of which only the folders
+    but hooks/ and worktrees/ are granted, plus the worktree's own git dir (its .git file, in the
+    workspace, stays writable).
+    """
+    paths = [str(temp_dir), "/dev"]  # null, tty, pts, shm; the owner's permissions still apply
+    if policy.mode is not SandboxMode.WORKSPACE_WRITE:
+        return paths
+    paths.append(str(root))
+    extras = [os.path.realpath(extra) for extra in policy.writable_roots]
+    paths += [extra for extra in extras if os.path.isdir(extra)]
+    if (worktree := _worktree_dirs(root)) and worktree[1].is_dir():
+        gitdir, common = worktree
+        shared = [entry for entry in common.iterdir() if entry.name not in ("hooks", "worktrees")]
+        paths += [str(gitdir), *(str(entry) for entry in shared if entry.is_dir())]
+    return paths
+
+
 @dataclass
 class CommandPlan:
-    """How to run one command: the argv, its environment, and a warning to pass on (once)."""
+    """How to run one command: the argv, its environment, the mechanism, and a note to pass on (once)."""
 
     argv: list[str]
     env: dict[str, str]
-    jailed: bool
+    mechanism: SandboxMechanism
     warning: str | None = None
 
     def hints(self, policy: SandboxPolicy, output: str, *, failed: bool) -> list[str]:
         """What the sandbox may have had to do with errors in the command's output."""
-        if not self.jailed:
+        if self.mechanism.kind is MechanismKind.LANDLOCK:
+            if "Permission denied" not in output:
+                return []
+            return [f"note: {_landlock_limits(policy, self.mechanism)}."]
+        if self.mechanism.kind is not MechanismKind.BUBBLEWRAP:
             return []
         hints = []
         if "Read-only file system" in output:
@@ -233,32 +252,61 @@ class CommandPlan:
         return hints
 
 
+def _landlock_limits(policy: SandboxPolicy, mechanism: SandboxMechanism) -> str:
+    """What a Landlock-confined command may not do, in a sentence for the model."""
+    places = (
+        "the workspace and $TMPDIR" if policy.mode is SandboxMode.WORKSPACE_WRITE else "$TMPDIR"
+    )
+    limits = f"the {policy.mode.value} sandbox lets commands write only {places} (not /tmp)"
+    if mechanism.tcp_denied and not policy.network:
+        limits += " and denies every TCP connection and listening socket, loopback included"
+    return limits
+
+
 async def plan_command(
-    policy: SandboxPolicy, root: Path, readable: list[Path], command: str, *, leftover_note: str
+    policy: SandboxPolicy,
+    root: Path,
+    readable: list[Path],
+    command: str,
+    *,
+    leftover_note: str,
+    temp_dir: Callable[[], Path],
 ) -> CommandPlan:
     """How to run a shell command as the policy says; a ToolError when the policy refuses to run it.
 
-    `leftover_note` is printed (to stderr) by a jailed command that left background processes.
+    `leftover_note` is printed (to stderr) by a jailed command that left background processes;
+    `temp_dir` gives the private temp folder of a Landlock-confined command (made on first use).
     """
     shell = shutil.which("bash") or "/bin/sh"
     plain = [shell, "-c", command]
-    if policy.mode is SandboxMode.FULL_ACCESS:
-        return CommandPlan(plain, command_environment(policy, os.environ, jailed=False), False)
-    bwrap = shutil.which("bwrap")
-    problem = await bwrap_problem(bwrap)
-    if problem is None and bwrap is not None:
-        env = command_environment(policy, os.environ, jailed=True)
+    mechanism = await asyncio.to_thread(sandbox_mechanism, policy)
+    if mechanism.kind is MechanismKind.OFF:
+        return CommandPlan(plain, command_environment(policy, os.environ, temp_dir=None), mechanism)
+    if mechanism.kind is MechanismKind.BUBBLEWRAP:
+        bwrap = shutil.which("bwrap") or "bwrap"
+        env = command_environment(policy, os.environ, temp_dir="/tmp")
         wrapped = [shell, "-c", _JAILED_SHELL, shell, command, leftover_note]
-        return CommandPlan(jail_argv(bwrap, policy, root, readable, wrapped), env, True)
-    if policy.fallback == "refuse":
+        return CommandPlan(jail_argv(bwrap, policy, root, readable, wrapped), env, mechanism)
+    if mechanism.kind is MechanismKind.LANDLOCK:
+        temp = temp_dir()
+        argv = wrapper_argv(
+            landlock_writable(policy, root, temp), deny_network=not policy.network, command=plain
+        )
+        env = command_environment(policy, os.environ, temp_dir=str(temp))
+        note = (
+            f"note: commands run under {mechanism.description}, as {mechanism.missing}: "
+            f"{_landlock_limits(policy, mechanism)}; $TMPDIR is {temp}"
+        )
+        return CommandPlan(argv, env, mechanism, note)
+    if mechanism.kind is MechanismKind.REFUSED:
         raise ToolError(
-            f"the {policy.mode.value} sandbox is unavailable ({problem}) and the sandbox policy "
-            "refuses to run commands without it; install bubblewrap (apt-get install bubblewrap) "
-            "or set the sandbox mode to full-access"
+            f"the {policy.mode.value} sandbox is unavailable ({mechanism.missing}) and the sandbox "
+            "policy refuses to run commands without it; install bubblewrap (apt-get install "
+            "bubblewrap) or set the sandbox mode to full-access"
         )
     warning = (
-        f"warning: {problem}, so commands run WITHOUT the {policy.mode.value} sandbox "
+        f"warning: {mechanism.missing}, so commands run WITHOUT the {policy.mode.value} sandbox "
         "(install bubblewrap to confine them)"
     )
-    env = command_environment(policy, os.environ, jailed=False)
-    return CommandPlan(plain, env, False, warning)
+    env = command_environment(policy, os.environ, temp_dir=None)
+    return CommandPlan(plain, env, mechanism, warning)

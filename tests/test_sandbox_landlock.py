@@ -1,0 +1,249 @@
+"""run_command without bubblewrap: Landlock confines writes and TCP, background jobs too, and keel says so.
+
+Every test hides bwrap itself (CI installs it) by putting on PATH, in place of each folder that
+holds it, a folder of links to everything else there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from keel_cli import git_repo, run_keel
+from scripted_server import Reply, ScriptedToolCall
+
+from tools.base import ToolContext
+from tools.job_output import JobOutputArgs, JobOutputTool
+from tools.run_command import RunCommandArgs, RunCommandTool
+from tools.sandbox_mechanism import (
+    NO_LANDLOCK_ENV,
+    MechanismKind,
+    probe_landlock,
+    sandbox_mechanism,
+)
+from tools.sandbox_policy import SandboxMode, SandboxPolicy
+
+PY = sys.executable
+
+
+@pytest.fixture(scope="session")
+def path_without_bwrap(tmp_path_factory) -> str:
+    """PATH as it is, with every folder that holds bwrap replaced by links to its other programs."""
+    farms: dict[str, str] = {}
+    entries = []
+    for entry in os.environ["PATH"].split(os.pathsep):
+        if not os.path.isfile(os.path.join(entry, "bwrap")):
+            entries.append(entry)
+            continue
+        real = os.path.realpath(entry)
+        if real not in farms:
+            farm = tmp_path_factory.mktemp("bin")
+            for name in os.listdir(real):
+                if name != "bwrap":
+                    os.symlink(os.path.join(real, name), farm / name)
+            farms[real] = str(farm)
+        entries.append(farms[real])
+    return os.pathsep.join(entries)
+
+
+@pytest.fixture
+def landlock_abi(path_without_bwrap: str, monkeypatch) -> int:
+    """bwrap hidden, and the Landlock ABI of this kernel (the test is skipped without Landlock)."""
+    monkeypatch.setenv("PATH", path_without_bwrap)
+    monkeypatch.delenv(NO_LANDLOCK_ENV, raising=False)
+    abi = probe_landlock()
+    if isinstance(abi, str):
+        pytest.skip(f"no Landlock here: {abi}")
+    return abi
+
+
+@pytest.fixture
+def outside(tmp_path: Path):
+    """A file in the real /tmp, outside the workspace, that no test command may create."""
+    path = Path("/tmp") / f"keel-outside-{uuid.uuid4().hex}"
+    yield path
+    path.unlink(missing_ok=True)
+
+
+def make_ctx(tmp_path: Path, **policy) -> ToolContext:
+    workspace = tmp_path / "ws"
+    workspace.mkdir(exist_ok=True)
+    return ToolContext(
+        root=workspace, scratch=tmp_path / "scratch", sandbox=SandboxPolicy(**policy)
+    )
+
+
+async def run(ctx: ToolContext, command: str) -> str:
+    result = await RunCommandTool().run(RunCommandArgs(command=command, timeout=60), ctx)
+    return result.output
+
+
+async def test_a_write_to_the_real_tmp_is_denied_and_the_workspace_write_works(
+    landlock_abi, tmp_path: Path, outside: Path
+):
+    ctx = make_ctx(tmp_path)
+    first = await run(
+        ctx, f"echo in > inside.txt; echo x > {outside}; echo t > $TMPDIR/t && cat $TMPDIR/t"
+    )
+    mechanism = sandbox_mechanism(ctx.sandbox)
+    print(f"\nmechanism: {mechanism}; /tmp write blocked: {not outside.exists()}")
+    assert not outside.exists() and "Permission denied" in first
+    assert (ctx.root / "inside.txt").read_text() == "in\n"
+    assert mechanism.kind is MechanismKind.LANDLOCK and mechanism.landlock_abi == landlock_abi
+    assert f"commands run under landlock (ABI {landlock_abi}" in first  # named once, first time
+    assert "\nt\n" in f"\n{first}"  # the private temp dir ($TMPDIR) is writable
+    second = await run(ctx, "echo again")
+    temp_dir = ctx.jobs.temp_dir()
+    await ctx.aclose()
+    assert "landlock" not in second
+    assert not temp_dir.exists()  # removed with the session
+
+
+async def test_read_only_mode_allows_only_the_temp_dir_and_dev(
+    landlock_abi, tmp_path: Path, outside: Path
+):
+    ctx = make_ctx(tmp_path, mode=SandboxMode.READ_ONLY)
+    (ctx.root / "kept.txt").write_text("original\n")
+    output = await run(
+        ctx,
+        f"cat kept.txt; echo changed > kept.txt; echo x > {outside}; "
+        "echo scratch > $TMPDIR/x && cat $TMPDIR/x; echo quiet > /dev/null && echo dev-ok",
+    )
+    await ctx.aclose()
+    print(f"\n{output}")
+    assert (ctx.root / "kept.txt").read_text() == "original\n" and not outside.exists()
+    assert "original" in output and "scratch" in output and "dev-ok" in output
+    assert "lets commands write only $TMPDIR" in output
+
+
+async def _serve(connections: list[int]) -> asyncio.Server:
+    async def greet(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(1)
+        writer.write(b"hello from the host\n")
+        await writer.drain()
+        writer.close()
+
+    return await asyncio.start_server(greet, "127.0.0.1", 0)
+
+
+@pytest.mark.parametrize("network", [False, True], ids=["network-off", "network-on"])
+async def test_tcp_to_loopback_follows_the_network_setting(landlock_abi, tmp_path: Path, network):
+    if landlock_abi < 4:
+        pytest.skip(f"Landlock ABI {landlock_abi} has no TCP rules (they need ABI 4)")
+    connections: list[int] = []
+    server = await _serve(connections)
+    port = server.sockets[0].getsockname()[1]
+    client = (
+        f"import socket; s = socket.create_connection(('127.0.0.1', {port}), timeout=5); "
+        "print(s.recv(100).decode())"
+    )
+    ctx = make_ctx(tmp_path, network=network)
+    try:
+        output = await run(ctx, f'{PY} -c "{client}"')
+    finally:
+        server.close()
+        await ctx.aclose()
+    reached = "hello from the host" in output
+    description = sandbox_mechanism(ctx.sandbox).description
+    print(f"\n{description}: loopback connection {'made' if reached else 'refused'}")
+    assert reached == network and bool(connections) == network
+    assert ("TCP denied" in description) != network
+    if not network:
+        assert "PermissionError" in output and "denies every TCP connection" in output
+
+
+async def test_background_jobs_are_confined_too(landlock_abi, tmp_path: Path, outside: Path):
+    ctx = make_ctx(tmp_path)
+    started = await RunCommandTool().run(
+        RunCommandArgs(
+            command=f"echo x > {outside}; echo in > bg.txt; exec sleep 60", background=True
+        ),
+        ctx,
+    )
+    for _ in range(200):
+        if (ctx.root / "bg.txt").exists():
+            break
+        await asyncio.sleep(0.05)
+    stopped = await JobOutputTool().run(JobOutputArgs(job_id="job1", stop=True), ctx)
+    await ctx.aclose()
+    print(f"\n{started.output}\n{stopped.output}")
+    assert (ctx.root / "bg.txt").read_text() == "in\n"
+    assert not outside.exists()
+    assert "Permission denied" in started.output + stopped.output
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout
+
+
+COMMIT = "git add -A && git -c user.name=t -c user.email=t@example.com commit -q -m"
+
+
+async def test_git_commits_work_and_a_worktree_keeps_hooks_and_config_read_only(
+    landlock_abi, tmp_path: Path
+):
+    main = git_repo(tmp_path / "main", {"a.txt": "a\n"})
+    in_main = ToolContext(root=main, scratch=tmp_path / "scratch-main", sandbox=SandboxPolicy())
+    await run(in_main, f"echo b > b.txt && {COMMIT} in-main")
+    await in_main.aclose()
+    git(main, "worktree", "add", "-q", str(tmp_path / "ws"), "-b", "agent")
+    ctx = make_ctx(tmp_path)
+    output = await run(
+        ctx,
+        f"echo c > c.txt && {COMMIT} in-worktree && echo committed; "
+        f"echo 'echo pwned' > {main}/.git/hooks/post-checkout; "
+        f"echo '[alias] pwned = x' >> {main}/.git/config",
+    )
+    await ctx.aclose()
+    print(f"\n{output}")
+    assert "in-main" in git(main, "log", "--oneline", "main")
+    assert "committed" in output and "in-worktree" in git(main, "log", "--oneline", "agent")
+    assert not (main / ".git/hooks/post-checkout").exists()
+    assert "pwned" not in (main / ".git/config").read_text()
+
+
+async def test_without_bubblewrap_or_landlock_the_fallback_applies(
+    path_without_bwrap: str, tmp_path: Path, monkeypatch
+):
+    monkeypatch.setenv("PATH", path_without_bwrap)
+    monkeypatch.setenv(NO_LANDLOCK_ENV, "1")
+    unsandboxed = sandbox_mechanism(SandboxPolicy())
+    refused = sandbox_mechanism(SandboxPolicy(fallback="refuse"))
+    off = sandbox_mechanism(SandboxPolicy(mode=SandboxMode.FULL_ACCESS))
+    print(f"\n{unsandboxed}\n{refused}\n{off}")
+    assert unsandboxed.kind is MechanismKind.UNSANDBOXED
+    assert unsandboxed.description.startswith("none (unsandboxed: bubblewrap (bwrap) is not")
+    assert NO_LANDLOCK_ENV in unsandboxed.description
+    assert refused.kind is MechanismKind.REFUSED and off.description == "off (full-access)"
+
+
+def test_keel_run_names_the_mechanism_and_confines_run_command(
+    landlock_abi, scripted_server, tmp_path: Path, outside: Path
+):
+    command = f"echo x > {outside}; echo in > inside.txt"
+    server = scripted_server(
+        [
+            Reply(
+                tool_calls=[ScriptedToolCall(name="run_command", arguments={"command": command})]
+            ),
+            Reply(text="done"),
+        ]
+    )
+    repo = git_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    home = tmp_path / "home"
+    result = run_keel(
+        "run", "--model", "openai/any", "--api-base", server.url, "do it", cwd=repo, home=home
+    )
+    print(f"\n{result.stderr}")
+    assert result.returncode == 0, result.stderr
+    assert f"keel: sandbox: landlock (ABI {landlock_abi}: writes confined" in result.stderr
+    assert (repo / "inside.txt").exists() and not outside.exists()
+    log = next((home / "sessions").glob("*.jsonl")).read_text().splitlines()[0]
+    assert f'"sandbox":"landlock (ABI {landlock_abi}' in log
