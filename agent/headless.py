@@ -95,7 +95,7 @@ class TextPrinter(Printer):
         if finished.final_message:
             print(finished.final_message, file=self.out)
         if finished.status == "error":
-            print(f"keel: error: {finished.reason}", file=self.err)
+            print(f"keel: error: {finished.reason}. Resume with: keel run --resume {self.session_id}", file=self.err)
         elif finished.status != "completed":
             print(
                 f"keel: stopped ({finished.status}): {finished.reason}. "

@@ -66,14 +66,14 @@ class _Pending:
 
 
 def describe_exit(returncode: int) -> str:
-    """`signal SIGSEGV (Segmentation fault)` or `exit code 3`."""
+    """`SIGSEGV, segmentation fault` or `exit code 3`."""
     if returncode < 0:
         number = -returncode
         try:
             name = signal.Signals(number).name
         except ValueError:
             name = f"signal {number}"
-        return f"{name} ({signal.strsignal(number) or 'signal'})"
+        return f"{name}, {(signal.strsignal(number) or 'signal').lower()}"
     return f"exit code {returncode}"
 
 
@@ -84,7 +84,7 @@ class _Process:
     popen: subprocess.Popen[bytes]
     hello: threading.Event = field(default_factory=threading.Event)
     said: Hello | Unavailable | None = None
-    stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=30))
+    stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=200))
     gone: str | None = None
     ready: bool = False
     stopping: bool = False  # keel ended it: not a crash
@@ -185,9 +185,9 @@ class ModelWorker:
     def _ended(self, process: _Process) -> None:
         """The worker's stdout closed: it exited or was killed. Every reply still open fails, once."""
         returncode = process.popen.wait()
-        last_words = next((line for line in reversed(process.stderr_tail) if line.strip()), "")
+        last_words = _last_words(process.stderr_tail) if returncode else ""
         process.gone = f"the embedded model's worker process died ({describe_exit(returncode)})" + (
-            f"; its last words: {last_words.strip()}" if last_words and returncode else ""
+            f"; it said: {last_words}" if last_words else ""
         )
         process.hello.set()
         if returncode and not process.stopping:
@@ -268,8 +268,7 @@ class ModelWorker:
 def _error_of(message: Failed | _Gone) -> ProviderError:
     if isinstance(message, _Gone):
         return ModelWorkerDied(
-            f"{message.message}; keel is unharmed and starts a new worker for the next request "
-            "(continue with `keel run --resume ID`, or send the next prompt)",
+            f"{message.message}; keel is unharmed and starts a new worker for the next request",
             "ModelWorkerDied",
         )
     if message.kind == "prompt_too_long":
@@ -277,6 +276,18 @@ def _error_of(message: Failed | _Gone) -> ProviderError:
     if message.kind == "unavailable":
         return ProviderError(message.message, "LocalModelUnavailable")
     return ProviderError(f"the embedded model failed: {message.message}", "LocalModelError")
+
+
+_NOT_WORDS = ("File ", "Thread 0x", "Current thread", "Extension modules", "Stack (most recent")
+
+
+def _last_words(stderr_tail: deque[str]) -> str:
+    """What a dying worker said that a person can use: Python's fatal error line, else its last message
+    (not a traceback frame)."""
+    lines = [line.strip() for line in stderr_tail if line.strip()]
+    fatal = [line for line in lines if line.startswith("Fatal Python error")]
+    said = [line for line in lines if not line.startswith(_NOT_WORDS)]
+    return (fatal or said or [""])[-1]
 
 
 def progress_event(message: Progress) -> ModelProgress:
@@ -309,7 +320,7 @@ def _crash_record_path(model: Path) -> Path:
 
 
 def record_crash(model: Path, what: str, stderr_tail: list[str]) -> None:
-    crash = WorkerCrash(time=time.strftime("%Y-%m-%d %H:%M:%S"), what=what, stderr=stderr_tail[-20:])
+    crash = WorkerCrash(time=time.strftime("%Y-%m-%d %H:%M:%S"), what=what, stderr=stderr_tail[-60:])
     try:
         _crash_record_path(model).write_text(crash.model_dump_json(indent=1))
     except OSError:
