@@ -4,8 +4,9 @@ Paths on the same prompts, interleaved round by round so machine load hits them 
   raw      llama_cpp.Llama.create_completion in this process, llama-cpp-python's defaults (the floor)
   raw-safe the same with llama.cpp's extra weight buffers off, as keel's worker loads the model (see engine.py)
   keel     keel's ModelClient -> the model worker process over its pipes (what keel runs)
-Each round puts a different number at the start of the prompt, so no path gets a cached prompt prefix, and
-the order of the paths rotates from round to round. Only one path decodes at a time.
+Each round ends the prompt differently, so every path reads the same new tokens after the prefix it kept from
+its last round (as keel's turns do), and the order of the paths rotates from round to round. Only one path
+decodes at a time.
 Goal: keel decode >= 0.95x raw. Run: python bench/local_model.py [--rounds N] [--tokens N]
 """
 
@@ -30,9 +31,10 @@ TASK = "Write a Python function that parses an ISO date and returns the weekday 
 
 
 def messages(round_number: int) -> list[dict[str, str]]:
+    """One conversation's next request: the same start every round, a new ending (as keel's turns are)."""
     return [
-        {"role": "system", "content": f"Session {round_number}. You are a helpful coding assistant."},
-        {"role": "user", "content": TASK},
+        {"role": "system", "content": "You are a helpful coding assistant."},
+        {"role": "user", "content": f"{TASK} Call it version {round_number}."},
     ]
 
 
@@ -52,7 +54,6 @@ class Samples:
 def raw_round(engine: LocalEngine, round_number: int, tokens: int) -> tuple[float, float | None, float, int]:
     """The floor: llama-cpp-python's own streaming on the same rendered prompt and sampling."""
     llama = engine.llama
-    llama.reset()  # no prompt prefix left over from another path
     sampling = Sampling()
     started = time.perf_counter()
     prompt = engine.prompt_tokens(messages(round_number), None)
