@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import KeelError, UsageError
-
-_MODEL_KEYS = ("model", "api_base", "context_window", "tool_protocol", "budget", "max_steps")
+from tools.plural import plural
 
 
 def _positive(text: str) -> int:
@@ -41,6 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     model.add_argument("--budget", default=keep, type=int, metavar="TOKENS",
                        help="token budget of each attempt (a task's `budget` overrides it)")
     model.add_argument("--max-steps", default=keep, type=int, metavar="N", help="stop an attempt after N steps")
+    model.add_argument("--approval", default=keep, choices=["read-only", "auto-edit", "full-auto"],
+                       help="what an attempt may do (default: full-auto; nobody is there to ask)")
+    model.add_argument("--sandbox", default=keep, choices=["read-only", "workspace-write", "full-access"],
+                       help="how an attempt's commands are confined (default: workspace-write)")
+    model.add_argument("--allow-network", default=keep, action="store_true",
+                       help="let sandboxed commands use the network")
     batch = parser.add_argument_group("batch")
     batch.add_argument("-j", "--jobs", type=_positive, default=4, metavar="N", help="agents at once (default 4)")
     batch.add_argument("--attempts", type=_positive, default=1, metavar="K",
@@ -88,7 +93,9 @@ def _plan(args: argparse.Namespace, cwd: Path, out: Path) -> tuple[list[Any], li
     from agent.batch.results import ResultsFile, finished_keys, latest
     from agent.batch.runner import AttemptSpec
     from agent.batch.tasks import load_tasks
+    from agent.cli import config_flags
     from agent.config import resolve_config
+    from agent.preflight import check_model
     from agent.settings import settings_from_config
 
     tasks = load_tasks((cwd / args.tasks).resolve(), cwd)
@@ -96,13 +103,14 @@ def _plan(args: argparse.Namespace, cwd: Path, out: Path) -> tuple[list[Any], li
     if previous and not args.resume:
         raise UsageError(f"{out} already holds results; pass --resume to continue that batch, or another --out")
     done = finished_keys(previous)
-    config = resolve_config(cwd, {key: getattr(args, key, None) for key in _MODEL_KEYS})
+    config = resolve_config(cwd, config_flags(args))
     settings: dict[str | None, Any] = {}
     specs = []
     for task in tasks:
         if task.model not in settings:
             chosen = config.model_copy(update={"model": task.model}) if task.model else config
             settings[task.model] = settings_from_config(chosen, cwd, interactive=False)
+            check_model(settings[task.model].model, settings[task.model].api_base)
         for attempt in range(1, args.attempts + 1):
             if (task.id, attempt) not in done:
                 specs.append(
@@ -177,7 +185,7 @@ def batch_command(args: argparse.Namespace) -> int:
         ran.append(row)
         progress.add(row)
 
-    progress.note(f"{len(specs)} attempts to run ({len(kept)} done before), {args.jobs} at once, into {out}")
+    progress.note(f"{plural(len(specs), 'attempt')} to run ({len(kept)} done before), {args.jobs} at once, into {out}")
     progress.start()
     try:
         if args.backend == "ray":

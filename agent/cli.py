@@ -10,12 +10,27 @@ from typing import Any, NoReturn
 
 from agent import __version__
 
+EXIT_READER_GONE = 141  # 128 + SIGPIPE: what the shell reports for `git log | head`
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports a usage error as one line and exit code 2."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"keel: {message} (see `{self.prog} --help`)\n")
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> argparse.Namespace:  # type: ignore[override]
+        """Unknown flags are reported by the subcommand's parser, so the help it names is the one to read."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self._command_parser(parsed).error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
+    def _command_parser(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                return action.choices.get(getattr(parsed, "command", None) or "", self)
+        return self
 
 
 def _model_flags(parser: argparse.ArgumentParser, default: Any = None) -> None:
@@ -108,7 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _flags(args: argparse.Namespace) -> dict[str, Any]:
+def config_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The config keys the model and policy flags set (None: not given), as resolve_config takes them."""
     keys = (
         "model",
         "api_base",
@@ -153,6 +169,8 @@ def _read_prompt(args: argparse.Namespace) -> str | None:
         return text
     if args.prompt is None and args.resume is None:
         raise UsageError("keel run needs a prompt (or `-` to read it from stdin, or --prompt-file)")
+    if args.prompt is not None and not args.prompt.strip():
+        raise UsageError("the prompt is empty; say what to do, e.g. keel run \"make the failing test pass\"")
     return args.prompt
 
 
@@ -174,7 +192,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"no single session matches {args.resume!r}; `keel sessions` lists them"
             )
-    settings = settings_from_config(resolve_config(cwd, _flags(args)), cwd, interactive=False)
+    settings = settings_from_config(resolve_config(cwd, config_flags(args)), cwd, interactive=False)
+    from agent.preflight import check_model
+
+    check_model(settings.model, settings.api_base)
     from agent.runtime import tune_gc
 
     tune_gc()
@@ -213,7 +234,7 @@ def _cmd_frontend(args: argparse.Namespace, resume_id: str | None = None) -> int
             "the terminal UI is not installed; reinstall keel, or use `keel run PROMPT`"
         )
     cwd = _workspace(args)
-    config = resolve_config(cwd, _flags(args))
+    config = resolve_config(cwd, config_flags(args))
     return int(next(iter(found)).load()(config, cwd, resume_id))
 
 
@@ -231,7 +252,7 @@ def dispatch(args: argparse.Namespace) -> int:
         from agent.models_cmd import models_command
 
         cwd = _workspace(args)
-        return models_command(resolve_config(cwd, _flags(args)), cwd)
+        return models_command(resolve_config(cwd, config_flags(args)), cwd)
     if args.command == "undo":
         from agent.undo_cmd import undo_command
 
@@ -252,18 +273,33 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         code = dispatch(args)
+        sys.stdout.flush()
     except KeelError as exc:
         print(f"keel: {exc}", file=sys.stderr)
         code = exc.exit_code
     except KeyboardInterrupt:
         print("keel: interrupted", file=sys.stderr)
         code = 130
+    except BrokenPipeError:
+        code = _reader_gone()
     if "litellm" in sys.modules:
         # litellm's native teardown takes seconds; sessions and logs are closed by now, so skip it
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
     return code
+
+
+def _reader_gone() -> int:
+    """stdout's reader went away (`keel run ... | head -1`): exit quietly as git does, 141.
+
+    A running session was stopped like an interrupt on the way out (its log closed); stdout now goes
+    to /dev/null so the interpreter's own flush at exit cannot fail again.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_READER_GONE
 
 
 if __name__ == "__main__":

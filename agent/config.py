@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticCustomError
 
 from agent.errors import ConfigError
 from tools.sandbox_policy import SandboxPolicy
@@ -15,6 +16,22 @@ from tools.sandbox_policy import SandboxPolicy
 ApprovalPolicy = Literal["read-only", "auto-edit", "full-auto"]
 ToolProtocol = Literal["auto", "native", "text"]
 DEFAULT_CONTEXT_WINDOW = 32_768
+# keel's instructions and tool descriptions take about 2,500 tokens: below this nothing fits beside them
+MIN_CONTEXT_WINDOW = 4_096
+
+
+def _usable_window(tokens: int | None) -> int | None:
+    if tokens is not None and tokens < MIN_CONTEXT_WINDOW:
+        raise PydanticCustomError(
+            "window_too_small",
+            "{tokens} tokens is too small: keel's instructions and tools alone take about 2,500; "
+            "give at least {least} (the default is {default})",
+            {"tokens": tokens, "least": MIN_CONTEXT_WINDOW, "default": DEFAULT_CONTEXT_WINDOW},
+        )
+    return tokens
+
+
+ContextWindow = Annotated[int | None, AfterValidator(_usable_window)]
 
 
 class Strict(BaseModel):
@@ -25,7 +42,7 @@ class ModelSettings(Strict):
     """Per-model settings, under `[models."NAME"]` in a config file."""
 
     api_base: str | None = None
-    context_window: int | None = Field(default=None, gt=0)
+    context_window: ContextWindow = None
     tool_protocol: ToolProtocol | None = None
 
 
@@ -44,7 +61,7 @@ class KeelConfig(Strict):
 
     model: str | None = None
     api_base: str | None = None
-    context_window: int | None = Field(default=None, gt=0)
+    context_window: ContextWindow = None
     tool_protocol: ToolProtocol = "auto"
     approval: ApprovalPolicy | None = None
     max_steps: int = Field(default=200, gt=0)
@@ -169,4 +186,5 @@ def resolve_config(cwd: Path, flags: dict[str, Any]) -> KeelConfig:
     except ValidationError as exc:
         item = exc.errors()[0]
         key = ".".join(str(p) for p in item["loc"])
-        raise ConfigError(f"bad value for {key!r}: {item['msg']}") from None
+        where = f"--{key.replace('_', '-')}" if flags.get(key) is not None else repr(key)
+        raise ConfigError(f"bad value for {where}: {item['msg']}") from None

@@ -23,6 +23,7 @@ from agent.prices import context_window, cost_of
 from agent.protocol import ModelProgress, ModelRetry, TokenUsage
 from agent.reply import ModelReply, ReplyAssembler, usage_from
 from agent.tokens import use_bundled_tiktoken_files
+from tools.plural import plural
 
 if TYPE_CHECKING:
     from agent.local.client import EmbeddedClient
@@ -57,6 +58,8 @@ class ChatModel(Protocol):
     ) -> ModelReply: ...
 
 
+# no key for the provider: litellm says so as a 500 (openai) or a connection error (gemini), never retryable
+_MISSING_KEY = re.compile(r"missing credentials|missing \w+ api key", re.IGNORECASE)
 _LITELLM_PREFIX = re.compile(r"^(?:litellm\.\w+:\s*)?(?:\w+Error:\s*)?(?:\w+Exception\s*-\s*)?")
 
 
@@ -73,6 +76,8 @@ def classify(exc: BaseException) -> ProviderError:
     message = _clean(str(exc)) or name
     if isinstance(exc, litellm.ContextWindowExceededError):
         return ContextWindowExceeded(message, name)
+    if _MISSING_KEY.search(message):
+        return ProviderError(f"{message} (or choose another model: keel models)", "AuthenticationError")
     if "connection error" in message.lower():  # litellm reports a refused or dropped connection as a 500
         return RetryableProviderError(message, "APIConnectionError")
     if isinstance(
@@ -157,7 +162,7 @@ class ModelClient:
                 if attempt >= self.retries:
                     where = f" at {self.api_base}" if self.api_base else ""
                     raise ProviderError(
-                        f"{error} (gave up after {attempt} retries; is the model server{where} reachable?)",
+                        f"{error} (gave up after {plural(attempt, 'retry', 'retries')}; is the model server{where} reachable?)",
                         error.error_class,
                     ) from exc
                 attempt += 1

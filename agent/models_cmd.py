@@ -84,6 +84,8 @@ def _embedded_lines() -> list[str]:
 
 
 def _configured_lines(config: KeelConfig) -> list[str]:
+    if not config.model and config.api_base:
+        return [f"Configured model: the one the server at {config.api_base} serves (its /v1/models)"]
     if not config.model:
         return ["Configured model: none, so keel runs on the embedded model"]
     own = config.for_model()

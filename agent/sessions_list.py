@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from agent.protocol import SessionFinished, SessionStarted, UserMessage
+from agent.protocol import AnyEvent, SessionFinished, SessionStarted, UserMessage
 from agent.store import read_events, sessions_dir
 
 
@@ -36,10 +36,22 @@ def summarize_log(path: Path) -> SessionSummary | None:
         model=started.model,
         cwd=started.cwd,
         status=last.status if last else "unfinished",
-        steps=last.steps if last else 0,
+        steps=total_steps(events),
         tokens=last.usage.total_tokens if last else 0,
         prompt=prompts[0] if prompts else "",
     )
+
+
+def total_steps(events: list[AnyEvent]) -> int:
+    """Steps of every task in the session: a task's `steps` restart at its prompt and run on
+    through resumes of it, so each task counts with the last figure it reported."""
+    total = current = 0
+    for event in events:
+        if isinstance(event, UserMessage) and event.origin == "user":
+            total, current = total + current, 0
+        elif isinstance(event, SessionFinished):
+            current = event.steps
+    return total + current
 
 
 def list_sessions(cwd: Path | None) -> list[SessionSummary]:

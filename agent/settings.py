@@ -49,9 +49,16 @@ def settings_from_config(
 ) -> SessionSettings:
     """Headless runs default to full-auto; a person at the TUI defaults to auto-edit.
 
+    An api_base without a model means the model that server serves (agent.served_model).
+
     With prepare=False the embedded model is described, not made ready: the TUI paints first and
     prepares it after (agent.local.endpoint), where a missing install shows in the transcript.
     """
+    if not config.model and config.api_base:
+        from agent.served_model import served_model
+
+        model, api_base = served_model(config.api_base)
+        config = config.model_copy(update={"model": model, "api_base": api_base})
     if not config.model or is_embedded(config.model):
         return _embedded(config, cwd, interactive, prepare)
     return _configured(config, cwd, interactive)

@@ -10,6 +10,7 @@ from typing import TextIO
 
 from agent.checkpoints import Checkpoint, CheckpointError, CheckpointStore, FileChange
 from agent.errors import UsageError
+from tools.plural import plural
 
 MAX_SHOWN_CHANGES = 40
 ACTION_WORDS = {"M": "revert", "A": "restore", "D": "delete"}
@@ -35,7 +36,7 @@ def add_undo_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
 
 
 def undo_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    """Run `keel undo`; the exit code: 0 restored (or listed), 1 declined, 2 nothing to undo."""
+    """Run `keel undo`; the exit code: 0 restored (or listed), 1 declined, 2 nothing to undo or no terminal to ask on."""
     out = out or sys.stdout
     workspace = Path(getattr(args, "cwd", None) or Path.cwd()).expanduser().resolve()
     if not workspace.is_dir():
@@ -64,9 +65,12 @@ def undo_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print("The workspace already matches it; nothing to change.", file=out)
         return 0
     _print_changes(changes, out)
-    if not args.yes and sys.stdin is not None and sys.stdin.isatty() and not _confirm(out):
-        print("Nothing was changed.", file=out)
-        return 1
+    if not args.yes:
+        if sys.stdin is None or not sys.stdin.isatty():
+            raise UsageError("no terminal to confirm on, so nothing was changed; pass --yes to restore without asking")
+        if not _confirm(out):
+            print("Nothing was changed.", file=out)
+            return 1
     before = store.snapshot(f"before undo to {target.short_id}", kind="undo")
     try:
         store.restore(target)
@@ -74,11 +78,7 @@ def undo_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         raise CheckpointError(
             f"{exc}; the state before the undo is checkpoint {before.short_id}"
         ) from None
-    plural = "s" if len(changes) != 1 else ""
-    print(
-        f"Restored {len(changes)} file{plural}. To take this back: keel undo {before.short_id}",
-        file=out,
-    )
+    print(f"Restored {plural(len(changes), 'file')}. To take this back: keel undo {before.short_id}", file=out)
     return 0
 
 

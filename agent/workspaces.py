@@ -234,6 +234,22 @@ async def remove_worktree(worktree: Worktree) -> None:
         await asyncio.to_thread(_forget, worktree)
 
 
+def _delete_branch_at(worktree: Worktree, commit: str) -> bool:
+    with _file_lock(_common_dir(worktree.repo)):
+        if _git(worktree.repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{worktree.branch}") != commit:
+            return False
+        # with the old value given, git deletes the ref only if it still points there
+        _git(worktree.repo, "update-ref", "-d", f"refs/heads/{worktree.branch}", commit)
+    return True
+
+
+async def delete_branch_at(worktree: Worktree, commit: str) -> bool:
+    """Delete a removed worktree's branch if it still points at `commit` (its agent committed nothing).
+
+    Returns whether it was deleted; a branch with work on it is never touched."""
+    return await asyncio.to_thread(_delete_branch_at, worktree, commit)
+
+
 async def finish_worktree(
     worktree: Worktree, keep: bool = False, message: str = "keel: agent changes", patch_path: Path | None = None
 ) -> Path | None:

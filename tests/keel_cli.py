@@ -28,21 +28,27 @@ class KeelResult:
         return [event["type"] for event in self.events]
 
 
-def keel_env(home: Path, **extra: str) -> dict[str, str]:
-    """An environment with keel's data under `home` and no model configured from outside."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KEEL_")}
+def keel_env(home: Path, unset: tuple[str, ...] = (), **extra: str) -> dict[str, str]:
+    """An environment with keel's data under `home`, no model configured from outside, `unset` removed."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KEEL_") and k not in unset}
     env.update({"KEEL_HOME": str(home), "XDG_CONFIG_HOME": str(home / "config")}, **extra)
     return env
 
 
 def run_keel(
-    *args: str, cwd: Path, home: Path, stdin: str | None = None, timeout: float = 120, **env: str
+    *args: str,
+    cwd: Path,
+    home: Path,
+    stdin: str | None = None,
+    timeout: float = 120,
+    unset: tuple[str, ...] = (),
+    **env: str,
 ) -> KeelResult:
     proc = subprocess.run(
         [KEEL, *args],
         check=False,
         cwd=cwd,
-        env=keel_env(home, **env),
+        env=keel_env(home, unset, **env),
         input=stdin,
         stdin=None if stdin is not None else subprocess.DEVNULL,
         capture_output=True,

@@ -74,6 +74,7 @@ class ScriptedServer:
     seed: int = 0
     context_limit: int | None = None
     model_name: str = "scripted-model"
+    served_models: Sequence[str] | None = None  # what GET /v1/models lists (default: model_name)
     text_chunk_chars: int = 8
     args_chunk_chars: int = 4
     port: int = 0
@@ -235,13 +236,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.split("?")[0].rstrip("/") in ("/v1/models", "/models"):
-            model = {
-                "id": self.scripted.model_name,
-                "object": "model",
-                "created": 0,
-                "owned_by": "keel-tests",
-            }
-            self._send_json(200, {"object": "list", "data": [model]})
+            served = self.scripted.served_models
+            models = [
+                {"id": name, "object": "model", "created": 0, "owned_by": "keel-tests"}
+                for name in (served if served is not None else [self.scripted.model_name])
+            ]
+            self._send_json(200, {"object": "list", "data": models})
         else:
             self._send_json(404, error_body(404, f"No route for GET {self.path}"))
 

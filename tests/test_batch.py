@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import re
+import shutil
 import signal
 import subprocess
 import threading
@@ -13,11 +15,13 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from keel_cli import KEEL, KeelResult, git_repo, keel_env
+from keel_cli import KEEL, KeelResult, git_repo, keel_env, run_keel
 from scripted_server import ChatRequest, Reply, ScriptedToolCall
 
 from agent.batch.progress import Progress
 from agent.batch.results import ResultRow, pass_at_k
+from agent.batch.runner import CommandOutcome
+from tools.sandbox import bwrap_problem
 
 BATCH = [KEEL, "batch"]
 
@@ -263,3 +267,112 @@ def test_progress_redraws_one_line_on_a_terminal():
     text = stream.getvalue()
     assert text.count("\r") == 2 and text.endswith("\n") and text.count("\n") == 1
     assert "tasks 1/2 · attempts 2/4 · pass 1/2 (50%) · 22k tokens" in text
+
+
+def test_an_attempt_that_errors_keeps_its_error_and_its_branch_is_removed(tmp_path):
+    repo = git_repo(tmp_path / "repo", FILES)
+    before = snapshot(repo)
+    out, home = tmp_path / "out", tmp_path / "home"
+    config = home / "config" / "keel" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("retries = 0\n")
+    tasks = write_tasks(tmp_path / "tasks.jsonl", ["t0"], repo)
+    result = run_batch(str(tasks), "--model", "openai/any", "--api-base", "http://127.0.0.1:9/v1", "--out", str(out),
+                       cwd=tmp_path, home=home)
+    assert result.returncode == 1, result.stderr
+    [row] = rows_of(out)
+    assert row.status == "error" and not row.passed
+    assert "APIConnectionError" in row.reason and "127.0.0.1:9" in row.reason, row.reason
+    assert f"keel batch: t0#1 error fail ({row.reason}) · " in result.stderr  # in full, not cut
+    # nothing was done, so nothing is left in the user's repository
+    assert row.branch is None and row.patch is None
+    assert git(repo, "branch", "--list", "keel/*") == "" and snapshot(repo) == before
+
+
+def test_only_attempts_that_changed_something_keep_a_branch(scripted_server, tmp_path):
+    def agent(request: ChatRequest) -> Reply:
+        if task_of(request) == "t1" and not any(m.get("role") == "tool" for m in request.messages):
+            edit = {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}
+            return Reply(tool_calls=[ScriptedToolCall(name="edit_file", arguments=edit)])
+        return Reply(text="nothing to change")
+
+    server = scripted_server(agent)
+    repo = git_repo(tmp_path / "repo", FILES)
+    out, home = tmp_path / "out", tmp_path / "home"
+    tasks = write_tasks(tmp_path / "tasks.jsonl", ["t0", "t1"], repo)  # setup commits `.ready` on each branch
+    result = run_batch(str(tasks), "--model", "openai/any", "--api-base", server.url, "--out", str(out),
+                       cwd=tmp_path, home=home)
+    assert result.returncode == 0, result.stderr
+    idle, worker = sorted(rows_of(out), key=lambda row: row.id)
+    assert idle.branch is None and idle.patch is None and not idle.passed
+    assert worker.passed and worker.patch and worker.branch
+    assert git(repo, "branch", "--list", "keel/*", "--format=%(refname:short)").split() == [worker.branch]
+    assert "a + b" in git(repo, "show", f"{worker.branch}:calc.py")
+    # one attempt per task: pass@1 once in the table and once in the totals, no pass@k beside it
+    assert result.stdout.count("pass@1") == 2 and "pass@1 0.500" in result.stdout
+
+
+@pytest.mark.parametrize("where", ["before batch", "after batch"])
+def test_approval_and_sandbox_flags_reach_every_attempt(scripted_server, tmp_path, where):
+    server = scripted_server(Agent({"t0": [True]}))
+    repo = git_repo(tmp_path / "repo", FILES)
+    out, home = tmp_path / "out", tmp_path / "home"
+    tasks = write_tasks(tmp_path / "tasks.jsonl", ["t0"], repo)
+    policy = ["--approval", "read-only", "--sandbox", "read-only"]
+    batch = ["batch", str(tasks), "--model", "openai/any", "--api-base", server.url, "--out", str(out)]
+    args = [*policy, *batch] if where == "before batch" else [*batch, *policy]
+    result = run_keel(*args, cwd=tmp_path, home=home)
+    assert result.returncode == 0, result.stderr
+    [row] = rows_of(out)
+    events = [json.loads(line) for line in Path(row.session_log).read_text().splitlines()]
+    assert events[0]["approval"] == "read-only"
+    [edit] = [e for e in events if e["type"] == "tool.finished"]
+    assert not edit["ok"] and edit["output"].startswith("Denied: the approval policy is 'read-only'")
+    assert not row.passed and row.branch is None
+
+
+def test_the_sandbox_flag_confines_batch_commands(scripted_server, tmp_path):
+    problem = asyncio.run(bwrap_problem(shutil.which("bwrap")))
+    if problem:
+        pytest.skip(f"no sandbox here: {problem}")
+
+    def agent(request: ChatRequest) -> Reply:
+        if any(m.get("role") == "tool" for m in request.messages):
+            return Reply(text="tried")
+        return Reply(tool_calls=[ScriptedToolCall(name="run_command", arguments={"command": "touch made.txt"})])
+
+    server = scripted_server(agent)
+    repo = git_repo(tmp_path / "repo", FILES)
+    out, home = tmp_path / "out", tmp_path / "home"
+    tasks = write_tasks(tmp_path / "tasks.jsonl", ["t0"], repo)
+    result = run_batch(str(tasks), "--model", "openai/any", "--api-base", server.url, "--out", str(out),
+                       "--sandbox", "read-only", cwd=tmp_path, home=home)
+    assert result.returncode == 0, result.stderr
+    [row] = rows_of(out)
+    events = [json.loads(line) for line in Path(row.session_log).read_text().splitlines()]
+    [command] = [e for e in events if e["type"] == "tool.finished"]
+    assert "Read-only file system" in command["output"], command["output"]
+
+
+def test_progress_cuts_a_long_reason_at_a_word_with_an_ellipsis():
+    stream = io.StringIO()
+    reason = "test `python3 check.py` exited with 1: " + "AssertionError: add(2, 3) returned -1 " * 6
+    Progress({"a": 1}, stream=stream, tty=False).add(ResultRow(id="a", attempt=1, status="completed", reason=reason))
+    detail = stream.getvalue().split(" fail (", 1)[1].split(") · tasks", 1)[0]
+    assert detail.endswith("…") and len(detail) <= 120
+    assert reason.startswith(detail[:-1]) and reason[len(detail) - 1] == " "  # cut between words
+
+
+def test_progress_on_a_terminal_shows_an_error_in_full():
+    stream = io.StringIO()
+    reason = "APIConnectionError: could not connect to http://127.0.0.1:9/v1 " + "(details) " * 20
+    progress = Progress({"a": 1}, stream=stream, tty=True)
+    progress.add(ResultRow(id="a", attempt=1, status="error", reason=reason))
+    progress.close()
+    assert f"keel batch: a#1 error: {reason.strip()}\n" in stream.getvalue()
+
+
+def test_a_failed_command_is_described_by_its_last_whole_lines():
+    tail = "/tmp/some/long/path/" * 20 + "\nE   assert add(2, 3) == 5\nFAILED test_calc.py::test_add\n"
+    outcome = CommandOutcome(command="pytest -q", exit_code=1, tail=tail)
+    assert outcome.describe() == "`pytest -q` exited with 1: …\nE   assert add(2, 3) == 5\nFAILED test_calc.py::test_add"

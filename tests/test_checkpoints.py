@@ -240,21 +240,25 @@ async def test_keel_undo_steps_back_turn_by_turn_and_is_itself_undoable(repo, tm
     assert "make it louder" in lines[1] and "write the greeting" in lines[2]  # newest first
     assert "20250101-000000-abcdef" in lines[1]
 
-    first = keel_undo(repo, home)  # no TTY on stdin: no question asked
+    refused = keel_undo(repo, home)  # no TTY on stdin to ask on, and no --yes: nothing is changed
+    assert refused.returncode == 2 and "--yes" in refused.stderr
+    assert (repo / "greeting.txt").read_text() == "HELLO\n"
+
+    first = keel_undo(repo, home, "--yes")
     assert first.returncode == 0, first.stderr
     assert "revert   greeting.txt" in first.stdout and "delete   loud.txt" in first.stdout
     assert "restore  src/app.py" in first.stdout
     assert (repo / "greeting.txt").read_text() == "hello\n" and (repo / "src/app.py").exists()
     assert not (repo / "loud.txt").exists()
 
-    second = keel_undo(repo, home)  # the next undo goes one turn further back
+    second = keel_undo(repo, home, "--yes")  # the next undo goes one turn further back
     assert second.returncode == 0, second.stderr
     assert not (repo / "greeting.txt").exists()
     assert (repo / "README.md").read_text() == "# demo\n"
     assert user_git_state(repo) == state
 
     redo_id = second.stdout.strip().split()[-1]  # "To take this back: keel undo ID"
-    redo = keel_undo(repo, home, redo_id)
+    redo = keel_undo(repo, home, redo_id, "--yes")
     assert redo.returncode == 0, redo.stderr
     assert (repo / "greeting.txt").read_text() == "hello\n"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from keel_cli import git_repo, run_keel
+from scripted_server import Reply
 
 MODEL = ("--model", "openai/any", "--api-base", "http://127.0.0.1:9/v1")
 
@@ -27,6 +28,14 @@ def one_clear_line(stderr: str) -> str:
         (("run", *MODEL, "--cwd", "/no/such/dir", "hi"), 2, "is not a directory"),
         (("run", *MODEL, "--resume", "nosuchsession"), 2, "no single session matches"),
         (("nosuchcommand",), 2, "invalid choice: 'nosuchcommand'"),
+        (("run", "--badflag"), 2, "unrecognized arguments: --badflag (see `keel run --help`)"),
+        (("run", *MODEL, ""), 2, "the prompt is empty; say what to do"),
+        (("run", *MODEL, "--context-window", "10", "hi"), 2, "--context-window: 10 tokens is too small"),
+        (("run", "--model", "nonsense", "hi"), 2, "unknown model 'nonsense': name it PROVIDER/MODEL"),
+        (("run", "--model", "nonsense", "--api-base", "http://127.0.0.1:9/v1", "hi"), 2,
+         "use --model openai/nonsense"),
+        (("run", "--api-base", "http://127.0.0.1:9/v1", "hi"), 2,
+         "cannot reach http://127.0.0.1:9/v1 to ask which model it serves"),
     ],
 )
 def test_usage_errors(tmp_path, args, code, says):
@@ -34,6 +43,42 @@ def test_usage_errors(tmp_path, args, code, says):
     result = run_keel(*args, cwd=repo, home=tmp_path / "home", timeout=60)
     assert result.returncode == code
     assert says in one_clear_line(result.stderr)
+
+
+def test_a_missing_api_key_fails_at_once_naming_the_variable(tmp_path):
+    repo = git_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    home = tmp_path / "home"
+    result = run_keel("run", "--model", "openai/gpt-4o-mini", "hi", cwd=repo, home=home, unset=("OPENAI_API_KEY",))
+    assert result.returncode == 2
+    line = one_clear_line(result.stderr)
+    assert "openai/gpt-4o-mini needs OPENAI_API_KEY" in line and "keel models" in line
+    assert not (home / "sessions").exists()  # refused before any session began
+
+
+def test_a_local_server_needs_no_key_through_litellm_either(scripted_server, tmp_path):
+    server = scripted_server([Reply(text="hello")])
+    repo = git_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    result = run_keel("run", "--model", "openai/any", "--api-base", server.url, "hi", cwd=repo,
+                      home=tmp_path / "home", unset=("OPENAI_API_KEY",), KEEL_TRANSPORT="litellm")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "hello"
+
+
+def test_an_api_base_without_a_model_uses_the_model_it_serves(scripted_server, tmp_path):
+    server = scripted_server([Reply(text="hello from the server")], model_name="served-coder")
+    repo = git_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    result = run_keel("run", "--api-base", server.url, "--max-steps", "1", "--output-format", "stream-json",
+                      "hi", cwd=repo, home=tmp_path / "home")
+    assert result.returncode == 0, result.stderr
+    assert result.events[0]["model"] == "openai/served-coder"
+    assert [request.body["model"] for request in server.requests] == ["served-coder"]
+
+    several = scripted_server(served_models=["coder-7b", "coder-32b"])
+    result = run_keel("run", "hi", cwd=repo, home=tmp_path / "home", KEEL_API_BASE=several.url)
+    assert result.returncode == 2
+    line = one_clear_line(result.stderr)
+    assert "serves 2 models (coder-7b, coder-32b); choose one with --model" in line
+    assert not several.requests
 
 
 def test_unreachable_api_base_fails_after_retries_with_one_line(tmp_path):

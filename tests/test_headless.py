@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import threading
 from pathlib import Path
 
 import pytest
-from keel_cli import git_repo, run_keel, run_streamed
+from keel_cli import KEEL, git_repo, keel_env, run_keel, run_streamed
 from scripted_server import Reply, ScriptedToolCall
 
 BUGGY = {
@@ -189,3 +191,46 @@ def test_max_steps_stops_with_exit_3(scripted_server, tmp_path):
     assert result.returncode == 3, result.stderr
     assert result.events[-1]["status"] == "max_steps"
     assert len(server.requests) == 2
+
+
+def test_a_reader_that_goes_away_stops_the_run_quietly(scripted_server, tmp_path):
+    """`keel run --output-format stream-json ... | head -1`: exit 141 like `git log | head`, no traceback."""
+    reader_gone = threading.Event()
+
+    def read_then_answer(request):
+        reader_gone.wait(60)  # the first reply comes after the reader has gone
+        return Reply(tool_calls=[ScriptedToolCall(name="read_file", arguments={"path": "calc.py"})])
+
+    server = scripted_server(read_then_answer)
+    repo = git_repo(tmp_path / "repo", BUGGY)
+    home = tmp_path / "home"
+    args = ["run", "--model", "openai/any", "--api-base", server.url, "--output-format", "stream-json", "fix it"]
+    process = subprocess.Popen([KEEL, *args], cwd=repo, env=keel_env(home), stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = json.loads(process.stdout.readline())
+    process.stdout.close()
+    reader_gone.set()
+    stderr = process.stderr.read()
+    assert process.wait(timeout=60) == 141
+    assert first["type"] == "session.started"
+    assert "Traceback" not in stderr and "Error" not in stderr, stderr
+    [log] = (home / "sessions").glob("*.jsonl")
+    ended = json.loads(log.read_text().splitlines()[-1])
+    assert ended["type"] == "session.finished" and ended["status"] == "interrupted"
+    assert len(server.requests) <= 1  # stopped at its next event, not carried on with nobody reading
+
+
+def test_sessions_count_the_steps_of_every_task(scripted_server, tmp_path):
+    read = Reply(tool_calls=[ScriptedToolCall(name="read_file", arguments={"path": "calc.py"})])
+    server = scripted_server([read, Reply(text="first done"), read, read, Reply(text="second done")])
+    repo = git_repo(tmp_path / "repo", BUGGY)
+    home = tmp_path / "home"
+    first = run_task(server, repo, home)
+    assert first.returncode == 0 and first.events[-1]["steps"] == 1, first.stderr
+    session = first.events[0]["session_id"]
+    second = run_task(server, repo, home, "--resume", session)
+    assert second.returncode == 0 and second.events[-1]["steps"] == 2, second.stderr
+
+    listed = run_keel("sessions", cwd=repo, home=home)
+    [row] = [line for line in listed.stdout.splitlines() if line.startswith(session)]
+    assert row.split()[4] == "3"  # ID, date, time, status, STEPS

@@ -109,6 +109,16 @@ async def test_bad_key_is_not_retried(transport, scripted_server):
     assert len(server.requests) == 1
 
 
+async def test_a_missing_key_is_not_retried(monkeypatch):
+    """What the TUI meets (`keel run` and `keel batch` refuse earlier): one attempt, a clear error."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    retries: list[ModelRetry] = []
+    model = ModelClient(model="openai/gpt-4o-mini", retry_base_delay=0.01, on_retry=retries.append)
+    with pytest.raises(ProviderError, match="OPENAI_API_KEY") as raised:
+        await complete(model)
+    assert raised.value.error_class == "AuthenticationError" and retries == []
+
+
 async def test_refused_connection_names_the_server(transport):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -324,7 +324,26 @@ async def test_undo_puts_the_workspace_back_before_the_last_turn(scripted_server
             pilot, lambda: "restored" in handle.transcript.entries[-1].text, "the undo"
         )
         assert (calc_repo / "calc.py").read_text() == CALC["calc.py"]
-        assert "calc.py" in handle.transcript.entries[-1].text
+        said = handle.transcript.entries[-1].text
+        assert "calc.py" in said and "restored 1 file " in said
+
+        back = said.split("to take it back: /undo ")[1].split()[0]  # the undo undone by its id
+        await send(pilot, f"/undo {back}")
+        await wait_until(
+            pilot, lambda: f"checkpoint {back}" in handle.transcript.entries[-1].text, "the redo"
+        )
+        assert "a + b" in (calc_repo / "calc.py").read_text()
+        await send(pilot, "/undo nosuchid")
+        await wait_until(pilot, lambda: "undo failed" in handle.transcript.entries[-1].text, "it")
+        assert "a + b" in (calc_repo / "calc.py").read_text()
+
+
+@pytest.mark.parametrize("command", ["/quit", "/exit"])
+async def test_quit_and_exit_commands_close_the_app(scripted_server, calc_repo, command):
+    app = KeelApp(settings_for(calc_repo, scripted_server([]).url))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, command)
+        await wait_until(pilot, lambda: not app.is_running, "the app to quit")
 
 
 @pytest.mark.skipif(not worktrees_available(), reason="agent.workspaces is not in this build")
@@ -343,7 +362,9 @@ async def test_a_new_agent_in_its_own_worktree_leaves_the_checkout_alone(
         await pilot.press("ctrl+n")
         await wait_until(pilot, lambda: isinstance(app.screen, NewSessionDialog), "the dialog")
         app.screen.query_one("#new-task").value = "write notes"
-        app.screen.query_one("#new-worktree").value = True
+        app.screen.query_one("#new-worktree").focus()
+        await pilot.press("space")  # Space ticks the box, Enter starts the agent from it
+        assert app.screen.query_one("#new-worktree").value is True
         await pilot.press("enter")
         await wait_until(pilot, lambda: len(app.pool.handles) == 2, "the worktree agent")
         agent = app.pool.handles[1]

@@ -38,6 +38,7 @@ from tui.history import InputHistory
 from tui.transcript import AssistantEntry, Change, SessionStats, ToolEntry, Transcript, UserEntry
 from tui.warmup import warm_up_core
 from tui.widgets.earlier_marker import EarlierMarker
+from tui.widgets.tool_details import MAX_OUTPUT_LINES, render_details
 from tui.widgets.transcript_view import TranscriptView
 
 
@@ -146,8 +147,10 @@ def test_slash_commands_parse():
     with pytest.raises(CommandError, match="unknown command /nope"):
         parse_command("/nope")
     assert undo_available() == core_has("agent.checkpoints")
+    assert parse_command("/quit") == SlashCommand("quit") and parse_command("/exit") == SlashCommand("exit")
     if undo_available():
         assert parse_command("/undo") == SlashCommand("undo")
+        assert parse_command("/undo 3f2a") == SlashCommand("undo", "3f2a")
     else:
         with pytest.raises(CommandError, match="unknown command /undo"):
             parse_command("/undo")
@@ -203,6 +206,10 @@ def test_formats():
         == "a.py"
     )
     assert fmt.clip_lines("a\nb\nc", 2) == ("a\nb", 1)
+    assert [fmt.plural(n, "line") for n in (0, 1, 2, 1500)] == ["0 lines", "1 line", "2 lines", "1,500 lines"]
+    assert fmt.plural(1, "match") == "1 match" and fmt.plural(3, "match") == "3 matches"
+    one_over = ToolEntry("c1", "run_command", {}, state="ok", output="x\n" * (MAX_OUTPUT_LINES + 1))
+    assert render_details(one_over).plain.endswith("… 1 more line")
 
 
 def many_messages(count: int) -> list:

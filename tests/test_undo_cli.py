@@ -27,6 +27,10 @@ def test_undo_rolls_back_the_last_turn(scripted_server, tmp_path):
     listed = run_keel("undo", "--list", cwd=repo, home=home)
     assert listed.returncode == 0 and "change it" in listed.stdout
 
+    answered = run_keel("undo", cwd=repo, home=home, stdin="n\n")  # `echo n | keel undo`: no terminal to ask on
+    assert answered.returncode == 2 and "--yes" in answered.stderr
+    assert (repo / "app.py").read_text() == "print('v2')\n" and (repo / "made.txt").exists()
+
     undone = run_keel("undo", "--yes", cwd=repo, home=home)
     assert undone.returncode == 0, undone.stderr
     assert (repo / "app.py").read_text() == "print('v1')\n"

@@ -145,6 +145,7 @@ async def test_latin1_file_stays_latin1(ctx: ToolContext) -> None:
 async def test_write_file_creates_parents_and_guards_unread_files(ctx: ToolContext) -> None:
     result = await call(ctx, "write_file", path="a/b/new.py", content="x = 1\n")
     assert result.ok and "Created directories: a/, a/b/" in result.output
+    assert result.output.startswith("Created a/b/new.py (1 line).")
     assert (ctx.root / "a/b/new.py").read_text() == "x = 1\n"
     assert result.diff.startswith("--- /dev/null\n+++ b/a/b/new.py")
     assert (ctx.root / "a/b/new.py").stat().st_mode & 0o777 == 0o666 & ~_umask()

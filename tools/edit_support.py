@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from tools.base import FileStamp, ToolContext, ToolError
 from tools.fileio import NotTextError, TextFile, TextFormat, read_text, save_text
 from tools.matching import numbered, split_lines
+from tools.plural import plural
 
 if TYPE_CHECKING:
     from tools.linters import Diagnostic
@@ -100,7 +101,7 @@ def unified_diff(old_text: str, new_text: str, old_name: str | None, new_name: s
     )
     lines = _with_newline_markers(list(diff))
     if len(lines) > MAX_DIFF_LINES:
-        lines = lines[:MAX_DIFF_LINES] + [f"... ({len(lines) - MAX_DIFF_LINES} more diff lines)\n"]
+        lines = lines[:MAX_DIFF_LINES] + [f"... ({plural(len(lines) - MAX_DIFF_LINES, 'more diff line')})\n"]
     return "".join(lines)
 
 

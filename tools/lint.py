@@ -10,6 +10,7 @@ from pydantic import Field
 
 from tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 from tools.linters import LintReport, is_lintable, lint
+from tools.plural import plural
 
 MAX_SHOWN = 100
 MAX_FILES = 1000
@@ -61,19 +62,15 @@ def _names(paths: list[Path], ctx: ToolContext, limit: int = 5) -> str:
     return shown + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
 def format_report(report: LintReport, notes: list[str]) -> str:
     """`path:line:col: message` lines, capped, with a count and whatever could not be checked."""
-    files = _plural(len(report.files), "file")
+    files = plural(len(report.files), "file")
     problems = report.diagnostics
     if not problems:
         lines = [f"No problems found in {files}."]
     else:
         with_problems = len({d.path for d in problems})
-        lines = [f"{_plural(len(problems), 'problem')} in {with_problems} of {files}:"]
+        lines = [f"{plural(len(problems), 'problem')} in {with_problems} of {files}:"]
         lines += [str(d) for d in problems[:MAX_SHOWN]]
         if len(problems) > MAX_SHOWN:
             cut = len(problems) - MAX_SHOWN

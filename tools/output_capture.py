@@ -10,6 +10,8 @@ import re
 import time
 from pathlib import Path
 
+from tools.plural import plural
+
 HEAD_BYTES = 64 * 1024
 TAIL_BYTES = 64 * 1024
 FILE_CAP_BYTES = 32 * 1024 * 1024
@@ -101,8 +103,8 @@ def render_head_tail(
         f"; the full output is in {saved_to}: grep it or page it with sed -n" if saved_to else ""
     )
     marker = (
-        f"[… {omitted_lines:,} lines omitted; {total_bytes:,} bytes and "
-        f"{total_lines:,} lines of output in all{where} …]"
+        f"[… {plural(omitted_lines, 'line')} omitted; {total_bytes:,} bytes and "
+        f"{plural(total_lines, 'line')} of output in all{where} …]"
     )
     if shown_head and not shown_head.endswith("\n"):
         shown_head += "\n"

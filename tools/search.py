@@ -9,6 +9,7 @@ from pydantic import Field
 from tools import ripgrep_runner
 from tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 from tools.path_glob import GlobError, compile_glob
+from tools.plural import plural
 from tools.ripgrep_runner import Engine, RipgrepError, SearchOutcome, SearchQuery
 
 MAX_MATCHES = 200
@@ -79,25 +80,19 @@ def _format_hits(outcome: SearchOutcome, prefix: str, context: int) -> tuple[lis
     return out, shown_matches, shown_files
 
 
-def _plural(count: int, word: str) -> str:
-    if count == 1:
-        return f"{count} {word}"
-    return f"{count} {word}{'es' if word.endswith('ch') else 's'}"
-
-
 def format_outcome(outcome: SearchOutcome, args: SearchArgs, prefix: str) -> str:
     """`path:line: text` for matches, `path-line- text` for context, and a note when cut."""
     lines, shown, shown_files = _format_hits(outcome, prefix, args.context)
     total_files = len(outcome.files)
     if outcome.stopped_early:
-        header = f"{shown} matches shown in {_plural(shown_files, 'file')} (more exist)"
+        header = f"{shown} matches shown in {plural(shown_files, 'file')} (more exist)"
     elif shown < outcome.match_count:
         header = (
-            f"{outcome.match_count} matches in {_plural(total_files, 'file')}; "
-            f"{shown} shown from {_plural(shown_files, 'file')}"
+            f"{outcome.match_count} matches in {plural(total_files, 'file')}; "
+            f"{shown} shown from {plural(shown_files, 'file')}"
         )
     else:
-        header = f"{_plural(outcome.match_count, 'match')} in {_plural(total_files, 'file')}"
+        header = f"{plural(outcome.match_count, 'match')} in {plural(total_files, 'file')}"
     notes = []
     if outcome.stopped_early:
         notes.append(f"The search stopped after {MAX_MATCHES} matches, so there are more.")

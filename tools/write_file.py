@@ -16,6 +16,7 @@ from tools.edit_support import (
     unified_diff,
 )
 from tools.fileio import TextFormat, conform
+from tools.plural import plural
 
 
 class WriteFileArgs(ToolArgs):
@@ -92,10 +93,10 @@ class WriteFileTool(Tool[WriteFileArgs]):
         lines = count_lines(new_text)
         if existed:
             summary = (
-                f"Wrote {name} ({lines} lines, was {count_lines(old_text)}).{kept_format_note(fmt)}"
+                f"Wrote {name} ({plural(lines, 'line')}, was {count_lines(old_text)}).{kept_format_note(fmt)}"
             )
         else:
-            summary = f"Created {name} ({lines} lines)."
+            summary = f"Created {name} ({plural(lines, 'line')})."
         if created:
             summary += (
                 " Created directories: " + ", ".join(ctx.relative(d) + "/" for d in created) + "."

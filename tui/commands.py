@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from tools.plural import plural
+
 
 class CommandError(ValueError):
     """A command the person typed that cannot run as written; the message says what would."""
@@ -22,6 +24,7 @@ class SlashCommand:
 class CommandHelp:
     usage: str
     description: str
+    listed: bool = True  # an alias /help does not show
 
 
 @cache
@@ -68,9 +71,14 @@ def command_help() -> list[CommandHelp]:
         CommandHelp("/budget N|off", "set this session's token budget (e.g. 200k)"),
         CommandHelp("/sessions", "show and focus the session list"),
         CommandHelp("/help", "this help"),
+        CommandHelp("/quit", "quit keel (running agents are stopped); /exit too"),
+        CommandHelp("/exit", "quit keel", listed=False),
     ]
     if undo_available():
-        commands.insert(5, CommandHelp("/undo", "undo the last turn's file changes"))
+        commands.insert(
+            5,
+            CommandHelp("/undo [ID]", "undo the last turn's file changes, or go back to checkpoint ID"),
+        )
     if worktrees_available():
         commands.insert(
             1,
@@ -138,7 +146,7 @@ def parse_fan(argument: str) -> FanOut:
         raise CommandError(f"/fan needs a number of agents and a prompt; {usage}")
     count = parse_copies(head, "/fan")
     if not prompt.strip():
-        raise CommandError(f"/fan needs a prompt for the {count} agents; {usage}")
+        raise CommandError(f"/fan needs a prompt for the {plural(count, 'agent')}; {usage}")
     return FanOut(count, prompt.strip())
 
 

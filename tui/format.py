@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tools.plural import plural  # noqa: F401 - the widgets reach it as fmt.plural
+
 # The argument that best names what a tool call is about, per tool (others fall back to the first).
 _MAIN_ARGUMENT = {
     "read_file": "path",

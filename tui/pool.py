@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tui import format as fmt
 from tui.agents import AgentHandle, NewAgentRequest, Notify
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ class AgentGroup:
 
     @property
     def title(self) -> str:
-        return f"{len(self.handles)} agents on: {self.task}"
+        return f"{fmt.plural(len(self.handles), 'agent')} on: {self.task}"
 
 
 def group_name(task: str) -> str:
@@ -121,7 +122,7 @@ class AgentPool:
             await asyncio.to_thread(repo_top, self.base.cwd)
         except WorkspaceError as exc:
             raise FanOutError(
-                f"{count} agents need a git worktree each, and worktrees need a git repository: "
+                f"{fmt.plural(count, 'agent')} need a git worktree each, and worktrees need a git repository: "
                 f"{exc}. Nothing was started (git init and a first commit would do)."
             ) from None
         stem = request.name or group_name(request.task)

@@ -233,7 +233,7 @@ class Transcript:
 
     def _on_context_masked(self, event: Any) -> list[Change]:
         text = (
-            f"{event.masked} old tool outputs masked: {fmt.tokens(event.tokens_before)} → "
+            f"{fmt.plural(event.masked, 'old tool output')} masked: {fmt.tokens(event.tokens_before)} → "
             f"{fmt.tokens(event.tokens_after)} tokens"
         )
         return [self.note(text)]
@@ -263,9 +263,9 @@ class Transcript:
         stats.used = max(stats.used, event.usage.total_tokens)
         if event.cost is not None:
             stats.cost = event.cost
-        steps = f"{event.steps} step" + ("" if event.steps == 1 else "s")
         summary = (
-            f"{steps} · {fmt.tokens(event.usage.total_tokens)} tokens · {fmt.cost(stats.cost)}"
+            f"{fmt.plural(event.steps, 'step')} · {fmt.tokens(event.usage.total_tokens)} tokens"
+            f" · {fmt.cost(stats.cost)}"
         )
         if event.status == "completed":
             changes.append(self.note(f"done · {summary}", "success"))

@@ -1,23 +1,28 @@
-"""/undo: put a workspace back as it was before its last turn, like `keel undo --yes` (itself undoable)."""
+"""/undo [ID]: put a workspace back as it was before its last turn (or at checkpoint ID), like `keel undo --yes`."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from tools.plural import plural
 
-def undo_last_turn(workspace: Path) -> str:
-    """Restore the newest turn checkpoint that differs from the workspace; says what happened."""
+
+def undo_last_turn(workspace: Path, checkpoint: str = "") -> str:
+    """Restore checkpoint `checkpoint` (an id prefix), else the newest turn checkpoint that differs from
+    the workspace; itself undoable. Says what happened; CheckpointError when the id matches none."""
     from agent.checkpoints import CheckpointStore
 
     store = CheckpointStore(workspace)
-    current = store.current_tree()
-    target = next((c for c in store.list() if c.kind != "undo" and c.tree != current), None)
+    target = store.find(checkpoint) if checkpoint else store.last_turn()
     if target is None:
         return "nothing to undo: the workspace matches every turn checkpoint"
+    if not store.changes(target):
+        return f"the workspace already matches checkpoint {target.short_id}; nothing changed"
     before = store.snapshot(f"before undo to {target.short_id}", kind="undo")
     changes = store.restore(target)
     files = ", ".join(change.path for change in changes[:5]) + (" …" if len(changes) > 5 else "")
+    where = f"checkpoint {target.short_id}" if checkpoint else "before that turn"
     return (
-        f"restored {len(changes)} file(s) to before that turn ({files}); "
-        f"to take it back: keel undo {before.short_id}"
+        f"restored {plural(len(changes), 'file')} to {where} ({files}); "
+        f"to take it back: /undo {before.short_id} (or keel undo {before.short_id})"
     )

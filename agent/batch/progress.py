@@ -9,6 +9,19 @@ from typing import TextIO
 
 from agent.batch.results import ResultRow
 
+REASON_WIDTH = 120
+
+
+def clip(text: str, width: int = REASON_WIDTH) -> str:
+    """Text on one line, cut at a word boundary with an ellipsis when longer than `width`."""
+    line = " ".join(text.split())
+    if len(line) <= width:
+        return line
+    cut = line[: width - 1]
+    if " " in cut and line[width - 1] != " ":
+        cut = cut[: cut.rindex(" ")]
+    return cut.rstrip(" ,;:") + "…"
+
 
 def _tokens(count: int) -> str:
     if count >= 1_000_000:
@@ -62,13 +75,17 @@ class Progress:
     def add(self, row: ResultRow) -> None:
         """Count one finished attempt and show it."""
         self._count(row)
+        # an error's reason in full: what went wrong is the one thing to read
+        reason = " ".join(row.reason.split()) if row.status == "error" else clip(row.reason)
         if self.tty:
+            if row.status == "error":
+                self.note(f"{row.id}#{row.attempt} error: {reason}")
             self._redraw(self.status_line())
         else:
             verdict = "pass" if row.passed else "fail"
-            detail = f" ({row.reason})" if row.reason and not row.passed else ""
+            detail = f" ({reason})" if reason and not row.passed else ""
             print(
-                f"keel batch: {row.id}#{row.attempt} {row.status} {verdict}{detail[:120]}"
+                f"keel batch: {row.id}#{row.attempt} {row.status} {verdict}{detail}"
                 f" · {self.status_line()}",
                 file=self.stream,
                 flush=True,

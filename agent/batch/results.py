@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent.protocol import FinishStatus
+from tools.plural import plural
 
 AttemptStatus = FinishStatus | Literal["setup_failed"]
 RERUN_ON_RESUME = ("interrupted", "error")  # attempts without a verdict: --resume runs them again
@@ -158,18 +159,21 @@ def format_summary(summary: BatchSummary) -> str:
     """The summary table printed at the end of a batch and saved as summary.txt."""
     k = summary.k
     width = max([len("task"), *(len(s.id) for s in summary.tasks)])
-    header = f"{'task':<{width}}  attempts  passed  pass@1  pass@{k:<3} {'tokens':>10}  cost"
+    at_k = f"  pass@{k:<2}" if k > 1 else ""  # with one attempt per task, pass@k is pass@1
+    header = f"{'task':<{width}}  attempts  passed  pass@1{at_k} {'tokens':>10}  cost"
     lines = [header, "-" * len(header)]
     for s in summary.tasks:
+        shown_k = f"  {s.pass_at_k:>7.2f}" if k > 1 else ""
         lines.append(
-            f"{s.id:<{width}}  {s.attempts:>8}  {s.passed:>6}  {s.pass_at_1:>6.2f}  {s.pass_at_k:>7.2f} "
+            f"{s.id:<{width}}  {s.attempts:>8}  {s.passed:>6}  {s.pass_at_1:>6.2f}{shown_k} "
             f"{s.tokens:>10,}  {_cost_text(s.cost)}"
         )
     lines.append("-" * len(header))
+    total_k = f" · pass@{k} {summary.pass_at_k:.3f}" if k > 1 else ""
     lines.append(
-        f"{len(summary.tasks)} tasks, {summary.attempts} attempts"
-        f" ({summary.interrupted} interrupted, {summary.errors} errors)"
-        f" · pass@1 {summary.pass_at_1:.3f} · pass@{k} {summary.pass_at_k:.3f}"
+        f"{plural(len(summary.tasks), 'task')}, {plural(summary.attempts, 'attempt')}"
+        f" ({summary.interrupted} interrupted, {plural(summary.errors, 'error')})"
+        f" · pass@1 {summary.pass_at_1:.3f}{total_k}"
         f" · {summary.tokens:,} tokens · cost {_cost_text(summary.cost)}"
         f" · {summary.duration:.1f} agent-seconds"
     )

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from agent.batch.results import ResultRow
+from agent.batch.results import RERUN_ON_RESUME, ResultRow
 from agent.batch.tasks import Task
 from agent.protocol import Interrupt, SessionFinished, UserPrompt
 from agent.session import Session
@@ -21,6 +21,7 @@ from agent.workspaces import (
     Worktree,
     commit_all,
     create_worktree,
+    delete_branch_at,
     remove_worktree,
     save_changes,
 )
@@ -65,7 +66,22 @@ class CommandOutcome(BaseModel):
     def describe(self) -> str:
         if self.timed_out:
             return f"`{self.command}` timed out"
-        return f"`{self.command}` exited with {self.exit_code}: {self.tail.strip()[-200:]}"
+        return f"`{self.command}` exited with {self.exit_code}: {last_lines(self.tail)}"
+
+
+def last_lines(text: str, limit: int = 200) -> str:
+    """The whole last lines of an output that fit in `limit` characters (the end of one long line
+    from a word on), marked with … where something was left out."""
+    lines, kept, size = text.strip().splitlines(), [], 0
+    for line in reversed(lines):
+        if size + len(line) + 1 > limit:
+            break
+        kept.insert(0, line)
+        size += len(line) + 1
+    if not kept and lines:
+        end = lines[-1][-limit + 1 :]
+        return "…" + (end.split(" ", 1)[1] if " " in end[1:] else end)
+    return ("…\n" if len(kept) < len(lines) else "") + "\n".join(kept)
 
 
 async def run_shell(command: str, cwd: Path, timeout: float, stop: asyncio.Event, log: Path) -> CommandOutcome:
@@ -145,7 +161,7 @@ class Attempt:
         finished = await self._session()
         self.row.status, self.row.reason = finished.status, finished.reason
         self.row.tokens, self.row.steps, self.row.cost = finished.usage.total_tokens, finished.steps, finished.cost
-        if finished.status == "interrupted":
+        if finished.status in RERUN_ON_RESUME:  # no verdict to test for; the reason says why
             return
         await self._save()
         if self.task.test is None:
@@ -186,7 +202,6 @@ class Attempt:
         settings = self.spec.settings.model_copy(
             update={
                 "cwd": self.worktree.path,
-                "approval": "full-auto",
                 "interactive": False,
                 "model": self.task.model or self.spec.settings.model,
                 "budget": self.task.budget or self.spec.settings.budget,
@@ -221,11 +236,24 @@ class Attempt:
             await self._save()
         except WorkspaceError as exc:
             self.row.reason = f"{self.row.reason}; saving the changes failed: {exc}".lstrip("; ")
-        if not self.spec.keep_worktree:
-            try:
-                await remove_worktree(self.worktree)
-            except WorkspaceError as exc:
-                self.row.reason = f"{self.row.reason}; removing the worktree failed: {exc}".lstrip("; ")
+        if self.spec.keep_worktree:
+            return
+        try:
+            await remove_worktree(self.worktree)
+        except WorkspaceError as exc:
+            self.row.reason = f"{self.row.reason}; removing the worktree failed: {exc}".lstrip("; ")
+            return
+        await self._drop_branch_without_work()
+
+    async def _drop_branch_without_work(self) -> None:
+        """An attempt that committed nothing (its branch is where it started) leaves no branch behind."""
+        assert self.worktree is not None
+        try:
+            dropped = await delete_branch_at(self.worktree, self.base or self.worktree.base)
+        except WorkspaceError:
+            return  # harmless: the branch stays, and the row still names it
+        if dropped:
+            self.row.branch = None
 
     def _log_text(self, suffix: str, text: str) -> None:
         path = self.spec.file("logs", f".{suffix}")

@@ -8,6 +8,7 @@ from agent.messages import Message
 from agent.protocol import ToolCall
 from agent.state import SessionState
 from agent.tokens import count_message
+from tools.plural import plural
 
 MASK_MARK = "[output omitted to save context"
 
@@ -26,7 +27,7 @@ def placeholder(message: Message, call: ToolCall | None) -> str:
         except json.JSONDecodeError:
             args = call.arguments[:60]
     lines = message.content.count("\n") + 1
-    return f"{MASK_MARK}: {message.name}({args}) returned {lines} lines, {len(message.content)} chars; call it again if needed]"
+    return f"{MASK_MARK}: {message.name}({args}) returned {plural(lines, 'line')}, {plural(len(message.content), 'char')}; call it again if needed]"
 
 
 def mask_boundary(history: list[Message], keep_turns: int, keep_tokens: int) -> int:

@@ -32,7 +32,8 @@ def help_table() -> Table:
     table.add_column(style="bold")
     table.add_column()
     for item in command_help():
-        table.add_row(item.usage, item.description)
+        if item.listed:
+            table.add_row(item.usage, item.description)
     table.add_row("", "")
     for key, description in KEYS:
         table.add_row(key, description)

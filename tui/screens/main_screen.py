@@ -10,6 +10,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Input
 
+from tui import format as fmt
 from tui.agents import AgentChanged, AgentHandle, NewAgentRequest
 from tui.commands import (
     MAX_COPIES,
@@ -207,12 +208,14 @@ class MainScreen(Screen[None]):
             handle.set_budget(budget)
             handle.note(f"budget set to {budget:,} tokens" if budget else "budget removed")
         elif command.name == "undo":
-            await self._undo(handle)
+            await self._undo(handle, argument)
         elif command.name == "sessions":
             self.sessions.display = True
             self.sessions.focus()
         elif command.name == "help":
             self.action_help()
+        elif command.name in ("quit", "exit"):
+            await self.app.action_quit()  # what Ctrl+Q does: running agents are stopped
 
     def _set_model(self, handle: AgentHandle, model: str) -> None:
         if not model:
@@ -231,7 +234,7 @@ class MainScreen(Screen[None]):
         if handle is self.selected:
             self.status.show_stats(handle.name, handle.stats)
 
-    async def _undo(self, handle: AgentHandle) -> None:
+    async def _undo(self, handle: AgentHandle, checkpoint: str) -> None:
         if handle.busy:
             handle.note(
                 "the agent is working: wait for the turn to end (or Esc), then /undo", "warning"
@@ -241,7 +244,7 @@ class MainScreen(Screen[None]):
         from tui.undo import undo_last_turn
 
         try:
-            handle.note(await asyncio.to_thread(undo_last_turn, handle.settings.cwd))
+            handle.note(await asyncio.to_thread(undo_last_turn, handle.settings.cwd, checkpoint))
         except KeelError as exc:
             handle.note(f"undo failed: {exc}", "error")
 
@@ -310,7 +313,7 @@ class MainScreen(Screen[None]):
             self.send_prompt(handle, request.task)
         names = ", ".join(handle.name for handle in group.handles)
         origin.note(
-            f"started {len(group.handles)} agents on {request.task!r}, each on its own branch: "
+            f"started {fmt.plural(len(group.handles), 'agent')} on {request.task!r}, each on its own branch: "
             f"{names} · F2 shows them side by side",
             "success",
         )
@@ -330,7 +333,7 @@ class MainScreen(Screen[None]):
                 handles, title = group.handles, group.title
             else:
                 handles = self.pool.handles[:MAX_COPIES]
-        self.side = SideBySideScreen(handles, title or f"{len(handles)} sessions side by side")
+        self.side = SideBySideScreen(handles, title or f"{fmt.plural(len(handles), 'session')} side by side")
         self.app.push_screen(self.side, callback=self._back_from_side)
 
     async def _back_from_side(self, handle: AgentHandle | None) -> None:

@@ -13,10 +13,14 @@ from textual.widgets import Button, Checkbox, Input, Label
 
 from tui.agents import NewAgentRequest
 from tui.commands import CommandError, parse_copies, worktrees_available
+from tui.widgets.space_checkbox import SpaceCheckbox
 
 
 class NewSessionDialog(ModalScreen[NewAgentRequest | None]):
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("enter", "start", "Start", show=False),  # from the checkbox: Space toggles it
+    ]
 
     def __init__(self, model: str, default_name: str) -> None:
         super().__init__()
@@ -34,7 +38,7 @@ class NewSessionDialog(ModalScreen[NewAgentRequest | None]):
             yield Input(placeholder="what should it do?", id="new-task")
             if worktrees_available():
                 with Horizontal(id="new-options"):
-                    yield Checkbox("in its own git worktree", id="new-worktree")
+                    yield SpaceCheckbox("in its own git worktree", id="new-worktree")
                     yield Label("copies", id="new-copies-label")
                     copies = Input("1", type="integer", id="new-copies")
                     copies.tooltip = (
@@ -62,6 +66,9 @@ class NewSessionDialog(ModalScreen[NewAgentRequest | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+    def action_start(self) -> None:
+        self._start()
 
     def _start(self) -> None:
         worktree, copies_box = self.query("#new-worktree"), self.query("#new-copies")

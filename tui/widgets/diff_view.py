@@ -5,6 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from tui import format as fmt
+
 MAX_DIFF_LINES = 400
 
 
@@ -24,7 +26,7 @@ def render_diff(diff: str, limit: int = MAX_DIFF_LINES) -> Text:
             style = ""
         text.append(line + "\n", style)
     if len(lines) > limit:
-        text.append(f"… {len(lines) - limit} more diff lines\n", "dim")
+        text.append(f"… {fmt.plural(len(lines) - limit, 'more diff line')}\n", "dim")
     text.rstrip()
     return text
 

@@ -25,7 +25,7 @@ def render_details(entry: ToolEntry) -> Text:
         output, hidden = fmt.clip_lines(entry.output, MAX_OUTPUT_LINES)
         text.append(output or "(no output)", "red" if entry.state == "failed" else "")
         if hidden:
-            text.append(f"\n… {hidden} more lines", "dim")
+            text.append(f"\n… {fmt.plural(hidden, 'more line')}", "dim")
     text.rstrip()
     return text
 
