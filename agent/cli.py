@@ -2,126 +2,19 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 from agent import __version__
 
+if TYPE_CHECKING:
+    import argparse
+
 EXIT_READER_GONE = 141  # 128 + SIGPIPE: what the shell reports for `git log | head`
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports a usage error as one line and exit code 2."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"keel: {message} (see `{self.prog} --help`)\n")
-
-    def parse_args(self, args: Any = None, namespace: Any = None) -> argparse.Namespace:  # type: ignore[override]
-        """Unknown flags are reported by the subcommand's parser, so the help it names is the one to read."""
-        parsed, extras = self.parse_known_args(args, namespace)
-        if extras:
-            self._command_parser(parsed).error(f"unrecognized arguments: {' '.join(extras)}")
-        return parsed
-
-    def _command_parser(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
-        for action in self._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                return action.choices.get(getattr(parsed, "command", None) or "", self)
-        return self
-
-
-def _model_flags(parser: argparse.ArgumentParser, default: Any = None) -> None:
-    """The model flags; subcommands pass SUPPRESS so they do not overwrite flags given before them."""
-    group = parser.add_argument_group("model")
-    group.add_argument(
-        "--model",
-        default=default,
-        help="litellm model name, e.g. openai/gpt-4o-mini or ollama/qwen2.5-coder",
-    )
-    group.add_argument(
-        "--api-base",
-        default=default,
-        help="base URL of an OpenAI-compatible or other litellm-supported server",
-    )
-    group.add_argument(
-        "--context-window",
-        default=default,
-        type=int,
-        metavar="TOKENS",
-        help="context window for models litellm does not know (default 32768)",
-    )
-    group.add_argument(
-        "--tool-protocol",
-        default=default,
-        choices=["auto", "native", "text"],
-        help="native tool calls, or tools described in the prompt (text); auto falls back",
-    )
-    group.add_argument(
-        "--budget", default=default, type=int, metavar="TOKENS", help="token budget for the task"
-    )
-    group.add_argument(
-        "--max-steps",
-        default=default,
-        type=int,
-        metavar="N",
-        help="stop after N tool-calling steps",
-    )
-    group.add_argument(
-        "--approval",
-        default=default,
-        choices=["read-only", "auto-edit", "full-auto"],
-        help="what may run without asking (headless default: full-auto)",
-    )
-    group.add_argument(
-        "--sandbox",
-        default=default,
-        choices=["read-only", "workspace-write", "full-access"],
-        help="how commands are confined (default: workspace-write)",
-    )
-    group.add_argument(
-        "--allow-network",
-        default=default,
-        action="store_true",
-        help="let sandboxed commands use the network",
-    )
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="keel", description="A local coding agent.")
-    parser.add_argument("--version", action="version", version=f"keel {__version__}")
-    parser.add_argument(
-        "--cwd", type=Path, help="workspace directory (default: the current directory)"
-    )
-    _model_flags(parser)
-    commands = parser.add_subparsers(dest="command", parser_class=_Parser)
-
-    run = commands.add_parser("run", help="run one task headless")
-    run.add_argument("prompt", nargs="?", help="the task; `-` reads it from stdin")
-    run.add_argument("--prompt-file", type=Path, help="read the task from a file")
-    run.add_argument("--cwd", type=Path, default=argparse.SUPPRESS, help="workspace directory")
-    run.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text")
-    run.add_argument(
-        "--resume",
-        metavar="ID",
-        help="continue a stopped session (with a prompt: a new task in it)",
-    )
-    _model_flags(run, argparse.SUPPRESS)
-
-    from agent.batch_cli import add_batch_parser
-
-    add_batch_parser(commands)
-    from agent.undo_cmd import add_undo_parser
-
-    add_undo_parser(commands)
-    commands.add_parser("sessions", help="list the sessions of this workspace")
-    resume = commands.add_parser("resume", help="reopen a session (the newest here by default)")
-    resume.add_argument("session_id", nargs="?")
-    commands.add_parser("models", help="show the configured model and how to use others")
-    return parser
-
+NO_ARGUMENTS = SimpleNamespace(command=None, cwd=None)  # `keel`: the TUI, flags left unset
 
 def config_flags(args: argparse.Namespace) -> dict[str, Any]:
     """The config keys the model and policy flags set (None: not given), as resolve_config takes them."""
@@ -222,20 +115,24 @@ def _session_to_resume(args: argparse.Namespace) -> str:
 
 
 def _cmd_frontend(args: argparse.Namespace, resume_id: str | None = None) -> int:
-    """The terminal UI, found through the `keel.frontends` entry point."""
-    from importlib.metadata import entry_points
+    """The terminal UI, found through the `keel.frontends` entry point.
 
-    from agent.config import resolve_config
+    It gets the config's sources: a broken config fails here (exit 2), before the UI takes the
+    screen, and one with nothing to validate is built after the first paint.
+    """
+    from agent.config_files import ConfigSources
     from agent.errors import UsageError
+    from agent.frontends import load_frontend
 
-    found = entry_points(group="keel.frontends", name="tui")
-    if not found:
+    frontend = load_frontend("tui")
+    if frontend is None:
         raise UsageError(
             "the terminal UI is not installed; reinstall keel, or use `keel run PROMPT`"
         )
     cwd = _workspace(args)
-    config = resolve_config(cwd, config_flags(args))
-    return int(next(iter(found)).load()(config, cwd, resume_id))
+    sources = ConfigSources.find(cwd, config_flags(args))
+    sources.check()
+    return int(frontend(sources, cwd, resume_id))
 
 
 def dispatch(args: argparse.Namespace) -> int:
@@ -264,11 +161,17 @@ def dispatch(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; every error of ours becomes one line on stderr and its exit code."""
-    if (sys.argv[1:] if argv is None else argv) == ["--version"]:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--version"]:
         # answered before argparse is even built: scripts call this often
         print(f"keel {__version__}")
         return 0
-    args = build_parser().parse_args(argv)
+    if argv:
+        from agent.cli_args import parse
+
+        args = parse(argv)
+    else:  # the TUI's launch: argparse (some 2-3 ms) has nothing to parse
+        args = NO_ARGUMENTS
     from agent.errors import KeelError
 
     try:

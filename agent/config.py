@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
+from agent.config_files import (  # noqa: F401 - keel_home and the paths are imported from here too
+    ConfigSources,
+    env_layer,
+    keel_home,
+    repo_root,
+    user_config_path,
+)
 from agent.errors import ConfigError
 from tools.sandbox_policy import SandboxPolicy
 
@@ -85,36 +90,6 @@ class KeelConfig(Strict):
         )
 
 
-def keel_home() -> Path:
-    """Where keel keeps sessions and caches: $KEEL_HOME, else the platform's user data dir."""
-    if env := os.environ.get("KEEL_HOME"):
-        return Path(env)
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("keel", appauthor=False))
-
-
-def user_config_path() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "keel" / "config.toml"
-
-
-def repo_root(cwd: Path) -> Path:
-    """The git top level containing cwd, or cwd itself outside a repository."""
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return cwd
-    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else cwd
-
-
 def _describe(error: ValidationError, path: Path) -> str:
     item = error.errors()[0]
     key = ".".join(str(p) for p in item["loc"])
@@ -164,27 +139,22 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _from_env() -> dict[str, Any]:
-    env = {}
-    if model := os.environ.get("KEEL_MODEL"):
-        env["model"] = model
-    if api_base := os.environ.get("KEEL_API_BASE"):
-        env["api_base"] = api_base
-    return env
-
-
 def resolve_config(cwd: Path, flags: dict[str, Any]) -> KeelConfig:
     """Flags over environment over the repo's `.keel/config.toml` over the user's config file."""
+    return ConfigSources.find(cwd, flags).config()
+
+
+def config_from(sources: ConfigSources) -> KeelConfig:
+    """The sources' layers merged in that order and validated; a broken file or value is a ConfigError."""
     layers: dict[str, Any] = {}
-    for path in (user_config_path(), repo_root(cwd) / ".keel" / "config.toml"):
-        if path.is_file():
-            layers = _merge(layers, load_file(path))
-    layers = _merge(layers, _from_env())
-    layers = _merge(layers, {k: v for k, v in flags.items() if v is not None})
+    for path in sources.files:
+        layers = _merge(layers, load_file(path))
+    layers = _merge(layers, env_layer())
+    layers = _merge(layers, sources.flags)
     try:
         return KeelConfig.model_validate(layers)
     except ValidationError as exc:
         item = exc.errors()[0]
         key = ".".join(str(p) for p in item["loc"])
-        where = f"--{key.replace('_', '-')}" if flags.get(key) is not None else repr(key)
+        where = f"--{key.replace('_', '-')}" if sources.flags.get(key) is not None else repr(key)
         raise ConfigError(f"bad value for {where}: {item['msg']}") from None

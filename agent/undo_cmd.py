@@ -6,11 +6,13 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from agent.checkpoints import Checkpoint, CheckpointError, CheckpointStore, FileChange
 from agent.errors import UsageError
 from tools.plural import plural
+
+if TYPE_CHECKING:  # the parser is built on every launch; checkpoints load with the command
+    from agent.checkpoints import Checkpoint, CheckpointStore, FileChange
 
 MAX_SHOWN_CHANGES = 40
 ACTION_WORDS = {"M": "revert", "A": "restore", "D": "delete"}
@@ -37,6 +39,8 @@ def add_undo_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
 
 def undo_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Run `keel undo`; the exit code: 0 restored (or listed), 1 declined, 2 nothing to undo or no terminal to ask on."""
+    from agent.checkpoints import CheckpointError, CheckpointStore
+
     out = out or sys.stdout
     workspace = Path(getattr(args, "cwd", None) or Path.cwd()).expanduser().resolve()
     if not workspace.is_dir():

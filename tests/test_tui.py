@@ -229,6 +229,30 @@ async def test_slash_commands(scripted_server, calc_repo):
         )
 
 
+async def test_slash_commands_complete_with_the_right_arrow(scripted_server, calc_repo):
+    """The suggestion comes from a worker: → takes it once it is there."""
+    app = KeelApp(settings_for(calc_repo, scripted_server([]).url))
+    async with app.run_test(size=(120, 40)) as pilot:
+        box = app.screen.query_one("#prompt")
+        await type_text(pilot, "/he")
+
+        async def completed() -> bool:
+            await pilot.press("right")
+            return box.value == "/help"
+
+        for _ in range(40):
+            if await completed():
+                break
+            await pilot.pause(0.05)
+        assert box.value == "/help"
+        await type_text(pilot, " x")
+        await pilot.press("ctrl+u")  # typed text is never completed unless it starts with /
+        await type_text(pilot, "he")
+        await pilot.pause(0.2)
+        await pilot.press("right")
+        assert box.value == "he"
+
+
 async def test_prompt_history_walks_back_and_forth(scripted_server, calc_repo):
     server = scripted_server([Reply(text="one"), Reply(text="two")])
     app = KeelApp(settings_for(calc_repo, server.url))

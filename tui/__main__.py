@@ -23,7 +23,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def run(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from agent.config import resolve_config
+    from agent.config_files import ConfigSources
     from agent.errors import KeelError
 
     cwd = (args.cwd or Path.cwd()).expanduser().resolve()
@@ -34,14 +34,15 @@ def run(argv: list[str] | None = None) -> int:
         "budget": args.budget,
         "approval": args.approval,
     }
+    sources = ConfigSources.find(cwd, flags)
     try:
-        config = resolve_config(cwd, flags)
+        sources.check()
     except KeelError as exc:
         print(f"keel: {exc}", file=sys.stderr)
         return exc.exit_code
-    from tui.app import main
+    from tui.launch import main
 
-    return main(config, cwd, args.resume)
+    return main(sources, cwd, args.resume)
 
 
 if __name__ == "__main__":

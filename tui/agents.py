@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
+from tui.first_settings import DeferredSettings, settled
 from tui.transcript import Change, NoticeLevel, SessionStats, Transcript
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ class AgentHandle:
     def __init__(
         self,
         number: int,
-        settings: SessionSettings,
+        settings: SessionSettings | DeferredSettings,
         notify: Notify,
         name: str = "",
         resume: Path | None = None,
@@ -56,7 +57,7 @@ class AgentHandle:
     ) -> None:
         self.number = number
         self.name = name or f"agent {number}"
-        self.settings = settings
+        self._settings = settings
         self.resume = resume
         self.transcript = Transcript(SessionStats(model=settings.model, budget=settings.budget))
         if history:
@@ -70,6 +71,16 @@ class AgentHandle:
         self.branch = ""  # set when the agent works in its own git worktree
         self._notify = notify
         self._queued: list[MakeOp] = []
+
+    @property
+    def settings(self) -> SessionSettings:
+        """Built on first use when they were deferred past the first paint."""
+        if isinstance(self._settings, DeferredSettings):
+            self._settings = settled(self._settings)
+            if self.stats.model != self._settings.model:
+                self.stats.model = self._settings.model
+                self._notify(self, [Change("stats")])
+        return self._settings
 
     @property
     def stats(self) -> SessionStats:
@@ -86,7 +97,7 @@ class AgentHandle:
     def set_model(self, model: str, settings: SessionSettings) -> None:
         """Only before the session starts: the core fixes a session's model when it is created."""
         assert not self.started
-        self.settings = settings
+        self._settings = settings
         self.stats.model = model
         self.stats.budget = settings.budget
         self._notify(self, [Change("stats")])

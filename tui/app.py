@@ -1,8 +1,9 @@
-"""The Textual app: owns the sessions and the core warm-up; `main` is the `keel` launch contract."""
+"""The Textual app: owns the sessions and the core warm-up; tui.launch starts it as `keel` does."""
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 import threading
 from collections.abc import Callable
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from agent.config import KeelConfig
     from agent.protocol import AnyEvent
     from agent.settings import SessionSettings
+    from tui.first_settings import DeferredSettings
     from tui.screens.main_screen import MainScreen
 
 _HERE = Path(__file__).parent
@@ -32,7 +34,7 @@ class KeelApp(App[int]):
 
     def __init__(
         self,
-        settings: SessionSettings,
+        settings: SessionSettings | DeferredSettings,
         config: KeelConfig | None = None,
         resume: Path | None = None,
         history: list[AnyEvent] | None = None,
@@ -45,18 +47,29 @@ class KeelApp(App[int]):
         self._warmed: asyncio.Event | None = None
         self._main: MainScreen | None = None
 
-    def on_mount(self) -> None:
+    def get_default_screen(self) -> MainScreen:
+        """The main screen is the first on the stack: no blank default screen to set up and cover."""
         from tui.screens.main_screen import MainScreen
 
         self._main = MainScreen(self.pool)
-        self.push_screen(self._main)
-        # after the main screen's first paint, so the imports do not compete with it
-        self._main.call_after_refresh(self._start_warm_up)
+        return self._main
+
+    def on_main_screen_painted(self) -> None:
+        """The warm-up starts after the first frame, so its imports do not compete with it; so does
+        the garbage collector when the launch held it back (tui.launch), past what startup made."""
+        if not gc.isenabled():
+            freeze_loaded_objects("first frame")
+            gc.enable()
+        self._start_warm_up()
 
     def _start_warm_up(self) -> None:
-        """A daemon thread, not a worker: quitting right after launch must not wait for litellm's import."""
+        """A daemon thread, not a worker: quitting right after launch must not wait for litellm's import.
+
+        Settings deferred past the first paint are built first, here on the UI's thread.
+        """
         if self._warmed is not None:
             return
+        self.pool.settle()
         loop, warmed = asyncio.get_running_loop(), asyncio.Event()
         self._warmed = warmed
         first = self.pool.handles[0]
@@ -114,21 +127,8 @@ def initial_settings(config: KeelConfig, cwd: Path, history: list[AnyEvent]) -> 
     return settings_from_config(config, cwd, interactive=True, prepare=False)
 
 
-def main(config: KeelConfig, cwd: Path, resume_id: str | None = None) -> int:
-    """Run the TUI in cwd; with resume_id, reopen that session (its transcript shown, its log continued)."""
-    history: list[AnyEvent] = []
-    resume = None
-    if resume_id is not None:
-        from agent.store import find_session, read_events
+def main(*args: object, **kwargs: object) -> int:
+    """The entry point's old home (`tui.app:main`), for an install made before it moved to tui.launch."""
+    from tui.launch import main as launch
 
-        resume = find_session(resume_id, cwd)
-        if resume is None:
-            print(
-                f"keel: no single session matches {resume_id!r}; `keel sessions` lists them",
-                file=sys.stderr,
-            )
-            return 2
-        history = read_events(resume)
-    app = KeelApp(initial_settings(config, cwd, history), config, resume, history)
-    app.run()
-    return app.return_code or 0
+    return launch(*args, **kwargs)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from tools.plural import plural  # noqa: F401 - the widgets reach it as fmt.plural
@@ -71,7 +70,7 @@ def argument_summary(tool: str, arguments: dict[str, Any], width: int = 60) -> s
     value = arguments.get(key) if key else next(iter(arguments.values()))
     if value is None:
         value = next(iter(arguments.values()))
-    shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    shown = value if isinstance(value, str) else _json(value)
     return one_line(shown, width)
 
 
@@ -83,7 +82,7 @@ def argument_lines(arguments: dict[str, Any]) -> list[str]:
             lines.append(f"{key}:")
             lines.extend("  " + line for line in value.splitlines())
         else:
-            shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            shown = value if isinstance(value, str) else _json(value)
             lines.append(f"{key}: {shown}")
     return lines
 
@@ -94,3 +93,9 @@ def clip_lines(text: str, limit: int) -> tuple[str, int]:
     if len(lines) <= limit:
         return text.rstrip("\n"), 0
     return "\n".join(lines[:limit]), len(lines) - limit
+
+
+def _json(value: Any) -> str:
+    import json  # with the first tool call shown, not before the first frame
+
+    return json.dumps(value, ensure_ascii=False)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from tui import format as fmt
 from tui.agents import AgentHandle, NewAgentRequest, Notify
+from tui.first_settings import DeferredSettings, settled
 
 if TYPE_CHECKING:
     from agent.config import KeelConfig
@@ -45,14 +46,32 @@ class AgentPool:
     """Sessions in the order they were made; `model` is what /new and /model start new ones with."""
 
     def __init__(
-        self, settings: SessionSettings, notify: Notify, config: KeelConfig | None = None
+        self,
+        settings: SessionSettings | DeferredSettings,
+        notify: Notify,
+        config: KeelConfig | None = None,
     ) -> None:
-        self.base = settings
-        self.config = config
+        self._base = settings
+        self._config = config
         self.model = settings.model
         self.notify = notify
         self.handles: list[AgentHandle] = []
         self.groups: list[AgentGroup] = []
+
+    @property
+    def base(self) -> SessionSettings:
+        return settled(self._base)
+
+    @property
+    def config(self) -> KeelConfig | None:
+        if isinstance(self._base, DeferredSettings):
+            return self._base.config()
+        return self._config
+
+    def settle(self) -> None:
+        """Build the settings deferred for the first paint (they are built on first use otherwise)."""
+        for handle in self.handles:
+            handle.settings  # noqa: B018 - the property builds them
 
     def settings_for(self, model: str, cwd: Path | None = None) -> SessionSettings:
         """A model's settings: from the config (its `[models."NAME"]` table applies) when there is one."""
@@ -70,7 +89,7 @@ class AgentPool:
 
     def add(
         self,
-        settings: SessionSettings,
+        settings: SessionSettings | DeferredSettings,
         name: str = "",
         resume: Path | None = None,
         history: list[AnyEvent] | None = None,

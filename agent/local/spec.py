@@ -12,10 +12,14 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-PROVIDER = "keel-local"
-MODEL_NAME = "qwen2.5-coder-0.5b-instruct"
+from agent.local.names import (  # noqa: F401 - pydantic-free home of names imported from here
+    LITELLM_MODEL,
+    MODEL_NAME,
+    PROVIDER,
+    is_embedded,
+)
+
 MODEL_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
-LITELLM_MODEL = f"{PROVIDER}/{MODEL_NAME}"
 DEFAULT_CONTEXT_TOKENS = 16_384
 
 
@@ -48,8 +52,3 @@ def describe_embedded(context_window: int | None = None) -> EmbeddedEndpoint:
     return EmbeddedEndpoint(
         context_window=context_window or DEFAULT_CONTEXT_TOKENS, path=model_path()
     )
-
-
-def is_embedded(model: str) -> bool:
-    """True for the model name the embedded endpoint uses (a configured `keel-local/...` name included)."""
-    return model.startswith(f"{PROVIDER}/")

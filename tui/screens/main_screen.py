@@ -7,33 +7,23 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Input
 
 from tui import format as fmt
 from tui.agents import AgentChanged, AgentHandle, NewAgentRequest
-from tui.commands import (
-    MAX_COPIES,
-    CommandError,
-    SlashCommand,
-    parse_budget,
-    parse_command,
-    parse_fan,
-    parse_session_numbers,
-)
 from tui.pool import AgentPool, FanOutError
-from tui.screens.approval_modal import ApprovalModal
-from tui.screens.help_screen import HelpScreen
-from tui.screens.new_session_dialog import NewSessionDialog
-from tui.screens.side_by_side import SideBySideScreen
 from tui.widgets.prompt_input import PromptInput
 from tui.widgets.session_list import SessionList
 from tui.widgets.status_bar import StatusBar
 from tui.widgets.transcript_view import TranscriptView
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the screens not on the first frame load when first opened
     from agent.protocol import ApprovalDecision
     from tui.app import KeelApp
+    from tui.commands import SlashCommand
+    from tui.screens.side_by_side import SideBySideScreen
 
 PLACEHOLDER = "Ask keel…  (Enter sends · Esc interrupts · Ctrl+N new agent · /help)"
 
@@ -77,6 +67,9 @@ class MainScreen(Screen[None]):
     def status(self) -> StatusBar:
         return self.query_one(StatusBar)
 
+    class Painted(Message):
+        """The screen's first frame is drawn: what can wait for it starts now."""
+
     def on_mount(self) -> None:
         """The rows and the transcript came composed with the screen: nothing to mount before a paint."""
         handle = self.selected
@@ -84,6 +77,7 @@ class MainScreen(Screen[None]):
         self.status.show_stats(handle.name, handle.stats)
         self.offer_approval(handle)
         self.query_one(PromptInput).focus()
+        self.call_after_refresh(self.post_message, self.Painted())
 
     async def select(self, handle: AgentHandle) -> None:
         self.selected = handle
@@ -133,10 +127,14 @@ class MainScreen(Screen[None]):
                 handle.approve(request.call_id, decision)
             self.offer_approval(handle)
 
+        from tui.screens.approval_modal import ApprovalModal
+
         self.app.push_screen(ApprovalModal(request, handle.name), callback=answer)
 
     def _drop_answered_approval(self) -> None:
         """An interrupt or a finished turn can settle a request while its modal is still open."""
+        from tui.screens.approval_modal import ApprovalModal
+
         modal = self.app.screen
         if isinstance(modal, ApprovalModal):
             pending = {a.call_id for a in self.selected.pending_approvals}
@@ -162,6 +160,8 @@ class MainScreen(Screen[None]):
             return
         event.input.remember(text)
         event.input.value = ""
+        from tui.commands import CommandError, parse_command  # not needed for the first frame
+
         try:
             command = parse_command(text)
             if command is None:
@@ -186,6 +186,8 @@ class MainScreen(Screen[None]):
         self.app.start(handle)
 
     async def run_command(self, command: SlashCommand) -> None:
+        from tui.commands import parse_budget, parse_fan, parse_session_numbers
+
         handle, argument = self.selected, command.argument
         if command.name == "new":
             self.action_new_session()
@@ -255,6 +257,8 @@ class MainScreen(Screen[None]):
             self.selected.note("interrupting…", "warning")
 
     def action_new_session(self) -> None:
+        from tui.screens.new_session_dialog import NewSessionDialog
+
         name = f"agent {len(self.pool.handles) + 1}"
         self.app.push_screen(NewSessionDialog(self.pool.model, name), callback=self._create_agent)
 
@@ -286,6 +290,8 @@ class MainScreen(Screen[None]):
             self.transcript.scroll_page_down(animate=False)
 
     def action_help(self) -> None:
+        from tui.screens.help_screen import HelpScreen
+
         self.app.push_screen(HelpScreen())
 
     # ------------------------------------------------------------ many agents on one task, side by side
@@ -332,7 +338,11 @@ class MainScreen(Screen[None]):
             if group is not None:
                 handles, title = group.handles, group.title
             else:
+                from tui.commands import MAX_COPIES
+
                 handles = self.pool.handles[:MAX_COPIES]
+        from tui.screens.side_by_side import SideBySideScreen
+
         self.side = SideBySideScreen(handles, title or f"{fmt.plural(len(handles), 'session')} side by side")
         self.app.push_screen(self.side, callback=self._back_from_side)
 

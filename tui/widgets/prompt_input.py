@@ -5,11 +5,27 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from textual.binding import Binding, BindingType
-from textual.suggester import SuggestFromList
+from textual.suggester import Suggester
 from textual.widgets import Input
 
-from tui.commands import command_names
 from tui.history import InputHistory
+
+
+class CommandSuggester(Suggester):
+    """Completes slash commands; their list (tui.commands) loads when a `/` is first typed."""
+
+    def __init__(self) -> None:
+        super().__init__(case_sensitive=False)
+        self._names: list[str] | None = None
+
+    async def get_suggestion(self, value: str) -> str | None:
+        if not value.startswith("/"):
+            return None
+        if self._names is None:
+            from tui.commands import command_names
+
+            self._names = command_names()
+        return next((name for name in self._names if name.casefold().startswith(value)), None)
 
 
 class PromptInput(Input):
@@ -19,7 +35,7 @@ class PromptInput(Input):
     ]
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(suggester=SuggestFromList(command_names(), case_sensitive=False), **kwargs)
+        super().__init__(suggester=CommandSuggester(), **kwargs)
         self.history = InputHistory()
 
     def remember(self, text: str) -> None:

@@ -19,17 +19,20 @@ from tui.transcript import AssistantEntry, Entry, NoticeEntry, ToolEntry, Transc
 from tui.widgets.earlier_marker import EarlierMarker
 from tui.widgets.following_scroll import FollowingScroll
 from tui.widgets.notice_line import NoticeLine
-from tui.widgets.tool_panel import ToolPanel
-from tui.widgets.user_block import UserBlock
 
 
 def entry_widget(entry: Entry) -> Widget:
-    if isinstance(entry, UserEntry):
-        return UserBlock(entry)
-    if isinstance(entry, ToolEntry):
-        return ToolPanel(entry)
+    """The widget of an entry; those a new session's first frame does not show load with their first use."""
     if isinstance(entry, NoticeEntry):
         return NoticeLine(entry)
+    if isinstance(entry, UserEntry):
+        from tui.widgets.user_block import UserBlock
+
+        return UserBlock(entry)
+    if isinstance(entry, ToolEntry):
+        from tui.widgets.tool_panel import ToolPanel
+
+        return ToolPanel(entry)
     # Rich's Markdown (markdown-it) costs ~0.1 s to import: loaded with the first answer or by the warm-up.
     from tui.widgets.assistant_block import AssistantBlock
 

@@ -1,0 +1,110 @@
+"""Where one launch's configuration comes from, found without pydantic: the files, the environment, the flags.
+
+The TUI paints before pydantic loads: with no config file and only free-text flags nothing can be
+invalid, so the KeelConfig is built after the first frame; otherwise it is built (and a broken
+file reported, exit 2) before the UI takes the screen.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent.config import KeelConfig
+
+FREE_TEXT = frozenset({"model", "api_base"})  # flags no schema can reject
+
+
+def keel_home() -> Path:
+    """Where keel keeps sessions and caches: $KEEL_HOME, else the platform's user data dir."""
+    if env := os.environ.get("KEEL_HOME"):
+        return Path(env)
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("keel", appauthor=False))
+
+
+def user_config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "keel" / "config.toml"
+
+
+def repo_root(cwd: Path) -> Path:
+    """The git top level containing cwd, or cwd itself outside a repository."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return cwd
+    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else cwd
+
+
+def repo_config_path(cwd: Path) -> Path | None:
+    """The repository's `.keel/config.toml` when there is one.
+
+    git is asked only when such a file exists in cwd or above it: the top level is one of those
+    directories (unless GIT_DIR or GIT_WORK_TREE moves it), so without one there is nothing to find.
+    """
+    moved = "GIT_DIR" in os.environ or "GIT_WORK_TREE" in os.environ
+    if not moved and not any((d / ".keel" / "config.toml").is_file() for d in (cwd, *cwd.parents)):
+        return None
+    path = repo_root(cwd) / ".keel" / "config.toml"
+    return path if path.is_file() else None
+
+
+def env_layer() -> dict[str, Any]:
+    env = {}
+    if model := os.environ.get("KEEL_MODEL"):
+        env["model"] = model
+    if api_base := os.environ.get("KEEL_API_BASE"):
+        env["api_base"] = api_base
+    return env
+
+
+@dataclass
+class ConfigSources:
+    """The layers of one launch (files, lowest first; flags), resolved into a KeelConfig when first asked."""
+
+    cwd: Path
+    flags: dict[str, Any]
+    files: list[Path]
+    _config: KeelConfig | None = field(default=None, repr=False)
+
+    @classmethod
+    def find(cls, cwd: Path, flags: dict[str, Any]) -> ConfigSources:
+        """The user's config file, then the repository's, each only if it exists; flags left unset dropped."""
+        files = [path for path in (user_config_path(),) if path.is_file()]
+        if repo := repo_config_path(cwd):
+            files.append(repo)
+        return cls(cwd, {k: v for k, v in flags.items() if v is not None}, files)
+
+    @property
+    def plain(self) -> bool:
+        """Nothing to validate: no config file, and only flags no schema can reject (env values are free text)."""
+        return not self.files and set(self.flags) <= FREE_TEXT
+
+    def check(self) -> None:
+        """Build the config now unless it is plain: a broken one raises ConfigError (exit 2)."""
+        if not self.plain:
+            self.config()
+
+    def config(self) -> KeelConfig:
+        if self._config is None:
+            from agent.config import config_from
+
+            self._config = config_from(self)
+        return self._config
+
+    def model(self) -> str | None:
+        """The model named by a flag or the environment (a config file may name one too: see config())."""
+        return self.flags.get("model") or env_layer().get("model")

@@ -1,0 +1,44 @@
+"""The first session's settings, built after the first paint when nothing needs checking before it.
+
+Building them loads pydantic and the config's models, some 50-70 ms; the first frame shows only
+the workspace and the model's name, which are known without that.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agent.config import KeelConfig
+    from agent.config_files import ConfigSources
+    from agent.settings import SessionSettings
+
+
+class DeferredSettings:
+    """Stands in for SessionSettings until they are built (`build()`, once): cwd, model, budget."""
+
+    budget = None  # a budget comes from a flag or a file, and either means no deferring
+
+    def __init__(self, sources: ConfigSources, cwd: Path) -> None:
+        from agent.local.names import LITELLM_MODEL, is_embedded
+
+        named = sources.model()
+        self.sources = sources
+        self.cwd = cwd
+        self.model = named if named and not is_embedded(named) else LITELLM_MODEL
+        self._built: SessionSettings | None = None
+
+    def config(self) -> KeelConfig:
+        return self.sources.config()
+
+    def build(self) -> SessionSettings:
+        if self._built is None:
+            from tui.app import initial_settings
+
+            self._built = initial_settings(self.config(), self.cwd, [])
+        return self._built
+
+
+def settled(settings: SessionSettings | DeferredSettings) -> SessionSettings:
+    return settings.build() if isinstance(settings, DeferredSettings) else settings

@@ -1,0 +1,61 @@
+"""The `keel.frontends` entry point: the TUI from launch to exit, light to import (no Textual, no pydantic).
+
+The session to reopen is found first (a wrong id is a usage error, exit 2); with nothing to check
+in the config, the first session's settings are built after the first paint (tui.first_settings).
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agent.config_files import ConfigSources
+    from agent.protocol import AnyEvent
+    from tui.app import KeelApp
+
+
+def main(sources: ConfigSources, cwd: Path, resume_id: str | None = None) -> int:
+    """Run the TUI in cwd; with resume_id, reopen that session (its transcript shown, its log continued)."""
+    history: list[AnyEvent] = []
+    resume = None
+    if resume_id is not None:
+        from agent.store import find_session, read_events
+
+        resume = find_session(resume_id, cwd)
+        if resume is None:
+            print(
+                f"keel: no single session matches {resume_id!r}; `keel sessions` lists them",
+                file=sys.stderr,
+            )
+            return 2
+        history = read_events(resume)
+    return run_app(build_app(sources, cwd, resume, history))
+
+
+def build_app(
+    sources: ConfigSources,
+    cwd: Path,
+    resume: Path | None = None,
+    history: list[AnyEvent] | None = None,
+) -> KeelApp:
+    """The app as `keel` starts it: settings deferred past the first paint when the config allows.
+
+    The garbage collector waits for the first frame too (KeelApp turns it back on): its passes
+    over what Textual's import and the first layout allocate cost some 12 ms before it.
+    """
+    gc.disable()
+    from tui.app import KeelApp, initial_settings
+    from tui.first_settings import DeferredSettings
+
+    if sources.plain and not history:
+        return KeelApp(DeferredSettings(sources, cwd))
+    config = sources.config()
+    return KeelApp(initial_settings(config, cwd, history or []), config, resume, history)
+
+
+def run_app(app: KeelApp) -> int:
+    app.run()
+    return app.return_code or 0
