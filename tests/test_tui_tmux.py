@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import shlex
 import shutil
-import subprocess
-import time
-import uuid
 
 import pytest
 from keel_cli import KEEL, git_repo, keel_env
 from scripted_server import Reply, ScriptedToolCall
+from tmux_terminal import RESTORED, Terminal
 
 pytestmark = [
     pytest.mark.slow,
@@ -18,57 +15,6 @@ pytestmark = [
         shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)"
     ),
 ]
-
-
-class Terminal:
-    """One tmux session running a command at a fixed size."""
-
-    def __init__(self, command: list[str], cwd, env: dict[str, str]) -> None:
-        self.name = f"keel-test-{uuid.uuid4().hex[:8]}"
-        exports = " ".join(f"{key}={shlex.quote(value)}" for key, value in env.items())
-        shell = f"env -i {exports} {shlex.join(command)}; echo KEEL-EXIT=$?; sleep 30"
-        subprocess.run(
-            [
-                "tmux",
-                "new-session",
-                "-d",
-                "-s",
-                self.name,
-                "-x",
-                "120",
-                "-y",
-                "36",
-                "-c",
-                str(cwd),
-                shell,
-            ],
-            check=True,
-        )
-
-    def screen(self) -> str:
-        return subprocess.run(
-            ["tmux", "capture-pane", "-p", "-t", self.name],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-
-    def keys(self, *keys: str, literal: bool = False) -> None:
-        subprocess.run(
-            ["tmux", "send-keys", "-t", self.name, *(["-l"] if literal else []), *keys], check=True
-        )
-
-    def wait_for(self, text: str, timeout: float = 60) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if text in screen:
-                return screen
-            time.sleep(0.2)
-        raise AssertionError(f"{text!r} never appeared; the screen shows:\n{self.screen()}")
-
-    def close(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True, check=False)
 
 
 def test_keel_in_tmux_answers_a_typed_prompt(scripted_server, tmp_path):
@@ -94,6 +40,8 @@ def test_keel_in_tmux_answers_a_typed_prompt(scripted_server, tmp_path):
         assert "read_file  notes.txt" in screen
         terminal.keys("C-q")
         assert "KEEL-EXIT=0" in terminal.wait_for("KEEL-EXIT=", timeout=20)
+        assert terminal.modes() == RESTORED and "TTY=same" in terminal.wait_for("TTY=")
+        assert "keel:" not in terminal.screen(joined=True)  # a quit is not worth a word
     finally:
         terminal.close()
     assert "remember the milk" in str(server.requests[-1].messages)

@@ -9,12 +9,14 @@ import threading
 from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import App
+from textual.binding import Binding, BindingType
 
 from tui.agents import AgentChanged, AgentHandle
 from tui.pool import AgentPool
+from tui.terminal_guard import exit_if_stuck, stop_on_signals
 from tui.transcript import Change
 from tui.warmup import freeze_loaded_objects
 
@@ -31,6 +33,9 @@ _HERE = Path(__file__).parent
 class KeelApp(App[int]):
     TITLE = "keel"
     CSS_PATH = sorted(str(path) for path in _HERE.glob("*/*.tcss"))
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+z", "suspend_process", "Suspend", show=False)
+    ]
 
     def __init__(
         self,
@@ -46,6 +51,8 @@ class KeelApp(App[int]):
         self.pool.add(settings, resume=resume, history=history)
         self._warmed: asyncio.Event | None = None
         self._main: MainScreen | None = None
+        self.stopped_by: int | None = None  # the signal that closed the app
+        self._unhook_signals: Callable[[], None] = lambda: None
 
     def get_default_screen(self) -> MainScreen:
         """The main screen is the first on the stack: no blank default screen to set up and cover."""
@@ -54,6 +61,9 @@ class KeelApp(App[int]):
         self._main = MainScreen(self.pool)
         return self._main
 
+    def on_mount(self) -> None:
+        self._unhook_signals = stop_on_signals(self._stop_by_signal)
+
     def on_main_screen_painted(self) -> None:
         """The warm-up starts after the first frame, so its imports do not compete with it; so does
         the garbage collector when the launch held it back (tui.launch), past what startup made."""
@@ -61,6 +71,13 @@ class KeelApp(App[int]):
             freeze_loaded_objects("first frame")
             gc.enable()
         self._start_warm_up()
+
+    def _stop_by_signal(self, signum: int) -> None:
+        """SIGTERM, SIGHUP or SIGINT: close the sessions and the app as on quit, exit with 128+N."""
+        if self.stopped_by is None:
+            self.stopped_by = signum
+            exit_if_stuck(128 + signum)
+            self.exit(return_code=128 + signum)
 
     def _start_warm_up(self) -> None:
         """A daemon thread, not a worker: quitting right after launch must not wait for litellm's import.
@@ -111,6 +128,7 @@ class KeelApp(App[int]):
             self._main.post_message(AgentChanged(handle, changes))
 
     async def on_unmount(self) -> None:
+        self._unhook_signals()
         await self.pool.close_all()
         if "agent.local.endpoint" in sys.modules:  # a model worker was started: end it with the UI
             sys.modules["agent.local.endpoint"].stop_workers()

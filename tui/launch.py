@@ -1,7 +1,8 @@
 """The `keel.frontends` entry point: the TUI from launch to exit, light to import (no Textual, no pydantic).
 
-The session to reopen is found first (a wrong id is a usage error, exit 2); with nothing to check
-in the config, the first session's settings are built after the first paint (tui.first_settings).
+The session to reopen is found first (a wrong id is a usage error, exit 2), then the UI runs in
+a child process while this one guards the terminal (tui.terminal_guard); with nothing to check in
+the config, the first session's settings are built after the first paint (tui.first_settings).
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ def main(sources: ConfigSources, cwd: Path, resume_id: str | None = None) -> int
             )
             return 2
         history = read_events(resume)
-    return run_app(build_app(sources, cwd, resume, history))
+    from tui.terminal_guard import run_guarded
+
+    return run_guarded(lambda: run_app(build_app(sources, cwd, resume, history)))
 
 
 def build_app(
@@ -57,5 +60,10 @@ def build_app(
 
 
 def run_app(app: KeelApp) -> int:
+    """Run it; a stop by signal is said on the restored terminal."""
     app.run()
+    if app.stopped_by is not None:
+        from tui.terminal_guard import report, stop_reason
+
+        report(stop_reason(app.stopped_by))
     return app.return_code or 0
