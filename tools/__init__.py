@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from tools.base import Tool
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # tools.base loads pydantic; `from tools.plural import plural` should not
+    from tools.base import Tool
 
 
 def default_tools() -> list[Tool]:
