@@ -1,9 +1,9 @@
 """The terminal is left as it was found however the UI ends: a crash in native code, a signal, SIGKILL.
 
 Python cannot run code in a SIGSEGV handler and nothing runs after SIGKILL, so the restoring is
-done by another process: `run_guarded` forks before Textual is imported (a millisecond), the child
-runs the UI, and the parent saves the tty's settings, waits, and resets the terminal when the
-child did not. The parent passes signals sent to it on to the UI, follows it when it stops for job
+done by another process: `run_guarded` forks before Textual is imported (about 2 ms, and a few
+more of copy-on-write in the child), the child runs the UI, and the parent saves the tty's
+settings, waits, and resets the terminal when the child did not. The parent passes signals sent to it on to the UI, follows it when it stops for job
 control, and exits with its code (128+N for a death by signal N). The child ends the UI cleanly
 on SIGTERM, SIGHUP or SIGINT, and when the parent dies (its end of a pipe closes).
 """
@@ -137,7 +137,7 @@ def _after(status: int, saved: list) -> int:
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
         _restore(saved)
-        report(f"the UI died ({signal.Signals(number).name}); the terminal was restored")
+        report(f"the UI died ({signal_name(number)}); the terminal was restored")
         return 128 + number
     code = os.WEXITSTATUS(status)
     try:
@@ -167,7 +167,14 @@ def stop_reason(signum: int) -> str:
     """Why a stop signal ended the UI, for report()."""
     if _orphaned.is_set():
         return "the keel process guarding the UI died, so the UI closed"
-    return f"stopped by {signal.Signals(signum).name}"
+    return f"stopped by {signal_name(signum)}"
+
+
+def signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:  # a real-time signal
+        return f"signal {number}"
 
 
 def report(what: str) -> None:
