@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from greeting_server import serve_greetings
 
 from tools.base import ToolContext, ToolError
 from tools.run_command import RunCommandArgs, RunCommandTool
@@ -87,20 +88,12 @@ async def test_read_only_mode_blocks_workspace_writes(jail_ready, tmp_path: Path
     assert blocked
 
 
-async def _serve_once(connections: list[int]) -> asyncio.Server:
-    async def greet(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        connections.append(1)
-        writer.write(b"hello from the host\n")
-        await writer.drain()
-        writer.close()
-
-    return await asyncio.start_server(greet, "127.0.0.1", 0)
 
 
 @pytest.mark.parametrize("network", [False, True], ids=["network-off", "network-on"])
 async def test_loopback_connections_follow_the_network_setting(jail_ready, tmp_path: Path, network):
     connections: list[int] = []
-    server = await _serve_once(connections)
+    server = await serve_greetings(connections)
     port = server.sockets[0].getsockname()[1]
     client = (
         f"import socket; s = socket.create_connection(('127.0.0.1', {port}), timeout=5); "

@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from greeting_server import serve_greetings
 from keel_cli import git_repo, run_keel
 from scripted_server import Reply, ScriptedToolCall
 
@@ -121,14 +122,6 @@ async def test_read_only_mode_allows_only_the_temp_dir_and_dev(
     assert "lets commands write only $TMPDIR" in output
 
 
-async def _serve(connections: list[int]) -> asyncio.Server:
-    async def greet(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        connections.append(1)
-        writer.write(b"hello from the host\n")
-        await writer.drain()
-        writer.close()
-
-    return await asyncio.start_server(greet, "127.0.0.1", 0)
 
 
 @pytest.mark.parametrize("network", [False, True], ids=["network-off", "network-on"])
@@ -136,7 +129,7 @@ async def test_tcp_to_loopback_follows_the_network_setting(landlock_abi, tmp_pat
     if landlock_abi < 4:
         pytest.skip(f"Landlock ABI {landlock_abi} has no TCP rules (they need ABI 4)")
     connections: list[int] = []
-    server = await _serve(connections)
+    server = await serve_greetings(connections)
     port = server.sockets[0].getsockname()[1]
     client = (
         f"import socket; s = socket.create_connection(('127.0.0.1', {port}), timeout=5); "
