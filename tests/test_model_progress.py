@@ -70,3 +70,16 @@ def test_the_ui_status_follows_the_first_step_and_clears_when_the_model_answers(
     transcript.apply(AssistantMessage(text="done"))
     assert transcript.stats.activity == ""
     assert "reading" not in status_text("agent 1", transcript.stats).plain
+
+
+def test_a_dead_worker_is_said_once_in_the_transcript():
+    from agent.protocol import Error, SessionFinished, TokenUsage
+
+    transcript = Transcript(SessionStats(model="keel-local/m"))
+    message = "the embedded model's worker process died (SIGSEGV, segmentation fault)"
+    transcript.apply(Error(error_class="ModelWorkerDied", message=message, fatal=True))
+    transcript.apply(SessionFinished(status="error", final_message="", usage=TokenUsage(), steps=0,
+                                     reason=f"ModelWorkerDied: {message}"))
+    said = [entry.text for entry in transcript.entries if isinstance(entry, NoticeEntry)]
+    assert sum(message in text for text in said) == 1, said
+    assert said[-1].startswith("error · 0 steps") and transcript.stats.status == "error"

@@ -91,6 +91,7 @@ class Transcript:
     _streaming: int | None = None
     _tools: dict[str, int] = field(default_factory=dict)
     _assembled: bool = False
+    _fatal: str = ""  # the last fatal error shown, so the task's end does not repeat it
 
     def add(self, entry: Entry) -> Change:
         self.entries.append(entry)
@@ -252,6 +253,7 @@ class Transcript:
             )
         ]
         if event.fatal:
+            self._fatal = f"{event.error_class}: {event.message}"
             changes.append(self.set_status("error"))
         return changes
 
@@ -270,9 +272,8 @@ class Transcript:
         if event.status == "completed":
             changes.append(self.note(f"done · {summary}", "success"))
         else:
-            said = (
-                event.reason and event.status != "interrupted"
-            )  # "interrupted by the user" says nothing new
+            # "interrupted by the user", or the fatal error just shown, says nothing new
+            said = event.reason and event.status != "interrupted" and event.reason != self._fatal
             reason = f": {event.reason}" if said else ""
             level: NoticeLevel = "error" if event.status == "error" else "warning"
             changes.append(
