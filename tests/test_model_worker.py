@@ -39,6 +39,7 @@ def test_a_worker_killed_mid_run_is_one_error_then_the_session_resumes(assembled
     errors = [event for event in events if event["type"] == "error"]
     assert len(errors) == 1 and errors[0]["fatal"] and errors[0]["error_class"] == "ModelWorkerDied", errors
     assert "SIGSEGV" in errors[0]["message"]
+    assert "the next worker loads the model without llama.cpp's extra weight buffers" in errors[0]["message"]
     finished = events[-1]
     assert finished["type"] == "session.finished" and finished["status"] == "error"
     assert [line for line in stderr.splitlines() if line.startswith("keel:")] == [
@@ -85,7 +86,10 @@ async def test_the_tui_survives_a_dead_worker_and_answers_the_next_prompt(assemb
         await send(pilot, PROMPT)
         await wait_until(pilot, lambda: handle.stats.status not in ("error", "running"), "the next answer", 840)
         assert handle.stats.status == "done", handle.transcript.entries[-3:]
-        assert worker_pid_of(os.getpid()) not in (None, worker)
+        replacement = worker_pid_of(os.getpid())
+        assert replacement not in (None, worker)
+        # it died in native code before its first reply (as in llama.cpp's AMX path): no extra buffers now
+        assert b"KEEL_LOCAL_EXTRA_BUFFERS=0" in Path(f"/proc/{replacement}/environ").read_bytes().split(b"\0")
     assert sys.modules.get("llama_cpp") is None, "llama.cpp was loaded into the test process"
 
 

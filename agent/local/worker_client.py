@@ -42,6 +42,7 @@ from agent.local.worker_protocol import (
 from agent.protocol import ModelProgress
 
 START_TIMEOUT = 120.0  # seconds for the worker to import llama.cpp and say hello (a cold disk is slow)
+NATIVE_CRASHES = {signal.SIGSEGV, signal.SIGILL, signal.SIGBUS, signal.SIGFPE, signal.SIGABRT}
 ProgressListener = Callable[[Progress], None]
 
 
@@ -88,6 +89,7 @@ class _Process:
     gone: str | None = None
     ready: bool = False
     stopping: bool = False  # keel ended it: not a crash
+    answered: bool = False  # it finished a reply
 
 
 class ModelWorker:
@@ -102,6 +104,7 @@ class ModelWorker:
         self._stage: Progress | None = None
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
+        self._plain_buffers = False  # after a native crash before any reply: load without extra buffers
 
     @property
     def pid(self) -> int | None:
@@ -134,7 +137,7 @@ class ModelWorker:
                 "--context", str(self.context_window)]
         popen = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            start_new_session=True, env=_worker_environment(),
+            start_new_session=True, env=_worker_environment(self._plain_buffers),
         )
         process = _Process(popen)
         assert popen.stdout is not None and popen.stderr is not None
@@ -158,6 +161,7 @@ class ModelWorker:
                 if isinstance(message, Progress):
                     self._progress(process, message)
                 elif isinstance(message, Piece | Done | Failed):
+                    process.answered = process.answered or isinstance(message, Done)
                     self._deliver(message.id, message)
         finally:
             self._ended(process)
@@ -192,6 +196,11 @@ class ModelWorker:
         process.hello.set()
         if returncode and not process.stopping:
             record_crash(self.path, process.gone, list(process.stderr_tail))
+        if -returncode in NATIVE_CRASHES and not (process.answered or process.stopping or self._plain_buffers):
+            # llama.cpp died in native code before its first reply, as it does in the AMX path that its
+            # extra weight buffers lead to: the next worker loads the model without them
+            self._plain_buffers = True
+            process.gone += "; the next worker loads the model without llama.cpp's extra weight buffers"
         for reply_id in list(self._pending):
             self._deliver(reply_id, _Gone(process.gone))
 
@@ -300,11 +309,15 @@ def _keep_tail(stream: IO[bytes], tail: deque[str]) -> None:
         tail.append(line.decode("utf-8", "replace").rstrip())
 
 
-def _worker_environment() -> dict[str, str]:
-    """The worker imports keel the way this process did, from wherever this process found it."""
+def _worker_environment(plain_buffers: bool) -> dict[str, str]:
+    """The worker imports keel the way this process did, from wherever this process found it; with
+    plain_buffers it loads the model without extra weight buffers, unless the person chose otherwise."""
     root = str(Path(__file__).resolve().parents[2])
     paths = [root, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}
+    if plain_buffers:
+        environment.setdefault("KEEL_LOCAL_EXTRA_BUFFERS", "0")
+    return environment
 
 
 class WorkerCrash(BaseModel):
