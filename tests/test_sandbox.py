@@ -12,11 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
-from greeting_server import serve_greetings
+from sandbox_support import make_ctx, run_in, serve_greetings
 
 from tools.base import ToolContext, ToolError
 from tools.run_command import RunCommandArgs, RunCommandTool
-from tools.sandbox import SandboxMode, SandboxPolicy, bwrap_problem
+from tools.sandbox import SandboxMode, bwrap_problem
 
 PY = sys.executable
 
@@ -28,18 +28,11 @@ async def jail_ready():
         pytest.skip(f"no sandbox here: {problem}")
 
 
-def make_ctx(tmp_path: Path, **policy) -> ToolContext:
-    workspace = tmp_path / "ws"
-    workspace.mkdir(exist_ok=True)
-    return ToolContext(
-        root=workspace, scratch=tmp_path / "scratch", sandbox=SandboxPolicy(**policy)
-    )
-
-
 async def run(ctx: ToolContext, command: str) -> str:
-    result = await RunCommandTool().run(RunCommandArgs(command=command, timeout=60), ctx)
+    """One command, then the context closed (each test here runs one)."""
+    output = await run_in(ctx, command)
     await ctx.aclose()
-    return result.output
+    return output
 
 
 def git(cwd: Path, *args: str) -> None:

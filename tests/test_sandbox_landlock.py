@@ -14,8 +14,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from greeting_server import serve_greetings
 from keel_cli import git_repo, run_keel
+from sandbox_support import make_ctx, run_in, serve_greetings
 from scripted_server import Reply, ScriptedToolCall
 
 from tools.base import ToolContext
@@ -71,24 +71,13 @@ def outside(tmp_path: Path):
     path.unlink(missing_ok=True)
 
 
-def make_ctx(tmp_path: Path, **policy) -> ToolContext:
-    workspace = tmp_path / "ws"
-    workspace.mkdir(exist_ok=True)
-    return ToolContext(
-        root=workspace, scratch=tmp_path / "scratch", sandbox=SandboxPolicy(**policy)
-    )
-
-
-async def run(ctx: ToolContext, command: str) -> str:
-    result = await RunCommandTool().run(RunCommandArgs(command=command, timeout=60), ctx)
-    return result.output
 
 
 async def test_a_write_to_the_real_tmp_is_denied_and_the_workspace_write_works(
     landlock_abi, tmp_path: Path, outside: Path
 ):
     ctx = make_ctx(tmp_path)
-    first = await run(
+    first = await run_in(
         ctx, f"echo in > inside.txt; echo x > {outside}; echo t > $TMPDIR/t && cat $TMPDIR/t"
     )
     mechanism = sandbox_mechanism(ctx.sandbox)
@@ -98,7 +87,7 @@ async def test_a_write_to_the_real_tmp_is_denied_and_the_workspace_write_works(
     assert mechanism.kind is MechanismKind.LANDLOCK and mechanism.landlock_abi == landlock_abi
     assert f"commands run under landlock (ABI {landlock_abi}" in first  # named once, first time
     assert "\nt\n" in f"\n{first}"  # the private temp dir ($TMPDIR) is writable
-    second = await run(ctx, "echo again")
+    second = await run_in(ctx, "echo again")
     temp_dir = ctx.jobs.temp_dir()
     await ctx.aclose()
     assert "landlock" not in second
@@ -110,7 +99,7 @@ async def test_read_only_mode_allows_only_the_temp_dir_and_dev(
 ):
     ctx = make_ctx(tmp_path, mode=SandboxMode.READ_ONLY)
     (ctx.root / "kept.txt").write_text("original\n")
-    output = await run(
+    output = await run_in(
         ctx,
         f"cat kept.txt; echo changed > kept.txt; echo x > {outside}; "
         "echo scratch > $TMPDIR/x && cat $TMPDIR/x; echo quiet > /dev/null && echo dev-ok",
@@ -137,7 +126,7 @@ async def test_tcp_to_loopback_follows_the_network_setting(landlock_abi, tmp_pat
     )
     ctx = make_ctx(tmp_path, network=network)
     try:
-        output = await run(ctx, f'{PY} -c "{client}"')
+        output = await run_in(ctx, f'{PY} -c "{client}"')
     finally:
         server.close()
         await ctx.aclose()
@@ -184,11 +173,11 @@ async def test_git_commits_work_and_a_worktree_keeps_hooks_and_config_read_only(
 ):
     main = git_repo(tmp_path / "main", {"a.txt": "a\n"})
     in_main = ToolContext(root=main, scratch=tmp_path / "scratch-main", sandbox=SandboxPolicy())
-    await run(in_main, f"echo b > b.txt && {COMMIT} in-main")
+    await run_in(in_main, f"echo b > b.txt && {COMMIT} in-main")
     await in_main.aclose()
     git(main, "worktree", "add", "-q", str(tmp_path / "ws"), "-b", "agent")
     ctx = make_ctx(tmp_path)
-    output = await run(
+    output = await run_in(
         ctx,
         f"echo c > c.txt && {COMMIT} in-worktree && echo committed; "
         f"echo 'echo pwned' > {main}/.git/hooks/post-checkout; "

@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from contextlib import suppress
 
 DISABLE = "KEEL_NO_TERMINAL_GUARD"  # set (non-empty) to run the UI in this process, unguarded
 UI_NAME = "keel-ui"  # the child's name in ps and top
@@ -77,15 +78,12 @@ def run_guarded(run: Callable[[], int]) -> int:
 
 def _become_ui(lifeline: int) -> None:
     """Name the child, and stop it cleanly (as on SIGHUP) when the parent goes away."""
-    try:
-        with open("/proc/self/comm", "w") as comm:
-            comm.write(UI_NAME)
-    except OSError:
-        pass
+    with suppress(OSError), open("/proc/self/comm", "w") as comm:
+        comm.write(UI_NAME)
 
     def watch() -> None:
         while os.read(lifeline, 1):
-            pass
+            continue  # the pipe only ever closes; what is read means nothing
         _orphaned.set()  # the pipe closed: the parent is gone
         os.kill(os.getpid(), signal.SIGHUP)
 
@@ -155,10 +153,9 @@ def _restore(saved: list) -> None:
 
     previous = signal.signal(signal.SIGTTOU, signal.SIG_IGN)  # in the background too
     try:
-        os.write(2, RESET.encode())
-        termios.tcsetattr(0, termios.TCSAFLUSH, saved)  # and drop the mouse reports not read
-    except (OSError, termios.error):
-        pass
+        with suppress(OSError, termios.error):
+            os.write(2, RESET.encode())
+            termios.tcsetattr(0, termios.TCSAFLUSH, saved)  # and drop the mouse reports not read
     finally:
         signal.signal(signal.SIGTTOU, previous)
 
@@ -185,10 +182,8 @@ def report(what: str) -> None:
         f"keel: {what}; session logs are in {keel_home() / 'sessions'}; "
         "resume with `keel resume`\n"
     )
-    try:
+    with suppress(OSError):  # the terminal hung up
         os.write(2, line.encode())
-    except OSError:  # the terminal hung up
-        pass
 
 
 def stop_on_signals(stop: Callable[[int], None]) -> Callable[[], None]:

@@ -334,10 +334,8 @@ def _crash_record_path(model: Path) -> Path:
 
 def record_crash(model: Path, what: str, stderr_tail: list[str]) -> None:
     crash = WorkerCrash(time=time.strftime("%Y-%m-%d %H:%M:%S"), what=what, stderr=stderr_tail[-60:])
-    try:
+    with suppress(OSError):  # the crash is reported to the session all the same
         _crash_record_path(model).write_text(crash.model_dump_json(indent=1))
-    except OSError:
-        pass  # the crash is reported to the session all the same
 
 
 def last_crash(model: Path) -> WorkerCrash | None:

@@ -1,0 +1,36 @@
+"""What the sandbox tests share: a workspace with a policy, one command run through the real tool, and a
+loopback server that greets and counts each connection (what a confined command tries to reach)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from tools.base import ToolContext
+from tools.run_command import RunCommandArgs, RunCommandTool
+from tools.sandbox_policy import SandboxPolicy
+
+
+def make_ctx(tmp_path: Path, **policy: object) -> ToolContext:
+    """A workspace under tmp_path whose commands run under a policy built from `policy`."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir(exist_ok=True)
+    return ToolContext(root=workspace, scratch=tmp_path / "scratch", sandbox=SandboxPolicy(**policy))
+
+
+async def run_in(ctx: ToolContext, command: str) -> str:
+    """The output of one command run by the real run_command tool."""
+    result = await RunCommandTool().run(RunCommandArgs(command=command, timeout=60), ctx)
+    return result.output
+
+
+async def serve_greetings(connections: list[int]) -> asyncio.Server:
+    """Listening on 127.0.0.1 (a free port); each connection appends to `connections` and gets one line."""
+
+    async def greet(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(1)
+        writer.write(b"hello from the host\n")
+        await writer.drain()
+        writer.close()
+
+    return await asyncio.start_server(greet, "127.0.0.1", 0)
