@@ -1,3 +1,1 @@
 """keel's core: the agent loop, its protocol, the model layer and the runners that drive it."""
-
-__version__ = "0.1.0"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from agent.config import ApprovalPolicy
-from tools.base import ToolKind
+from keel.agent.config import ApprovalPolicy
+from keel.tools.base import ToolKind
 
 Verdict = Literal["allow", "ask", "deny"]
 

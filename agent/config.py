@@ -8,15 +8,15 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
-from agent.config_files import (  # noqa: F401 - keel_home and the paths are imported from here too
+from keel.agent.config_files import (  # noqa: F401 - keel_home and the paths are imported from here too
     ConfigSources,
     env_layer,
     keel_home,
     repo_root,
     user_config_path,
 )
-from agent.errors import ConfigError
-from tools.sandbox_policy import SandboxPolicy
+from keel.agent.errors import ConfigError
+from keel.tools.exec.sandbox_policy import SandboxPolicy
 
 ApprovalPolicy = Literal["read-only", "auto-edit", "full-auto"]
 ToolProtocol = Literal["auto", "native", "text"]

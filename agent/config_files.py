@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agent.config import KeelConfig
+    from keel.agent.config import KeelConfig
 
 FREE_TEXT = frozenset({"model", "api_base"})  # flags no schema can reject
 
@@ -100,7 +100,7 @@ class ConfigSources:
 
     def config(self) -> KeelConfig:
         if self._config is None:
-            from agent.config import config_from
+            from keel.agent.config import config_from
 
             self._config = config_from(self)
         return self._config

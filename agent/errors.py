@@ -34,7 +34,9 @@ class ProviderError(KeelError):
 class RetryableProviderError(ProviderError):
     """A fault worth retrying: 429, 5xx, a timeout, a dropped connection; `retry_after` as the server asked."""
 
-    def __init__(self, message: str, error_class: str = "ProviderError", retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str, error_class: str = "ProviderError", retry_after: float | None = None
+    ) -> None:
         super().__init__(message, error_class)
         self.retry_after = retry_after
 

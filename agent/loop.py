@@ -7,13 +7,13 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agent.approval import Approvals
-from agent.checkpoints import CheckpointGuard
-from agent.context import ContextManager
-from agent.errors import ContextWindowExceeded, ToolsUnsupported
-from agent.messages import Message, tool_result, user
-from agent.model import ChatModel, ModelReply
-from agent.protocol import (
+from keel.agent.approval import Approvals
+from keel.agent.context import ContextManager
+from keel.agent.errors import ContextWindowExceeded, ToolsUnsupported
+from keel.agent.git.checkpoints import CheckpointGuard
+from keel.agent.messages import Message, tool_result, user
+from keel.agent.model.client import ChatModel, ModelReply
+from keel.agent.protocol import (
     AnyEvent,
     ApprovalDecision,
     AssistantDelta,
@@ -24,11 +24,11 @@ from agent.protocol import (
     ToolStarted,
     UserMessage,
 )
-from agent.state import LimitExceeded, SessionState
-from agent.text_protocol import MalformedToolCall, parse_tool_calls
-from prompts import render
-from tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
-from tools.registry import ToolRegistry, parse_arguments
+from keel.agent.state import LimitExceeded, SessionState
+from keel.agent.text_protocol import MalformedToolCall, parse_tool_calls
+from keel.prompts import render
+from keel.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
+from keel.tools.registry import ToolRegistry, parse_arguments
 
 AskPerson = Callable[[ToolCall, Tool, dict[str, Any]], Awaitable[ApprovalDecision | None]]
 MAX_CONTEXT_RETRIES = 3

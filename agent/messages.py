@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.protocol import ToolCall
+from keel.agent.protocol import ToolCall
 
 Role = Literal["system", "user", "assistant", "tool"]
 

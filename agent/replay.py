@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from agent.context.masking import apply_masking
-from agent.messages import Message, tool_result, user
-from agent.protocol import (
+from keel.agent.context.masking import apply_masking
+from keel.agent.messages import Message, tool_result, user
+from keel.agent.protocol import (
     AnyEvent,
     AssistantMessage,
     ContextMasked,
@@ -14,8 +14,8 @@ from agent.protocol import (
     ToolStarted,
     UserMessage,
 )
-from agent.state import SessionState
-from tools.patch_format import ADD, DELETE, MOVE, UPDATE
+from keel.agent.state import SessionState
+from keel.tools.editing.patch_format import ADD, DELETE, MOVE, UPDATE
 
 WRITING_TOOLS = ("write_file", "edit_file")
 
@@ -24,7 +24,9 @@ INTERRUPTED_NOTE = "[The user interrupted this turn. Wait for their next message
 
 def repair_unanswered(history: list[Message]) -> None:
     """Answer the last assistant message's tool calls that have no result (after an interrupt or a crash)."""
-    last = next((i for i in range(len(history) - 1, -1, -1) if history[i].role == "assistant"), None)
+    last = next(
+        (i for i in range(len(history) - 1, -1, -1) if history[i].role == "assistant"), None
+    )
     if last is None:
         return
     answered = {m.tool_call_id for m in history[last + 1 :] if m.role == "tool"}
@@ -52,7 +54,8 @@ def restore_state(state: SessionState, events: list[AnyEvent]) -> None:
                 state.steps += 1
         elif isinstance(event, ToolFinished):
             call = next(
-                (c for m in reversed(state.history) for c in m.tool_calls if c.id == event.call_id), None
+                (c for m in reversed(state.history) for c in m.tool_calls if c.id == event.call_id),
+                None,
             )
             if call is not None:
                 state.history.append(tool_result(call, event.output))

@@ -16,7 +16,7 @@ YOUNG_THRESHOLD = 10_000
 
 def tune_gc() -> None:
     """Call once, after imports and before the agents start; later calls just refreeze."""
-    from agent.tokens import load_encoding
+    from keel.agent.model.tokens import load_encoding
 
     load_encoding()  # loaded now, so its tables are frozen with the rest (every session needs it)
     gc.freeze()

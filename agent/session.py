@@ -8,17 +8,18 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Self
 
-from agent.approval import Approvals
-from agent.checkpoints import CheckpointGuard
-from agent.config import DEFAULT_CONTEXT_WINDOW, keel_home
-from agent.context import ContextManager
-from agent.context.budget import auto_budget, count_repo_files
-from agent.context.summarizer import Summarizer
-from agent.errors import ProviderError
-from agent.loop import AgentLoop, TaskComplete
-from agent.messages import user
-from agent.model import ChatModel, ModelClient, context_window_of
-from agent.protocol import (
+from keel.agent.approval import Approvals
+from keel.agent.config import DEFAULT_CONTEXT_WINDOW, keel_home
+from keel.agent.context import ContextManager
+from keel.agent.context.budget import auto_budget, count_repo_files
+from keel.agent.context.summarizer import Summarizer
+from keel.agent.errors import ProviderError
+from keel.agent.git.checkpoints import CheckpointGuard
+from keel.agent.loop import AgentLoop, TaskComplete
+from keel.agent.messages import user
+from keel.agent.model.client import ChatModel, ModelClient, context_window_of
+from keel.agent.model.redact import RedactingModel, Redactor
+from keel.agent.protocol import (
     AnyEvent,
     ApprovalDecision,
     ApprovalRequested,
@@ -37,18 +38,17 @@ from agent.protocol import (
     UserMessage,
     UserPrompt,
 )
-from agent.redact import RedactingModel, Redactor
-from agent.replay import mark_interrupted, restore_state, written_paths
-from agent.settings import SessionSettings
-from agent.state import LimitExceeded, SessionState
-from agent.store import SessionLog, new_session_id, read_events, sessions_dir
-from agent.system_prompt import SystemPrompt
-from agent.workspace import gather_facts, load_instructions
-from tools import default_tools
-from tools.base import Tool, ToolContext, ToolError
-from tools.fileio import remove_leftover_temp_files
-from tools.registry import ToolRegistry
-from tools.sandbox_mechanism import sandbox_mechanism
+from keel.agent.replay import mark_interrupted, restore_state, written_paths
+from keel.agent.settings import SessionSettings
+from keel.agent.state import LimitExceeded, SessionState
+from keel.agent.store import SessionLog, new_session_id, read_events, sessions_dir
+from keel.agent.system_prompt import SystemPrompt
+from keel.agent.workspace_facts import gather_facts, load_instructions
+from keel.tools import default_tools
+from keel.tools.base import Tool, ToolContext, ToolError
+from keel.tools.editing.fileio import remove_leftover_temp_files
+from keel.tools.exec.sandbox_mechanism import sandbox_mechanism
+from keel.tools.registry import ToolRegistry
 
 
 class Session:
@@ -113,7 +113,9 @@ class Session:
         )
         self.approvals = Approvals(settings.approval)
         self.checkpoints = (
-            CheckpointGuard(self.root, self.id, on_error=self._checkpoint_failed) if settings.checkpoints else None
+            CheckpointGuard(self.root, self.id, on_error=self._checkpoint_failed)
+            if settings.checkpoints
+            else None
         )
         self.loop = AgentLoop(
             self.state,
@@ -219,7 +221,9 @@ class Session:
             self._turn = asyncio.create_task(work)
             await asyncio.wait([self._turn])
             if self._turn.cancelled() and not isinstance(item, Compact):
-                self._finish("interrupted", "", "interrupted before it started")  # cancelled before it ran
+                self._finish(
+                    "interrupted", "", "interrupted before it started"
+                )  # cancelled before it ran
 
     def _drop_queued_work(self) -> None:
         """An interrupt with no turn running: the prompts still waiting end as interrupted."""
@@ -296,7 +300,12 @@ class Session:
                 continue
 
     def _checkpoint_failed(self, message: str) -> None:
-        self._emit(Error(error_class="CheckpointError", message=f"{message}; `keel undo` will not cover this session"))
+        self._emit(
+            Error(
+                error_class="CheckpointError",
+                message=f"{message}; `keel undo` will not cover this session",
+            )
+        )
 
     async def _ask_person(
         self, call: ToolCall, tool: Tool, arguments: dict[str, Any]

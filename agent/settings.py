@@ -6,15 +6,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from agent.config import (
+from keel.agent.config import (
     ApprovalPolicy,
     ContextSettings,
     KeelConfig,
     ToolProtocol,
 )
-from agent.local.spec import describe_embedded, is_embedded
-from agent.redact import secrets_in_url
-from tools.sandbox_policy import SandboxPolicy
+from keel.agent.model.local.spec import describe_embedded, is_embedded
+from keel.agent.model.redact import secrets_in_url
+from keel.tools.exec.sandbox_policy import SandboxPolicy
 
 
 class SessionSettings(BaseModel):
@@ -49,13 +49,13 @@ def settings_from_config(
 ) -> SessionSettings:
     """Headless runs default to full-auto; a person at the TUI defaults to auto-edit.
 
-    An api_base without a model means the model that server serves (agent.served_model).
+    An api_base without a model means the model that server serves (keel.agent.model.served_model).
 
     With prepare=False the embedded model is described, not made ready: the TUI paints first and
-    prepares it after (agent.local.endpoint), where a missing install shows in the transcript.
+    prepares it after (keel.agent.model.local.endpoint), where a missing install shows in the transcript.
     """
     if not config.model and config.api_base:
-        from agent.served_model import served_model
+        from keel.agent.model.served_model import served_model
 
         model, api_base = served_model(config.api_base)
         config = config.model_copy(update={"model": model, "api_base": api_base})
@@ -96,7 +96,7 @@ def _embedded(config: KeelConfig, cwd: Path, interactive: bool, prepare: bool) -
     exit 2, says how to get it). A tool protocol set in the config or by a flag is kept."""
     chosen = config.for_model().tool_protocol
     if prepare:
-        from agent.local.endpoint import prepare_embedded_model
+        from keel.agent.model.local.endpoint import prepare_embedded_model
 
         endpoint = prepare_embedded_model(config.context_window)
     else:

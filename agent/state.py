@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agent.messages import Message
-from agent.model import ToolProtocolName
-from agent.protocol import FinishStatus, TokenUsage
+from keel.agent.messages import Message
+from keel.agent.model.client import ToolProtocolName
+from keel.agent.protocol import FinishStatus, TokenUsage
 
 
 class LimitExceeded(Exception):

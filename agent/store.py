@@ -9,9 +9,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agent.config import keel_home
-from agent.protocol import AnyEvent, AssistantDelta, ModelProgress, SessionStarted, parse_event
-from agent.redact import Redactor
+from keel.agent.config import keel_home
+from keel.agent.model.redact import Redactor
+from keel.agent.protocol import AnyEvent, AssistantDelta, ModelProgress, SessionStarted, parse_event
 
 
 def sessions_dir() -> Path:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from agent.model import ToolProtocolName
-from agent.workspace import Instructions, WorkspaceFacts
-from prompts import render
-from tools.registry import ToolRegistry
+from keel.agent.model.client import ToolProtocolName
+from keel.agent.workspace_facts import Instructions, WorkspaceFacts
+from keel.prompts import render
+from keel.tools.registry import ToolRegistry
 
 
 @dataclass

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Self
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
 
 
 def median_time(run: Callable[[], object], repeat: int) -> float:
@@ -27,13 +26,13 @@ def median_time(run: Callable[[], object], repeat: int) -> float:
 
 
 class ServerProcess:
-    """tests/scripted_server.py run by hand in a separate process, so its CPU is not counted as ours."""
+    """The scripted server (keel.agent.testing) run by hand in a separate process, so its CPU is not counted as ours."""
 
     def __init__(self, replies: list[dict], *extra: str) -> None:
         self.script = Path(tempfile.mkstemp(suffix=".json")[1])
         self.script.write_text(json.dumps(replies))
         self.proc = subprocess.Popen(
-            [sys.executable, str(ROOT / "tests" / "scripted_server.py"), str(self.script), *extra],
+            [sys.executable, "-m", "keel.agent.testing.scripted_server", str(self.script), *extra],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,

@@ -41,10 +41,10 @@ async def keel_calls(url: str, calls: int, transport: str) -> float:
     `transport` "direct" is keel's own client for OpenAI-compatible servers; "litellm" sends the
     same calls through litellm (KEEL_TRANSPORT=litellm)."""
     os.environ["KEEL_TRANSPORT"] = "litellm" if transport == "litellm" else "direct"
-    from agent.model import litellm_module
-    from agent.protocol import SessionFinished, UserPrompt
-    from agent.session import Session
-    from agent.settings import SessionSettings
+    from keel.agent.model.client import litellm_module
+    from keel.agent.protocol import SessionFinished, UserPrompt
+    from keel.agent.session import Session
+    from keel.agent.settings import SessionSettings
 
     litellm_module()  # import cost is startup, not per call
     workspace = Path(tempfile.mkdtemp())
@@ -73,8 +73,11 @@ def main() -> None:
     print(f"CPU per model call ({CALLS} calls; server in another process)")
     row("raw httpx streamed request", f"{raw * 1000:.2f} ms", "1.00x")
     for transport, label in (("direct", "direct call"), ("litellm", "litellm call")):
-        row(f"keel step ({label} + tool + events + log)", f"{keel[transport] * 1000:.2f} ms",
-            f"{keel[transport] / raw:.1f}x raw")
+        row(
+            f"keel step ({label} + tool + events + log)",
+            f"{keel[transport] * 1000:.2f} ms",
+            f"{keel[transport] / raw:.1f}x raw",
+        )
     row("litellm step / direct step", f"{keel['litellm'] / keel['direct']:.1f}x")
 
 

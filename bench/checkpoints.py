@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import argparse
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-from _common import ROOT, median_time, row
+from _common import median_time, row
 
-sys.path.insert(0, str(ROOT))
-
-from agent.checkpoints import CheckpointStore
+from keel.agent.git.checkpoints import CheckpointStore
 
 
 def make_repo(path: Path, files: int) -> None:

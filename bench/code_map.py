@@ -16,9 +16,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.base import ToolContext
-from tools.code_map import CodeMapArgs, CodeMapTool
-from tools.tag_cache import idle_cores
+from keel.tools.base import ToolContext
+from keel.tools.code_map import CodeMapArgs, CodeMapTool
+from keel.tools.codeintel.tag_cache import idle_cores
 
 GOALS = {"cold": 15.0, "warm": 1.0, "one edited file": 1.0}
 AIDER_PYTHON = Path("/tmp/aidervenv/bin/python")

@@ -10,8 +10,9 @@ import tempfile
 from pathlib import Path
 
 from _common import row
-from scripted_server import ChatRequest, Reply, ScriptedServer, ScriptedToolCall
-from scripted_wire import estimate_prompt_tokens
+
+from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedServer, ScriptedToolCall
+from keel.agent.testing.scripted_wire import estimate_prompt_tokens
 
 STEPS = 200
 WINDOW = 32_768
@@ -67,9 +68,9 @@ def prefix_stable(previous: list[dict], current: list[dict]) -> bool:
 
 
 async def run(server: ScriptedServer, workspace: Path) -> list:
-    from agent.protocol import SessionFinished, UserPrompt
-    from agent.session import Session
-    from agent.settings import SessionSettings
+    from keel.agent.protocol import SessionFinished, UserPrompt
+    from keel.agent.session import Session
+    from keel.agent.settings import SessionSettings
 
     settings = SessionSettings(
         cwd=workspace,
@@ -91,7 +92,7 @@ async def run(server: ScriptedServer, workspace: Path) -> list:
 
 def naive_tokens(requests: list, events: list) -> int:
     """What the same calls would cost if each sent the whole, never-compacted history."""
-    from agent.protocol import AssistantMessage, ToolFinished
+    from keel.agent.protocol import AssistantMessage, ToolFinished
 
     first = requests[0].body
     history = list(first["messages"][:-1])  # system prompt and task, without the status line

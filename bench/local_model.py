@@ -15,17 +15,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from agent.local.assemble import ensure_model_file
-from agent.local.endpoint import embedded_worker, prepare_embedded_model
-from agent.local.engine import STOP_STRINGS, LocalEngine, Sampling, thread_counts
-from agent.model import ModelClient
+from keel.agent.model.client import ModelClient
+from keel.agent.model.local.assemble import ensure_model_file
+from keel.agent.model.local.endpoint import embedded_worker, prepare_embedded_model
+from keel.agent.model.local.engine import STOP_STRINGS, LocalEngine, Sampling, thread_counts
 
 TASK = "Write a Python function that parses an ISO date and returns the weekday name, with a docstring and doctests."
 
@@ -51,7 +48,9 @@ class Samples:
         self.decode.append((pieces - 1) / (last - first))
 
 
-def raw_round(engine: LocalEngine, round_number: int, tokens: int) -> tuple[float, float | None, float, int]:
+def raw_round(
+    engine: LocalEngine, round_number: int, tokens: int
+) -> tuple[float, float | None, float, int]:
     """The floor: llama-cpp-python's own streaming on the same rendered prompt and sampling."""
     llama = engine.llama
     sampling = Sampling()
@@ -59,8 +58,12 @@ def raw_round(engine: LocalEngine, round_number: int, tokens: int) -> tuple[floa
     prompt = engine.prompt_tokens(messages(round_number), None)
     first, last, pieces = None, started, 0
     for piece in llama.create_completion(
-        prompt, max_tokens=tokens, temperature=sampling.temperature, repeat_penalty=sampling.repeat_penalty,
-        stop=STOP_STRINGS, stream=True,
+        prompt,
+        max_tokens=tokens,
+        temperature=sampling.temperature,
+        repeat_penalty=sampling.repeat_penalty,
+        stop=STOP_STRINGS,
+        stream=True,
     ):
         if piece["choices"][0]["text"]:
             last = time.perf_counter()
@@ -69,19 +72,30 @@ def raw_round(engine: LocalEngine, round_number: int, tokens: int) -> tuple[floa
     return started, first, last, pieces
 
 
-async def client_round(client: ModelClient, round_number: int) -> tuple[float, float | None, float, int]:
+async def client_round(
+    client: ModelClient, round_number: int
+) -> tuple[float, float | None, float, int]:
     """One streamed reply through keel's model layer; every delta counts as a piece."""
     arrivals: list[float] = []
     started = time.perf_counter()
-    await client.complete(messages(round_number), None, lambda _text: arrivals.append(time.perf_counter()))
-    return started, arrivals[0] if arrivals else None, arrivals[-1] if arrivals else started, len(arrivals)
+    await client.complete(
+        messages(round_number), None, lambda _text: arrivals.append(time.perf_counter())
+    )
+    return (
+        started,
+        arrivals[0] if arrivals else None,
+        arrivals[-1] if arrivals else started,
+        len(arrivals),
+    )
 
 
 def report(name: str, samples: Samples, floor: Samples) -> None:
     ttft, decode = statistics.median(samples.ttft), statistics.median(samples.decode)
     floor_ttft, floor_decode = statistics.median(floor.ttft), statistics.median(floor.decode)
-    print(f"  {name:<9} decode {decode:6.1f} tok/s  ({decode / floor_decode:4.2f}x raw)   "
-          f"first token {ttft * 1000:7.0f} ms  ({ttft / floor_ttft:4.2f}x raw)")
+    print(
+        f"  {name:<9} decode {decode:6.1f} tok/s  ({decode / floor_decode:4.2f}x raw)   "
+        f"first token {ttft * 1000:7.0f} ms  ({ttft / floor_ttft:4.2f}x raw)"
+    )
 
 
 def loaded_engine(path: Path, context: int, extra_buffers: bool) -> LocalEngine:
@@ -106,10 +120,16 @@ async def main() -> None:
         "raw": loaded_engine(path, endpoint.context_window, extra_buffers=True),
         "raw-safe": loaded_engine(path, endpoint.context_window, extra_buffers=False),
     }
-    keel = ModelClient(model=endpoint.model, retries=0, context_window=endpoint.context_window,
-                       extra={"max_tokens": options.tokens})
-    print(f"model {path.name}; threads decode/prompt {thread_counts()}; worker pid "
-          f"{embedded_worker(endpoint).pid}")
+    keel = ModelClient(
+        model=endpoint.model,
+        retries=0,
+        context_window=endpoint.context_window,
+        extra={"max_tokens": options.tokens},
+    )
+    print(
+        f"model {path.name}; threads decode/prompt {thread_counts()}; worker pid "
+        f"{embedded_worker(endpoint).pid}"
+    )
     # The first reply of each pages the weights in (and repacks them where allowed): not what is compared.
     warm_up = time.perf_counter()
     for engine in engines.values():

@@ -28,7 +28,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 GOAL_LINEAR, GOAL_MB = 0.8, 15.0
@@ -36,12 +35,20 @@ GOAL_LINEAR, GOAL_MB = 0.8, 15.0
 
 # ---------------------------------------------------------------- the scripted model (server process)
 
+
 def serve(steps: int, delay: float, kind: str) -> None:
     """The model stand-in: the lean asyncio server (default), or the tests' ScriptedServer."""
-    from scripted_server import ChatRequest, Reply, ScriptedServer, ScriptedToolCall
+    from keel.agent.testing.scripted_server import (
+        ChatRequest,
+        Reply,
+        ScriptedServer,
+        ScriptedToolCall,
+    )
 
-    replies = [Reply(tool_calls=[ScriptedToolCall(name="read_file", arguments={"path": f"f{n}.txt"})])
-               for n in range(steps)] + [Reply(text="All files read.")]
+    replies = [
+        Reply(tool_calls=[ScriptedToolCall(name="read_file", arguments={"path": f"f{n}.txt"})])
+        for n in range(steps)
+    ] + [Reply(text="All files read.")]
     if kind == "lean":
         from lean_server import LeanServer
 
@@ -64,6 +71,7 @@ def cpu_seconds(pid: int) -> float:
 
 # ---------------------------------------------------------------- agents (child process)
 
+
 def rss_mb() -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -85,14 +93,20 @@ def make_repo(repo: Path, steps: int) -> None:
 
 
 def settings_for(url: str, cwd: Path):
-    from agent.settings import SessionSettings
+    from keel.agent.settings import SessionSettings
 
-    return SessionSettings(cwd=cwd, model=os.environ.get("BENCH_MODEL", "openai/bench"), api_base=url, context_window=131_072, retries=0)
+    return SessionSettings(
+        cwd=cwd,
+        model=os.environ.get("BENCH_MODEL", "openai/bench"),
+        api_base=url,
+        context_window=131_072,
+        retries=0,
+    )
 
 
 async def one_session(url: str, cwd: Path) -> int:
-    from agent.protocol import SessionFinished, UserPrompt
-    from agent.session import Session
+    from keel.agent.protocol import SessionFinished, UserPrompt
+    from keel.agent.session import Session
 
     async with Session(settings_for(url, cwd)) as session:
         session.submit(UserPrompt(text="Read every file."))
@@ -118,13 +132,18 @@ async def run_sessions(url: str, work: Path, agents: int, steps: int) -> int:
 
 
 async def run_batch(url: str, work: Path, agents: int, steps: int) -> int:
-    from agent.batch.runner import AttemptSpec, run_local
-    from agent.batch.tasks import Task
+    from keel.agent.batch.runner import AttemptSpec, run_local
+    from keel.agent.batch.tasks import Task
 
     repo = work / "repo"
     specs = [
-        AttemptSpec(task=Task(id=f"a{n}", prompt="Read every file.", repo=repo), attempt=1,
-                    settings=settings_for(url, repo), out_dir=work / "out", worktree_root=work / "trees")
+        AttemptSpec(
+            task=Task(id=f"a{n}", prompt="Read every file.", repo=repo),
+            attempt=1,
+            settings=settings_for(url, repo),
+            out_dir=work / "out",
+            worktree_root=work / "trees",
+        )
         for n in range(agents)
     ]
     rows = []
@@ -156,8 +175,10 @@ def child(mode: str, url: str, agents: int, steps: int, profile: bool) -> None:
     os.environ["KEEL_HOME"] = tempfile.mkdtemp(prefix="keel-bench-home-")
     with tempfile.TemporaryDirectory(prefix="keel-bench-") as tmp:
         prepare("sessions", Path(tmp) / "warmup", 1, 2)
-        asyncio.run(run_sessions(url, Path(tmp) / "warmup", 1, 2))  # imports, encodings, connection pool
-        from agent.runtime import tune_gc
+        asyncio.run(
+            run_sessions(url, Path(tmp) / "warmup", 1, 2)
+        )  # imports, encodings, connection pool
+        from keel.agent.runtime import tune_gc
 
         tune_gc()  # as `keel run` and `keel batch` do before their agents start
         baseline = rss_mb()
@@ -171,16 +192,29 @@ def child(mode: str, url: str, agents: int, steps: int, profile: bool) -> None:
         if profile:
             profiler.disable()
             profiler.dump_stats(os.environ.get("BENCH_PROFILE_FILE", os.devnull))
-            pstats.Stats(profiler, stream=sys.stderr).sort_stats(os.environ.get("BENCH_SORT", "tottime")).print_stats(int(os.environ.get("BENCH_TOP", "25")))
+            pstats.Stats(profiler, stream=sys.stderr).sort_stats(
+                os.environ.get("BENCH_SORT", "tottime")
+            ).print_stats(int(os.environ.get("BENCH_TOP", "25")))
     result["baseline_rss"] = baseline
     print(json.dumps(result), flush=True)
 
 
 # ---------------------------------------------------------------- the report (parent process)
 
+
 def run_child(mode: str, url: str, agents: int, steps: int, profile: bool = False) -> dict:
-    command = [sys.executable, __file__, "--child", mode, "--url", url, "--agents", str(agents),
-               "--steps", str(steps)] + (["--profile-child"] if profile else [])
+    command = [
+        sys.executable,
+        __file__,
+        "--child",
+        mode,
+        "--url",
+        url,
+        "--agents",
+        str(agents),
+        "--steps",
+        str(steps),
+    ] + (["--profile-child"] if profile else [])
     out = subprocess.run(command, capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise SystemExit(f"{mode} with {agents} agents failed:\n{out.stderr[-3000:]}")
@@ -189,7 +223,9 @@ def run_child(mode: str, url: str, agents: int, steps: int, profile: bool = Fals
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def median_run(mode: str, url: str, agents: int, steps: int, server_pid: int, repeat: int) -> tuple[dict, float]:
+def median_run(
+    mode: str, url: str, agents: int, steps: int, server_pid: int, repeat: int
+) -> tuple[dict, float]:
     """The run with the median rate of `repeat` fresh runs (a shared 2-core machine varies by ±10%),
     and the server's CPU during it."""
     runs = []
@@ -201,10 +237,14 @@ def median_run(mode: str, url: str, agents: int, steps: int, server_pid: int, re
     return runs[len(runs) // 2]
 
 
-def report(mode: str, url: str, counts: list[int], steps: int, server_pid: int, repeat: int) -> None:
+def report(
+    mode: str, url: str, counts: list[int], steps: int, server_pid: int, repeat: int
+) -> None:
     print(f"\n{mode}: {steps} steps per agent, 50 ms model latency, median of {repeat} runs")
-    print(f"{'agents':>6} {'steps/s':>8} {'x linear':>9} {'wall s':>7} {'cpu/step ms':>12}"
-          f" {'server cpu/step':>16} {'peak RSS MB':>12} {'MB/extra agent':>15}")
+    print(
+        f"{'agents':>6} {'steps/s':>8} {'x linear':>9} {'wall s':>7} {'cpu/step ms':>12}"
+        f" {'server cpu/step':>16} {'peak RSS MB':>12} {'MB/extra agent':>15}"
+    )
     base: dict | None = None
     for agents in counts:
         result, server_cpu = median_run(mode, url, agents, steps, server_pid, repeat)
@@ -214,15 +254,21 @@ def report(mode: str, url: str, counts: list[int], steps: int, server_pid: int, 
         extra = agents - base["agents"]
         per_agent = (result["peak_rss"] - base["peak_rss"]) / extra if extra else 0.0
         requests = result["steps"] + agents  # each agent's last request is its answer
-        print(f"{agents:>6} {rate:>8.1f} {linear:>9.2f} {result['wall']:>7.2f}"
-              f" {1000 * result['cpu'] / result['steps']:>12.2f} {1000 * server_cpu / requests:>16.2f}"
-              f" {result['peak_rss']:>12.0f} {per_agent if extra else float('nan'):>15.2f}")
+        print(
+            f"{agents:>6} {rate:>8.1f} {linear:>9.2f} {result['wall']:>7.2f}"
+            f" {1000 * result['cpu'] / result['steps']:>12.2f} {1000 * server_cpu / requests:>16.2f}"
+            f" {result['peak_rss']:>12.0f} {per_agent if extra else float('nan'):>15.2f}"
+        )
         if agents == 64 and mode == "sessions":
             verdict = "meets" if linear >= GOAL_LINEAR and per_agent <= GOAL_MB else "misses"
-            print(f"  goal at 64: >= {GOAL_LINEAR}x linear, <= {GOAL_MB:.0f} MB per extra agent: {verdict}")
+            print(
+                f"  goal at 64: >= {GOAL_LINEAR}x linear, <= {GOAL_MB:.0f} MB per extra agent: {verdict}"
+            )
         elif agents == 64:
-            print("  (batch adds per agent a git worktree, whose registration is serialized so git's locks never"
-                  " collide, a commit, a patch and cleanup: context for the goal, which is about the agents)")
+            print(
+                "  (batch adds per agent a git worktree, whose registration is serialized so git's locks never"
+                " collide, a commit, a patch and cleanup: context for the goal, which is about the agents)"
+            )
 
 
 def main() -> None:
@@ -231,13 +277,26 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--delay", type=float, default=0.05)
     parser.add_argument("--modes", default="sessions,batch")
-    parser.add_argument("--model", default="openai/bench",
-                        help="litellm model name the agents use (its prefix picks litellm's provider code path)")
-    parser.add_argument("--server", choices=["lean", "scripted"], default="lean",
-                        help="the model stand-in: a lean asyncio server, or the tests' ScriptedServer")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per agent count (the median is shown)")
-    parser.add_argument("--skip-peer", action="store_true", help="leave out mini-swe-agent's workers")
-    parser.add_argument("--profile", type=int, metavar="N", help="print a cProfile of N agents (sessions mode)")
+    parser.add_argument(
+        "--model",
+        default="openai/bench",
+        help="litellm model name the agents use (its prefix picks litellm's provider code path)",
+    )
+    parser.add_argument(
+        "--server",
+        choices=["lean", "scripted"],
+        default="lean",
+        help="the model stand-in: a lean asyncio server, or the tests' ScriptedServer",
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="runs per agent count (the median is shown)"
+    )
+    parser.add_argument(
+        "--skip-peer", action="store_true", help="leave out mini-swe-agent's workers"
+    )
+    parser.add_argument(
+        "--profile", type=int, metavar="N", help="print a cProfile of N agents (sessions mode)"
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--profile-child", action="store_true", help=argparse.SUPPRESS)
@@ -248,15 +307,32 @@ def main() -> None:
         return serve(options.steps, options.delay, options.server)
     os.environ["BENCH_MODEL"] = options.model  # children inherit it
     if options.child:
-        return child(options.child, options.url, options.agents, options.steps, options.profile_child)
-    server = subprocess.Popen([sys.executable, __file__, "--serve", "--steps", str(options.steps),
-                               "--delay", str(options.delay), "--server", options.server], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True)
+        return child(
+            options.child, options.url, options.agents, options.steps, options.profile_child
+        )
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            __file__,
+            "--serve",
+            "--steps",
+            str(options.steps),
+            "--delay",
+            str(options.delay),
+            "--server",
+            options.server,
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         url = server.stdout.readline().strip()
         counts = [int(n) for n in options.counts.split(",")]
-        print(f"keel bench/parallel: {os.cpu_count()} CPUs; agents in one process; "
-              f"max RSS of this parent {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MB")
+        print(
+            f"keel bench/parallel: {os.cpu_count()} CPUs; agents in one process; "
+            f"max RSS of this parent {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MB"
+        )
         if options.profile:
             run_child("sessions", url, options.profile, options.steps, profile=True)
             return

@@ -20,10 +20,10 @@ import sysconfig
 import time
 from pathlib import Path
 
-from tools.base import ToolContext
-from tools.registry import ToolRegistry
-from tools.ripgrep_runner import rg_binary
-from tools.search import SearchTool
+from keel.tools.base import ToolContext
+from keel.tools.registry import ToolRegistry
+from keel.tools.search import SearchTool
+from keel.tools.searching.ripgrep_runner import rg_binary
 
 # (label, tool arguments, the rg flags that ask the same)
 CASES: list[tuple[str, dict, list[str]]] = [

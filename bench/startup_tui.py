@@ -1,6 +1,6 @@
 """bench/startup_tui: time from launching the TUI to its first paint (goal ≤ 0.4 s), against bare baselines.
 
-Each headless run is a fresh process that builds the app the way `keel` does (tui.launch.build_app)
+Each headless run is a fresh process that builds the app the way `keel` does (keel.tui.launch.build_app)
 and reports the wall time from the parent's launch to the main screen's first frame, and whether
 pydantic, the core's session module, litellm or llama.cpp were loaded by then (none should be: the
 UI paints first). Two launches: with a model configured, and with nothing configured (the README's
@@ -51,22 +51,27 @@ def on_first_frame(self, screen, renderable):
 App._display = on_first_frame
 """
 
-KEEL_PROBE = FIRST_FRAME + """
+KEEL_PROBE = (
+    FIRST_FRAME
+    + """
 import sys
 from pathlib import Path
-from agent.config_files import ConfigSources
-from tui.launch import build_app
+from keel.agent.config_files import ConfigSources
+from keel.tui.launch import build_app
 
 def painted(app):
-    loaded = ("pydantic", "agent.session", "litellm", "llama_cpp")
+    loaded = ("pydantic", "keel.agent.session", "litellm", "llama_cpp")
     print(time.time(), ",".join(name for name in loaded if name in sys.modules) or "-", flush=True)
     app.exit()
 
 cwd = Path.cwd()
 build_app(ConfigSources.find(cwd, FLAGS), cwd).run(headless=True, size=(120, 40))
 """
+)
 
-BARE_PROBE = FIRST_FRAME + """
+BARE_PROBE = (
+    FIRST_FRAME
+    + """
 from textual.widgets import Static
 
 def painted(app):
@@ -79,6 +84,7 @@ class Probe(App):
 
 Probe().run(headless=True, size=(120, 40))
 """
+)
 
 
 def first_paint(code: str, cwd: str, home: str) -> tuple[float, str]:
@@ -174,7 +180,9 @@ def terminal_rows(workspace: str, home: str) -> None:
     )
     runs: dict[str, list[float]] = {label: [] for label in launches}
     try:
-        for rounds in range(REPEAT + 1):  # the first round is not timed: it writes keel's .pyc files
+        for rounds in range(
+            REPEAT + 1
+        ):  # the first round is not timed: it writes keel's .pyc files
             for label, (command, marker, extra) in launches.items():
                 seconds = in_terminal(command, marker, workspace, {**env, **extra})
                 if rounds:

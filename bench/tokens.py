@@ -8,11 +8,11 @@ import time
 
 from _common import row
 
-from agent.context.ledger import TokenLedger
-from agent.messages import Message
-from agent.protocol import ToolCall
-from agent.state import SessionState
-from agent.tokens import count_message, count_text
+from keel.agent.context.ledger import TokenLedger
+from keel.agent.messages import Message
+from keel.agent.model.tokens import count_message, count_text
+from keel.agent.protocol import ToolCall
+from keel.agent.state import SessionState
 
 WORDS = [
     "def",

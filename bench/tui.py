@@ -32,12 +32,12 @@ from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from agent.protocol import AssistantMessage, UserMessage
-from agent.settings import SessionSettings
-from tui.agents import AgentChanged
-from tui.app import KeelApp
-from tui.warmup import warm_up_core
-from tui.widgets.transcript_view import TranscriptView
+from keel.agent.protocol import AssistantMessage, UserMessage
+from keel.agent.settings import SessionSettings
+from keel.tui.agents import AgentChanged
+from keel.tui.app import KeelApp
+from keel.tui.warmup import warm_up_core
+from keel.tui.widgets.transcript_view import TranscriptView
 
 APPENDS = 40
 ROUNDS = 3

@@ -1,4 +1,5 @@
-"""Prompt templates (Jinja) live beside this file; `render` is the only way code turns them into text."""
+"""Text the model and people read: Jinja templates beside this file (`render` is the only way code turns them
+into text) and the wording of counts (`plural`)."""
 
 from __future__ import annotations
 
@@ -32,3 +33,13 @@ def _template(name: str) -> Any:
 def render(template: str, /, **context: Any) -> str:
     """Render `prompts/<template>.j2` with the given variables (missing variables are an error)."""
     return _template(template).render(**context).strip()
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """`plural(1, "line")` is "1 line", `plural(2, "match")` is "2 matches": the word in the plural unless the
+    count is exactly 1."""
+    if count == 1:
+        return f"{count:,} {word}"
+    if many is None:
+        many = f"{word}es" if word.endswith(("ch", "sh", "s", "x")) else f"{word}s"
+    return f"{count:,} {many}"

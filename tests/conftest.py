@@ -29,7 +29,7 @@ _tokenizers = _litellm_tokenizers_dir()
 if _tokenizers:
     os.environ.setdefault("TIKTOKEN_CACHE_DIR", _tokenizers)
 
-from scripted_server import ReplyLike, Responder, ScriptedServer
+from keel.agent.testing.scripted_server import ReplyLike, Responder, ScriptedServer
 
 # ---------------------------------------------------------------- the scripted model server
 
@@ -76,8 +76,8 @@ def assembled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]
     """The embedded model assembled once from the real pieces (hashed once); the progress it reported."""
     from local_model_support import PIECES_INSTALLED
 
-    from agent.local.assemble import ensure_model_file
-    from agent.local.spec import MODEL_FILE
+    from keel.agent.model.local.assemble import ensure_model_file
+    from keel.agent.model.local.spec import MODEL_FILE
 
     if not PIECES_INSTALLED:
         pytest.skip("the model pieces are not installed (pip install -e '.[local]')")
@@ -93,7 +93,7 @@ def assembled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]
 @pytest.fixture(scope="session")
 def core_loaded() -> None:
     """The core and litellm loaded before any app starts, so Pilot's timeouts never race that import."""
-    from tui.warmup import warm_up_core
+    from keel.tui.warmup import warm_up_core
 
     warm_up_core()
 

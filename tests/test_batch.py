@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 from keel_cli import KEEL, KeelResult, git_repo, keel_env, run_keel
-from scripted_server import ChatRequest, Reply, ScriptedToolCall
 
-from agent.batch.progress import Progress
-from agent.batch.results import ResultRow, pass_at_k
-from agent.batch.runner import CommandOutcome
-from tools.sandbox import bwrap_problem
+from keel.agent.batch.progress import Progress
+from keel.agent.batch.results import ResultRow, pass_at_k
+from keel.agent.batch.runner import CommandOutcome
+from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
+from keel.tools.exec.sandbox import bwrap_problem
 
 BATCH = [KEEL, "batch"]
 
@@ -36,18 +36,30 @@ FIXES = {f"t{n}": [True, False] if n % 3 == 1 else [n % 3 == 0] * 2 for n in ran
 
 def run_batch(*args: str, cwd: Path, home: Path, timeout: float = 240) -> KeelResult:
     proc = subprocess.run(
-        [*BATCH, *args], check=False, cwd=cwd, env=keel_env(home), stdin=subprocess.DEVNULL,
-        capture_output=True, text=True, timeout=timeout,
+        [*BATCH, *args],
+        check=False,
+        cwd=cwd,
+        env=keel_env(home),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
     return KeelResult(proc.returncode, proc.stdout, proc.stderr)
 
 
 def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
+    return subprocess.run(
+        ["git", *args], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout
 
 
 def snapshot(repo: Path) -> tuple[str, str, str]:
-    return git(repo, "status", "--porcelain"), git(repo, "rev-parse", "HEAD"), git(repo, "branch", "--show-current")
+    return (
+        git(repo, "status", "--porcelain"),
+        git(repo, "rev-parse", "HEAD"),
+        git(repo, "branch", "--show-current"),
+    )
 
 
 def task_of(request: ChatRequest) -> str:
@@ -72,13 +84,23 @@ class Agent:
             fix = self.fixes[task][self.started[task] % len(self.fixes[task])]
             self.started[task] += 1
         edit = {"path": "calc.py", "old_string": "a - b", "new_string": "a + b" if fix else "a * b"}
-        return Reply(tool_calls=[ScriptedToolCall(name="edit_file", arguments=edit)], delay=self.delay)
+        return Reply(
+            tool_calls=[ScriptedToolCall(name="edit_file", arguments=edit)], delay=self.delay
+        )
 
 
 def write_tasks(path: Path, ids: list[str], repo: Path, **extra: object) -> Path:
     lines = [
-        json.dumps({"id": i, "prompt": f"task {i}: make check.py pass", "repo": str(repo),
-                    "setup": ["echo ready > .ready"], "test": TEST, **extra})
+        json.dumps(
+            {
+                "id": i,
+                "prompt": f"task {i}: make check.py pass",
+                "repo": str(repo),
+                "setup": ["echo ready > .ready"],
+                "test": TEST,
+                **extra,
+            }
+        )
         for i in ids
     ]
     path.write_text("\n".join(lines) + "\n")
@@ -86,33 +108,42 @@ def write_tasks(path: Path, ids: list[str], repo: Path, **extra: object) -> Path
 
 
 def rows_of(out: Path) -> list[ResultRow]:
-    return [ResultRow.model_validate_json(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    return [
+        ResultRow.model_validate_json(line)
+        for line in (out / "results.jsonl").read_text().splitlines()
+    ]
 
 
 def leftover_files(root: Path) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file()] if root.exists() else []
 
 
-def check_batch_outcome(result: KeelResult, repo: Path, out: Path, home: Path, before: tuple) -> list[ResultRow]:
+def check_batch_outcome(
+    result: KeelResult, repo: Path, out: Path, home: Path, before: tuple
+) -> list[ResultRow]:
     """What both backends must leave behind for 8 tasks × 2 attempts of FIXES."""
     assert result.returncode == 0, result.stderr
     rows = rows_of(out)
     assert sorted(r.key for r in rows) == sorted((f"t{n}", a) for n in range(8) for a in (1, 2))
     assert all(r.status == "completed" for r in rows), [(r.key, r.status, r.reason) for r in rows]
     passes = Counter(r.id for r in rows if r.passed)
-    assert {t: passes[t] for t in FIXES} == {t: sum(f) if len(f) > 1 else 2 * f[0] for t, f in FIXES.items()}
+    assert {t: passes[t] for t in FIXES} == {
+        t: sum(f) if len(f) > 1 else 2 * f[0] for t, f in FIXES.items()
+    }
     # each attempt had its own worktree (the session's cwd) and its own branch, kept with its commit
     cwds = {json.loads(Path(r.session_log).read_text().splitlines()[0])["cwd"] for r in rows}
     assert len(cwds) == 16 and str(repo) not in cwds
     assert len({r.branch for r in rows}) == 16
-    assert sorted(git(repo, "branch", "--list", "keel/*", "--format=%(refname:short)").split()) == sorted(
-        r.branch for r in rows
-    )
+    assert sorted(
+        git(repo, "branch", "--list", "keel/*", "--format=%(refname:short)").split()
+    ) == sorted(r.branch for r in rows)
     for row in rows:
         fixed = "a + b" in git(repo, "show", f"{row.branch}:calc.py")
         assert fixed == row.passed
         assert git(repo, "log", "-1", "--format=%an", row.branch).strip() == "keel"
-        assert ("+    return a + b" if row.passed else "+    return a * b") in Path(row.patch).read_text()
+        assert ("+    return a + b" if row.passed else "+    return a * b") in Path(
+            row.patch
+        ).read_text()
         assert row.tokens > 0 and row.steps == 1 and row.duration > 0
     # the user's checkout is untouched and nothing is left over
     assert snapshot(repo) == before
@@ -121,7 +152,10 @@ def check_batch_outcome(result: KeelResult, repo: Path, out: Path, home: Path, b
     assert fsck.returncode == 0 and fsck.stdout == "" and "error" not in fsck.stderr, fsck.stderr
     assert leftover_files(home / "worktrees") == []
     summary = json.loads((out / "summary.json").read_text())
-    expected = [pass_at_k(2, passes[t], 1) for t in FIXES], [pass_at_k(2, passes[t], 2) for t in FIXES]
+    expected = (
+        [pass_at_k(2, passes[t], 1) for t in FIXES],
+        [pass_at_k(2, passes[t], 2) for t in FIXES],
+    )
     assert summary["pass_at_1"] == pytest.approx(sum(expected[0]) / 8)
     assert summary["pass_at_k"] == pytest.approx(sum(expected[1]) / 8)
     assert "pass@2" in result.stdout and "t7" in result.stdout
@@ -134,10 +168,25 @@ def test_eight_tasks_two_attempts_four_at_once(scripted_server, tmp_path):
     before = snapshot(repo)
     tasks = write_tasks(tmp_path / "tasks.jsonl", list(FIXES), repo)
     out, home = tmp_path / "out", tmp_path / "home"
-    result = run_batch(str(tasks), "--model", "openai/any", "--api-base", server.url,
-                       "-j", "4", "--attempts", "2", "--out", str(out), cwd=tmp_path, home=home)
+    result = run_batch(
+        str(tasks),
+        "--model",
+        "openai/any",
+        "--api-base",
+        server.url,
+        "-j",
+        "4",
+        "--attempts",
+        "2",
+        "--out",
+        str(out),
+        cwd=tmp_path,
+        home=home,
+    )
     check_batch_outcome(result, repo, out, home, before)
-    progress = [line for line in result.stderr.splitlines() if re.match(r"keel batch: t\d#\d ", line)]
+    progress = [
+        line for line in result.stderr.splitlines() if re.match(r"keel batch: t\d#\d ", line)
+    ]
     assert len(progress) == 16 and "attempts 16/16" in progress[-1] and "tasks 8/8" in progress[-1]
 
 
@@ -147,9 +196,17 @@ def test_resume_runs_only_attempts_without_a_result(scripted_server, tmp_path):
     repo = git_repo(tmp_path / "repo", FILES)
     out, home = tmp_path / "out", tmp_path / "home"
     flags = ["--model", "openai/any", "--api-base", server.url, "--out", str(out)]
-    first = run_batch(str(write_tasks(tmp_path / "tasks.jsonl", ["t0", "t1"], repo)), *flags, cwd=tmp_path, home=home)
+    first = run_batch(
+        str(write_tasks(tmp_path / "tasks.jsonl", ["t0", "t1"], repo)),
+        *flags,
+        cwd=tmp_path,
+        home=home,
+    )
     assert first.returncode == 0, first.stderr
-    assert sorted((r.key, r.passed) for r in rows_of(out)) == [(("t0", 1), True), (("t1", 1), False)]
+    assert sorted((r.key, r.passed) for r in rows_of(out)) == [
+        (("t0", 1), True),
+        (("t1", 1), False),
+    ]
 
     again = run_batch(str(tmp_path / "tasks.jsonl"), *flags, cwd=tmp_path, home=home)
     assert again.returncode == 2 and "--resume" in again.stderr
@@ -158,14 +215,30 @@ def test_resume_runs_only_attempts_without_a_result(scripted_server, tmp_path):
     with open(out / "results.jsonl", "a") as results:
         results.write(ResultRow(id="t1", attempt=1, status="interrupted").to_json() + "\n")
     write_tasks(tmp_path / "tasks.jsonl", ["t0", "t1", "t2"], repo)
-    resumed = run_batch(str(tmp_path / "tasks.jsonl"), *flags, "--resume", "--attempts", "2", cwd=tmp_path, home=home)
+    resumed = run_batch(
+        str(tmp_path / "tasks.jsonl"),
+        *flags,
+        "--resume",
+        "--attempts",
+        "2",
+        cwd=tmp_path,
+        home=home,
+    )
     assert resumed.returncode == 0, resumed.stderr
     new_rows = rows_of(out)[3:]
-    assert sorted(r.key for r in new_rows) == [("t0", 2), ("t1", 1), ("t1", 2), ("t2", 1), ("t2", 2)]
+    assert sorted(r.key for r in new_rows) == [
+        ("t0", 2),
+        ("t1", 1),
+        ("t1", 2),
+        ("t2", 1),
+        ("t2", 2),
+    ]
     assert agent.started == Counter({"t0": 2, "t1": 3, "t2": 2})
     summary = json.loads((out / "summary.json").read_text())
     assert [(t["id"], t["attempts"], t["passed"]) for t in summary["tasks"]] == [
-        ("t0", 2, 2), ("t1", 2, 0), ("t2", 2, 2)
+        ("t0", 2, 2),
+        ("t1", 2, 0),
+        ("t2", 2, 2),
     ]
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
 
@@ -177,9 +250,26 @@ def test_ctrl_c_interrupts_running_attempts_and_cleans_up(scripted_server, tmp_p
     before = snapshot(repo)
     out, home = tmp_path / "out", tmp_path / "home"
     tasks = write_tasks(tmp_path / "tasks.jsonl", ["t0", "t1", "t2", "t3"], repo)
-    flags = [str(tasks), "--model", "openai/any", "--api-base", server.url, "--out", str(out), "-j", "2"]
-    process = subprocess.Popen([*BATCH, *flags], cwd=tmp_path, env=keel_env(home), stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    flags = [
+        str(tasks),
+        "--model",
+        "openai/any",
+        "--api-base",
+        server.url,
+        "--out",
+        str(out),
+        "-j",
+        "2",
+    ]
+    process = subprocess.Popen(
+        [*BATCH, *flags],
+        cwd=tmp_path,
+        env=keel_env(home),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     while len(server.requests) < 2 and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.1)
@@ -207,15 +297,39 @@ def test_failed_setup_and_a_hanging_test_are_recorded(scripted_server, tmp_path)
     repo = git_repo(tmp_path / "repo", FILES)
     out, home = tmp_path / "out", tmp_path / "home"
     tasks = [
-        {"id": "broken", "prompt": "task t0", "repo": str(repo), "setup": ["true", "echo no-deps >&2; exit 3"]},
-        {"id": "slow", "prompt": "task t5", "repo": str(repo), "test": "sleep 29.25 & sleep 29.25; true"},
+        {
+            "id": "broken",
+            "prompt": "task t0",
+            "repo": str(repo),
+            "setup": ["true", "echo no-deps >&2; exit 3"],
+        },
+        {
+            "id": "slow",
+            "prompt": "task t5",
+            "repo": str(repo),
+            "test": "sleep 29.25 & sleep 29.25; true",
+        },
     ]
     (tmp_path / "tasks.jsonl").write_text("".join(json.dumps(task) + "\n" for task in tasks))
-    result = run_batch("tasks.jsonl", "--model", "openai/any", "--api-base", server.url, "--out", str(out),
-                       "--command-timeout", "2", cwd=tmp_path, home=home)
+    result = run_batch(
+        "tasks.jsonl",
+        "--model",
+        "openai/any",
+        "--api-base",
+        server.url,
+        "--out",
+        str(out),
+        "--command-timeout",
+        "2",
+        cwd=tmp_path,
+        home=home,
+    )
     assert result.returncode == 0, result.stderr
     # the hanging command's whole process group was killed, its background child too
-    assert subprocess.run(["pgrep", "-f", "sleep 29.25"], capture_output=True, check=False).stdout == b""
+    assert (
+        subprocess.run(["pgrep", "-f", "sleep 29.25"], capture_output=True, check=False).stdout
+        == b""
+    )
     broken, slow = sorted(rows_of(out), key=lambda row: row.id)
     assert broken.status == "setup_failed" and not broken.passed and broken.session_log is None
     assert "exited with 3" in broken.reason and "no-deps" in broken.reason
@@ -228,21 +342,37 @@ def test_failed_setup_and_a_hanging_test_are_recorded(scripted_server, tmp_path)
 @pytest.mark.parametrize(
     ("lines", "message"),
     [
-        (['{"id": "a", "prompt": "x"}', '{"id": "b", "prompt": "y"}', '{"id": "c", "prompt": '],
-         "line 3: not valid JSON"),
-        (['{"id": "a", "prompt": "x"}', '', '{"id": "b"}'], "line 3: missing required field 'prompt'"),
+        (
+            ['{"id": "a", "prompt": "x"}', '{"id": "b", "prompt": "y"}', '{"id": "c", "prompt": '],
+            "line 3: not valid JSON",
+        ),
+        (
+            ['{"id": "a", "prompt": "x"}', "", '{"id": "b"}'],
+            "line 3: missing required field 'prompt'",
+        ),
         (['{"id": "a", "prompt": "x", "tests": "pytest"}'], "line 1: unknown field 'tests'"),
         (['{"id": "a", "prompt": "x"}', '{"id": "a", "prompt": "y"}'], "line 2: duplicate id 'a'"),
         (['{"id": "a", "prompt": "x", "budget": 0}'], "line 1: bad value for 'budget'"),
-        (['{"id": "a", "prompt": "x", "ref": "no-such-branch"}'], "line 1: ref 'no-such-branch' is not a commit"),
+        (
+            ['{"id": "a", "prompt": "x", "ref": "no-such-branch"}'],
+            "line 1: ref 'no-such-branch' is not a commit",
+        ),
         (['["a", "x"]'], "line 1: expected a JSON object"),
     ],
 )
 def test_a_malformed_tasks_file_is_a_usage_error_naming_the_line(tmp_path, lines, message):
     repo = git_repo(tmp_path / "repo", FILES)
     (repo / "tasks.jsonl").write_text("\n".join(lines) + "\n")
-    result = run_batch("tasks.jsonl", "--model", "openai/any", "--out", str(tmp_path / "out"),
-                       cwd=repo, home=tmp_path / "home", timeout=60)
+    result = run_batch(
+        "tasks.jsonl",
+        "--model",
+        "openai/any",
+        "--out",
+        str(tmp_path / "out"),
+        cwd=repo,
+        home=tmp_path / "home",
+        timeout=60,
+    )
     assert result.returncode == 2
     assert message in result.stderr and "tasks.jsonl" in result.stderr
     assert not (tmp_path / "out").exists()
@@ -277,8 +407,17 @@ def test_an_attempt_that_errors_keeps_its_error_and_its_branch_is_removed(tmp_pa
     config.parent.mkdir(parents=True)
     config.write_text("retries = 0\n")
     tasks = write_tasks(tmp_path / "tasks.jsonl", ["t0"], repo)
-    result = run_batch(str(tasks), "--model", "openai/any", "--api-base", "http://127.0.0.1:9/v1", "--out", str(out),
-                       cwd=tmp_path, home=home)
+    result = run_batch(
+        str(tasks),
+        "--model",
+        "openai/any",
+        "--api-base",
+        "http://127.0.0.1:9/v1",
+        "--out",
+        str(out),
+        cwd=tmp_path,
+        home=home,
+    )
     assert result.returncode == 1, result.stderr
     [row] = rows_of(out)
     assert row.status == "error" and not row.passed
@@ -299,14 +438,27 @@ def test_only_attempts_that_changed_something_keep_a_branch(scripted_server, tmp
     server = scripted_server(agent)
     repo = git_repo(tmp_path / "repo", FILES)
     out, home = tmp_path / "out", tmp_path / "home"
-    tasks = write_tasks(tmp_path / "tasks.jsonl", ["t0", "t1"], repo)  # setup commits `.ready` on each branch
-    result = run_batch(str(tasks), "--model", "openai/any", "--api-base", server.url, "--out", str(out),
-                       cwd=tmp_path, home=home)
+    tasks = write_tasks(
+        tmp_path / "tasks.jsonl", ["t0", "t1"], repo
+    )  # setup commits `.ready` on each branch
+    result = run_batch(
+        str(tasks),
+        "--model",
+        "openai/any",
+        "--api-base",
+        server.url,
+        "--out",
+        str(out),
+        cwd=tmp_path,
+        home=home,
+    )
     assert result.returncode == 0, result.stderr
     idle, worker = sorted(rows_of(out), key=lambda row: row.id)
     assert idle.branch is None and idle.patch is None and not idle.passed
     assert worker.passed and worker.patch and worker.branch
-    assert git(repo, "branch", "--list", "keel/*", "--format=%(refname:short)").split() == [worker.branch]
+    assert git(repo, "branch", "--list", "keel/*", "--format=%(refname:short)").split() == [
+        worker.branch
+    ]
     assert "a + b" in git(repo, "show", f"{worker.branch}:calc.py")
     # one attempt per task: pass@1 once in the table and once in the totals, no pass@k beside it
     assert result.stdout.count("pass@1") == 2 and "pass@1 0.500" in result.stdout
@@ -319,7 +471,16 @@ def test_approval_and_sandbox_flags_reach_every_attempt(scripted_server, tmp_pat
     out, home = tmp_path / "out", tmp_path / "home"
     tasks = write_tasks(tmp_path / "tasks.jsonl", ["t0"], repo)
     policy = ["--approval", "read-only", "--sandbox", "read-only"]
-    batch = ["batch", str(tasks), "--model", "openai/any", "--api-base", server.url, "--out", str(out)]
+    batch = [
+        "batch",
+        str(tasks),
+        "--model",
+        "openai/any",
+        "--api-base",
+        server.url,
+        "--out",
+        str(out),
+    ]
     args = [*policy, *batch] if where == "before batch" else [*batch, *policy]
     result = run_keel(*args, cwd=tmp_path, home=home)
     assert result.returncode == 0, result.stderr
@@ -327,7 +488,9 @@ def test_approval_and_sandbox_flags_reach_every_attempt(scripted_server, tmp_pat
     events = [json.loads(line) for line in Path(row.session_log).read_text().splitlines()]
     assert events[0]["approval"] == "read-only"
     [edit] = [e for e in events if e["type"] == "tool.finished"]
-    assert not edit["ok"] and edit["output"].startswith("Denied: the approval policy is 'read-only'")
+    assert not edit["ok"] and edit["output"].startswith(
+        "Denied: the approval policy is 'read-only'"
+    )
     assert not row.passed and row.branch is None
 
 
@@ -339,14 +502,29 @@ def test_the_sandbox_flag_confines_batch_commands(scripted_server, tmp_path):
     def agent(request: ChatRequest) -> Reply:
         if any(m.get("role") == "tool" for m in request.messages):
             return Reply(text="tried")
-        return Reply(tool_calls=[ScriptedToolCall(name="run_command", arguments={"command": "touch made.txt"})])
+        return Reply(
+            tool_calls=[
+                ScriptedToolCall(name="run_command", arguments={"command": "touch made.txt"})
+            ]
+        )
 
     server = scripted_server(agent)
     repo = git_repo(tmp_path / "repo", FILES)
     out, home = tmp_path / "out", tmp_path / "home"
     tasks = write_tasks(tmp_path / "tasks.jsonl", ["t0"], repo)
-    result = run_batch(str(tasks), "--model", "openai/any", "--api-base", server.url, "--out", str(out),
-                       "--sandbox", "read-only", cwd=tmp_path, home=home)
+    result = run_batch(
+        str(tasks),
+        "--model",
+        "openai/any",
+        "--api-base",
+        server.url,
+        "--out",
+        str(out),
+        "--sandbox",
+        "read-only",
+        cwd=tmp_path,
+        home=home,
+    )
     assert result.returncode == 0, result.stderr
     [row] = rows_of(out)
     events = [json.loads(line) for line in Path(row.session_log).read_text().splitlines()]
@@ -356,8 +534,12 @@ def test_the_sandbox_flag_confines_batch_commands(scripted_server, tmp_path):
 
 def test_progress_cuts_a_long_reason_at_a_word_with_an_ellipsis():
     stream = io.StringIO()
-    reason = "test `python3 check.py` exited with 1: " + "AssertionError: add(2, 3) returned -1 " * 6
-    Progress({"a": 1}, stream=stream, tty=False).add(ResultRow(id="a", attempt=1, status="completed", reason=reason))
+    reason = (
+        "test `python3 check.py` exited with 1: " + "AssertionError: add(2, 3) returned -1 " * 6
+    )
+    Progress({"a": 1}, stream=stream, tty=False).add(
+        ResultRow(id="a", attempt=1, status="completed", reason=reason)
+    )
     detail = stream.getvalue().split(" fail (", 1)[1].split(") · tasks", 1)[0]
     assert detail.endswith("…") and len(detail) <= 120
     assert reason.startswith(detail[:-1]) and reason[len(detail) - 1] == " "  # cut between words
@@ -373,6 +555,11 @@ def test_progress_on_a_terminal_shows_an_error_in_full():
 
 
 def test_a_failed_command_is_described_by_its_last_whole_lines():
-    tail = "/tmp/some/long/path/" * 20 + "\nE   assert add(2, 3) == 5\nFAILED test_calc.py::test_add\n"
+    tail = (
+        "/tmp/some/long/path/" * 20 + "\nE   assert add(2, 3) == 5\nFAILED test_calc.py::test_add\n"
+    )
     outcome = CommandOutcome(command="pytest -q", exit_code=1, tail=tail)
-    assert outcome.describe() == "`pytest -q` exited with 1: …\nE   assert add(2, 3) == 5\nFAILED test_calc.py::test_add"
+    assert (
+        outcome.describe()
+        == "`pytest -q` exited with 1: …\nE   assert add(2, 3) == 5\nFAILED test_calc.py::test_add"
+    )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 from keel_cli import git_repo, run_keel
-from scripted_server import Reply
+
+from keel.agent.testing.scripted_server import Reply
 
 MODEL = ("--model", "openai/any", "--api-base", "http://127.0.0.1:9/v1")
 
@@ -24,18 +25,36 @@ def one_clear_line(stderr: str) -> str:
         (("run", "--output-format", "xml", "hi"), 2, "invalid choice: 'xml'"),
         (("run", "--budget", "lots", "hi"), 2, "invalid int value: 'lots'"),
         (("run", *MODEL), 2, "needs a prompt"),
-        (("run", *MODEL, "--prompt-file", "missing.md"), 2, "cannot read the prompt file missing.md"),
+        (
+            ("run", *MODEL, "--prompt-file", "missing.md"),
+            2,
+            "cannot read the prompt file missing.md",
+        ),
         (("run", *MODEL, "--cwd", "/no/such/dir", "hi"), 2, "is not a directory"),
         (("run", *MODEL, "--resume", "nosuchsession"), 2, "no single session matches"),
         (("nosuchcommand",), 2, "invalid choice: 'nosuchcommand'"),
         (("run", "--badflag"), 2, "unrecognized arguments: --badflag (see `keel run --help`)"),
         (("run", *MODEL, ""), 2, "the prompt is empty; say what to do"),
-        (("run", *MODEL, "--context-window", "10", "hi"), 2, "--context-window: 10 tokens is too small"),
-        (("run", "--model", "nonsense", "hi"), 2, "unknown model 'nonsense': name it PROVIDER/MODEL"),
-        (("run", "--model", "nonsense", "--api-base", "http://127.0.0.1:9/v1", "hi"), 2,
-         "use --model openai/nonsense"),
-        (("run", "--api-base", "http://127.0.0.1:9/v1", "hi"), 2,
-         "cannot reach http://127.0.0.1:9/v1 to ask which model it serves"),
+        (
+            ("run", *MODEL, "--context-window", "10", "hi"),
+            2,
+            "--context-window: 10 tokens is too small",
+        ),
+        (
+            ("run", "--model", "nonsense", "hi"),
+            2,
+            "unknown model 'nonsense': name it PROVIDER/MODEL",
+        ),
+        (
+            ("run", "--model", "nonsense", "--api-base", "http://127.0.0.1:9/v1", "hi"),
+            2,
+            "use --model openai/nonsense",
+        ),
+        (
+            ("run", "--api-base", "http://127.0.0.1:9/v1", "hi"),
+            2,
+            "cannot reach http://127.0.0.1:9/v1 to ask which model it serves",
+        ),
     ],
 )
 def test_usage_errors(tmp_path, args, code, says):
@@ -48,7 +67,9 @@ def test_usage_errors(tmp_path, args, code, says):
 def test_a_missing_api_key_fails_at_once_naming_the_variable(tmp_path):
     repo = git_repo(tmp_path / "repo", {"a.txt": "a\n"})
     home = tmp_path / "home"
-    result = run_keel("run", "--model", "openai/gpt-4o-mini", "hi", cwd=repo, home=home, unset=("OPENAI_API_KEY",))
+    result = run_keel(
+        "run", "--model", "openai/gpt-4o-mini", "hi", cwd=repo, home=home, unset=("OPENAI_API_KEY",)
+    )
     assert result.returncode == 2
     line = one_clear_line(result.stderr)
     assert "openai/gpt-4o-mini needs OPENAI_API_KEY" in line and "keel models" in line
@@ -58,8 +79,18 @@ def test_a_missing_api_key_fails_at_once_naming_the_variable(tmp_path):
 def test_a_local_server_needs_no_key_through_litellm_either(scripted_server, tmp_path):
     server = scripted_server([Reply(text="hello")])
     repo = git_repo(tmp_path / "repo", {"a.txt": "a\n"})
-    result = run_keel("run", "--model", "openai/any", "--api-base", server.url, "hi", cwd=repo,
-                      home=tmp_path / "home", unset=("OPENAI_API_KEY",), KEEL_TRANSPORT="litellm")
+    result = run_keel(
+        "run",
+        "--model",
+        "openai/any",
+        "--api-base",
+        server.url,
+        "hi",
+        cwd=repo,
+        home=tmp_path / "home",
+        unset=("OPENAI_API_KEY",),
+        KEEL_TRANSPORT="litellm",
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "hello"
 
@@ -67,8 +98,18 @@ def test_a_local_server_needs_no_key_through_litellm_either(scripted_server, tmp
 def test_an_api_base_without_a_model_uses_the_model_it_serves(scripted_server, tmp_path):
     server = scripted_server([Reply(text="hello from the server")], model_name="served-coder")
     repo = git_repo(tmp_path / "repo", {"a.txt": "a\n"})
-    result = run_keel("run", "--api-base", server.url, "--max-steps", "1", "--output-format", "stream-json",
-                      "hi", cwd=repo, home=tmp_path / "home")
+    result = run_keel(
+        "run",
+        "--api-base",
+        server.url,
+        "--max-steps",
+        "1",
+        "--output-format",
+        "stream-json",
+        "hi",
+        cwd=repo,
+        home=tmp_path / "home",
+    )
     assert result.returncode == 0, result.stderr
     assert result.events[0]["model"] == "openai/served-coder"
     assert [request.body["model"] for request in server.requests] == ["served-coder"]
@@ -99,7 +140,10 @@ def test_unreachable_api_base_fails_after_retries_with_one_line(tmp_path):
         ('modle = "x"\n', "unknown key 'modle'; allowed keys here: model, api_base"),
         ('approval = "yolo"\n', "bad value for 'approval'"),
         ("[context]\nsummarize_at = 3\n", "bad value for 'context.summarize_at'"),
-        ("[sandbox]\nnetwork_on = true\n", "unknown key 'sandbox.network_on'; allowed keys here: mode, network"),
+        (
+            "[sandbox]\nnetwork_on = true\n",
+            "unknown key 'sandbox.network_on'; allowed keys here: mode, network",
+        ),
         ("model = \n", "not valid TOML"),
     ],
 )

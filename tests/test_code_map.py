@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from tools.base import FileStamp, ToolContext, ToolError
-from tools.code_map import CodeMapArgs, CodeMapTool
-from tools.source_files import discover
-from tools.tag_cache import TagCache
-from tools.tags import extract_tags
+from keel.tools.base import FileStamp, ToolContext, ToolError
+from keel.tools.code_map import CodeMapArgs, CodeMapTool
+from keel.tools.codeintel.source_files import discover
+from keel.tools.codeintel.tag_cache import TagCache
+from keel.tools.codeintel.tags import extract_tags
 
 
 def write(root: Path, rel: str, text: str) -> Path:

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from keel_cli import git_repo, run_keel, run_streamed
-from scripted_server import ChatRequest, Reply, ScriptedToolCall
+
+from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
 
 SUMMARY_MARK = "You are summarizing your own work"
 
@@ -187,9 +188,9 @@ def test_the_loop_guard_counts_within_a_task_not_across_tasks(
     """One session, six tasks, each reading the same file once and answering: no warning, no stop."""
     import asyncio
 
-    from agent.protocol import SessionFinished, ToolFinished, UserPrompt
-    from agent.session import Session
-    from agent.settings import SessionSettings
+    from keel.agent.protocol import SessionFinished, ToolFinished, UserPrompt
+    from keel.agent.session import Session
+    from keel.agent.settings import SessionSettings
 
     read = ScriptedToolCall(name="read_file", arguments={"path": "mod1.py", "limit": 5})
     server = scripted_server([Reply(tool_calls=[read]), Reply(text="It defines f.")] * 6)
@@ -218,9 +219,9 @@ def test_compact_op_summarizes_on_request(scripted_server, tmp_path):
     import asyncio
     import os
 
-    from agent.protocol import Compact, ContextSummarized, SessionFinished, UserPrompt
-    from agent.session import Session
-    from agent.settings import SessionSettings
+    from keel.agent.protocol import Compact, ContextSummarized, SessionFinished, UserPrompt
+    from keel.agent.session import Session
+    from keel.agent.settings import SessionSettings
 
     script = LongSession(steps=3)
     server = scripted_server(script)
@@ -256,7 +257,7 @@ def test_without_a_budget_the_task_gets_an_estimate(scripted_server, tmp_path):
     repo = big_repo(tmp_path / "repo", files=3)
     result = run_streamed(server.url, "say hi", cwd=repo, home=tmp_path / "home")
     assert result.returncode == 0
-    from agent.context.budget import auto_budget
+    from keel.agent.context.budget import auto_budget
 
     expected = auto_budget("say hi", 3)
     assert f"of a {expected:,}-token budget" in server.requests[0].messages[-1]["content"]

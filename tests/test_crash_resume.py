@@ -23,15 +23,17 @@ from pathlib import Path
 
 import pytest
 from keel_cli import KEEL, git_repo, keel_env, run_keel
-from scripted_server import ChatRequest, Reply, ScriptedToolCall
 
-from tools.fileio import TEMP_SUFFIX
+from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
+from keel.tools.editing.fileio import TEMP_SUFFIX
 
 KILLS = int(os.environ.get("CRASH_KILLS", "50"))
 PARALLEL = 4
 KILLS_PER_SESSION = 5
 SEED = 20250807
-INTERRUPTED = "Interrupted before it finished."  # what agent.replay answers an unfinished call with
+INTERRUPTED = (
+    "Interrupted before it finished."  # what keel.agent.replay answers an unfinished call with
+)
 FINAL = "All twelve steps are done."
 
 
@@ -181,7 +183,9 @@ class SessionRun:
     resume_codes: list[int] = field(default_factory=list)
     status: str = ""
     wrong_final: list[str] = field(default_factory=list)
-    temps_left: list[str] = field(default_factory=list)  # after the last resume: a killed write's leftovers
+    temps_left: list[str] = field(
+        default_factory=list
+    )  # after the last resume: a killed write's leftovers
     error: str = ""
 
     @property
@@ -357,12 +361,16 @@ def test_resume_removes_the_temp_files_of_writes_the_session_made(scripted_serve
     repo = git_repo(tmp_path / "repo", {"notes/a.txt": "old\n", "b.txt": "b\n"})
     first = run_keel("run", *common_flags(server.url), "write a", cwd=repo, home=tmp_path / "home")
     assert first.returncode == 0, first.stderr[-2000:]
-    leftover = repo / "notes" / f".c.txt.k1x9{TEMP_SUFFIX}"  # as a SIGKILL during the write leaves it
+    leftover = (
+        repo / "notes" / f".c.txt.k1x9{TEMP_SUFFIX}"
+    )  # as a SIGKILL during the write leaves it
     others = [repo / f".b.txt.k2y8{TEMP_SUFFIX}", repo / "notes" / ".c.txt.mine.tmp"]
     for path in [leftover, *others]:
         path.write_text("partial")
     session_id = first.events[0]["session_id"]
-    resumed = run_keel("run", *common_flags(server.url), "--resume", session_id, cwd=repo, home=tmp_path / "home")
+    resumed = run_keel(
+        "run", *common_flags(server.url), "--resume", session_id, cwd=repo, home=tmp_path / "home"
+    )
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert not leftover.exists()
     assert all(path.exists() for path in others)  # b.txt was never written; the other is not keel's

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tools.base import ToolContext, ToolResult
-from tools.find_files import MAX_SHOWN, FindFilesTool
-from tools.registry import ToolRegistry
+from keel.tools.base import ToolContext, ToolResult
+from keel.tools.find_files import MAX_SHOWN, FindFilesTool
+from keel.tools.registry import ToolRegistry
 
 ENGINES = ["cli", "inprocess"]
 

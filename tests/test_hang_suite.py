@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from tools.base import ToolContext
-from tools.job_output import JobOutputArgs, JobOutputTool
-from tools.run_command import RunCommandArgs, RunCommandTool
-from tools.sandbox import SandboxMode, SandboxPolicy, bwrap_problem
+from keel.tools.base import ToolContext
+from keel.tools.exec.sandbox import SandboxMode, SandboxPolicy, bwrap_problem
+from keel.tools.job_output import JobOutputArgs, JobOutputTool
+from keel.tools.run_command import RunCommandArgs, RunCommandTool
 
 PY = sys.executable
 MODES = [SandboxMode.FULL_ACCESS, SandboxMode.WORKSPACE_WRITE]

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 from keel_cli import KEEL, git_repo, keel_env, run_keel, run_streamed
-from scripted_server import Reply, ScriptedToolCall
+
+from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
 
 BUGGY = {
     "calc.py": "def add(a, b):\n    return a - b\n",
@@ -204,9 +205,25 @@ def test_a_reader_that_goes_away_stops_the_run_quietly(scripted_server, tmp_path
     server = scripted_server(read_then_answer)
     repo = git_repo(tmp_path / "repo", BUGGY)
     home = tmp_path / "home"
-    args = ["run", "--model", "openai/any", "--api-base", server.url, "--output-format", "stream-json", "fix it"]
-    process = subprocess.Popen([KEEL, *args], cwd=repo, env=keel_env(home), stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    args = [
+        "run",
+        "--model",
+        "openai/any",
+        "--api-base",
+        server.url,
+        "--output-format",
+        "stream-json",
+        "fix it",
+    ]
+    process = subprocess.Popen(
+        [KEEL, *args],
+        cwd=repo,
+        env=keel_env(home),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     first = json.loads(process.stdout.readline())
     process.stdout.close()
     reader_gone.set()
@@ -217,12 +234,16 @@ def test_a_reader_that_goes_away_stops_the_run_quietly(scripted_server, tmp_path
     [log] = (home / "sessions").glob("*.jsonl")
     ended = json.loads(log.read_text().splitlines()[-1])
     assert ended["type"] == "session.finished" and ended["status"] == "interrupted"
-    assert len(server.requests) <= 1  # stopped at its next event, not carried on with nobody reading
+    assert (
+        len(server.requests) <= 1
+    )  # stopped at its next event, not carried on with nobody reading
 
 
 def test_sessions_count_the_steps_of_every_task(scripted_server, tmp_path):
     read = Reply(tool_calls=[ScriptedToolCall(name="read_file", arguments={"path": "calc.py"})])
-    server = scripted_server([read, Reply(text="first done"), read, read, Reply(text="second done")])
+    server = scripted_server(
+        [read, Reply(text="first done"), read, read, Reply(text="second done")]
+    )
     repo = git_repo(tmp_path / "repo", BUGGY)
     home = tmp_path / "home"
     first = run_task(server, repo, home)

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from tools.base import ToolContext
-from tools.lint import LintArgs, LintTool
-from tools.linter_process import LinterFailed, run_process
-from tools.linters import Diagnostic, check_paths, introduced
-from tools.registry import ToolRegistry
+from keel.tools.base import ToolContext
+from keel.tools.lint import LintArgs, LintTool
+from keel.tools.linting.linter_process import LinterFailed, run_process
+from keel.tools.linting.linters import Diagnostic, check_paths, introduced
+from keel.tools.registry import ToolRegistry
 
 
 def write(root: Path, name: str, text: str) -> Path:
@@ -146,8 +146,12 @@ def diag(path: str, line: int, message: str, code: str = "F821") -> Diagnostic:
 
 def test_introduced_matches_as_a_multiset_ignoring_lines() -> None:
     before = [diag("a.py", 3, "Undefined name `x`"), diag("a.py", 9, "Undefined name `x`")]
-    after = [diag("a.py", 7, "Undefined name `x`"), diag("a.py", 13, "Undefined name `x`"),
-             diag("a.py", 20, "Undefined name `x`"), diag("b.py", 7, "Undefined name `x`")]
+    after = [
+        diag("a.py", 7, "Undefined name `x`"),
+        diag("a.py", 13, "Undefined name `x`"),
+        diag("a.py", 20, "Undefined name `x`"),
+        diag("b.py", 7, "Undefined name `x`"),
+    ]
     assert introduced(before, after) == [after[2], after[3]]
     assert introduced(after, before) == []
 
@@ -162,7 +166,8 @@ async def test_introduced_after_a_real_edit_shifts_lines(root: Path) -> None:
     new = introduced(before, after)
     assert [(d.line, d.code) for d in after] == [(1, "F401"), (5, "F821"), (9, "F821")]
     assert [(d.line, d.message) for d in new] == [
-        (1, "`os` imported but unused"), (9, "Undefined name `new_missing`")
+        (1, "`os` imported but unused"),
+        (9, "Undefined name `new_missing`"),
     ]
 
 
@@ -237,8 +242,11 @@ def test_lint_args_schema_default_is_none() -> None:
 @pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed")
 async def test_go_vet_reports_package_problems(root: Path) -> None:
     write(root, "go.mod", "module example.com/m\n\ngo 1.21\n")
-    path = write(root, "main.go", 'package main\n\nimport "fmt"\n\nfunc main() {\n'
-                                  '\tfmt.Printf("%d\\n", "text")\n}\n')
+    path = write(
+        root,
+        "main.go",
+        'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Printf("%d\\n", "text")\n}\n',
+    )
     output, _ = await run_lint(make_ctx(root, [path]))
     assert "main.go:6:" in output
 

@@ -9,8 +9,8 @@ import pytest
 from keel_cli import git_repo, run_keel
 from local_model_support import PIECES_INSTALLED, PROJECT, linked_home, needs_llama, needs_pieces
 
-from agent.errors import ConfigError
-from agent.local.assemble import (
+from keel.agent.errors import ConfigError
+from keel.agent.model.local.assemble import (
     EXPECTED_SHA256,
     EXPECTED_SIZE,
     LocalModelUnavailable,
@@ -20,7 +20,7 @@ from agent.local.assemble import (
     find_pieces,
     model_status,
 )
-from agent.local.spec import MODEL_FILE
+from keel.agent.model.local.spec import MODEL_FILE
 
 
 @needs_pieces
@@ -44,7 +44,11 @@ def test_a_truncated_file_is_reported_and_reassembled(assembled, tmp_path):
     shutil.copyfile(assembled[0], target)
     os.truncate(target, EXPECTED_SIZE // 3)
     problem = check_model_file(target)
-    assert problem is not None and "truncated or corrupted" in problem and f"{EXPECTED_SIZE:,}" in problem
+    assert (
+        problem is not None
+        and "truncated or corrupted" in problem
+        and f"{EXPECTED_SIZE:,}" in problem
+    )
 
     messages: list[str] = []
     ensure_model_file(messages.append, target)
@@ -106,10 +110,20 @@ def test_status_of_a_missing_file_needs_no_hashing(tmp_path, monkeypatch):
 def test_keel_models_shows_the_embedded_model_and_the_other_ways(tmp_path):
     result = run_keel("models", cwd=tmp_path, home=tmp_path / "home")
     assert result.returncode == 0, result.stderr
-    for expected in ("Configured model: none", "keel-local/qwen2.5-coder-0.5b-instruct", "Ollama",
-                     "llama.cpp", "vLLM", "OPENAI_API_KEY", "--api-base", 'model = "'):
+    for expected in (
+        "Configured model: none",
+        "keel-local/qwen2.5-coder-0.5b-instruct",
+        "Ollama",
+        "llama.cpp",
+        "vLLM",
+        "OPENAI_API_KEY",
+        "--api-base",
+        'model = "',
+    ):
         assert expected in result.stdout
-    configured = run_keel("models", cwd=tmp_path, home=tmp_path / "home", KEEL_MODEL="openai/gpt-4o-mini")
+    configured = run_keel(
+        "models", cwd=tmp_path, home=tmp_path / "home", KEEL_MODEL="openai/gpt-4o-mini"
+    )
     assert "Configured model: openai/gpt-4o-mini" in configured.stdout
 
 
@@ -119,7 +133,10 @@ def test_without_llama_cpp_keel_says_how_to_install_it(tmp_path):
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text("raise ImportError('No module named llama_cpp')\n")
     result = run_keel(
-        "run", "What files are here?", cwd=tmp_path, home=tmp_path / "home",
+        "run",
+        "What files are here?",
+        cwd=tmp_path,
+        home=tmp_path / "home",
         PYTHONPATH=str(shadow.parent),
     )
     assert result.returncode == 2, result.stderr
@@ -142,7 +159,9 @@ PHRASINGS = [
 def test_keel_runs_on_the_embedded_model_with_nothing_configured(assembled, tmp_path, prompt):
     repo = git_repo(tmp_path / "repo", PROJECT)
     home = linked_home(assembled[0], tmp_path / "home")
-    result = run_keel("run", prompt, "--output-format", "stream-json", cwd=repo, home=home, timeout=840)
+    result = run_keel(
+        "run", prompt, "--output-format", "stream-json", cwd=repo, home=home, timeout=840
+    )
 
     assert result.returncode == 0, result.stderr
     events = result.events
@@ -163,11 +182,13 @@ def test_keel_runs_on_the_embedded_model_with_nothing_configured(assembled, tmp_
 def test_a_configured_keel_local_model_is_the_embedded_one_and_keeps_a_chosen_protocol(
     assembled, tmp_path, monkeypatch
 ):
-    from agent.config import KeelConfig
-    from agent.settings import settings_from_config
+    from keel.agent.config import KeelConfig
+    from keel.agent.settings import settings_from_config
 
     monkeypatch.setenv("KEEL_HOME", str(linked_home(assembled[0], tmp_path / "home")))
-    chosen = settings_from_config(KeelConfig(model="keel-local/any", tool_protocol="text"), tmp_path, False)
+    chosen = settings_from_config(
+        KeelConfig(model="keel-local/any", tool_protocol="text"), tmp_path, False
+    )
     assert chosen.model == "keel-local/qwen2.5-coder-0.5b-instruct"
     assert chosen.tool_protocol == "text" and chosen.compact_prompt
     default = settings_from_config(KeelConfig(), tmp_path, False)
@@ -179,7 +200,12 @@ def test_a_configured_keel_local_model_needs_the_local_extra_too(tmp_path):
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text("raise ImportError('No module named llama_cpp')\n")
     result = run_keel(
-        "run", "--model", "keel-local/any", "hi", cwd=tmp_path, home=tmp_path / "home",
+        "run",
+        "--model",
+        "keel-local/any",
+        "hi",
+        cwd=tmp_path,
+        home=tmp_path / "home",
         PYTHONPATH=str(shadow.parent),
     )
     assert result.returncode == 2, result.stderr
@@ -190,13 +216,15 @@ def test_a_configured_keel_local_model_needs_the_local_extra_too(tmp_path):
 @pytest.mark.timeout(900)
 @needs_llama
 @needs_pieces
-async def test_the_tui_answers_on_the_embedded_model_with_nothing_configured(assembled, tmp_path, monkeypatch):
+async def test_the_tui_answers_on_the_embedded_model_with_nothing_configured(
+    assembled, tmp_path, monkeypatch
+):
     """The model is described for the first paint, made ready after it, and answers a typed prompt."""
     from tui_support import type_text, wait_until
 
-    from agent.config import KeelConfig
-    from tui.app import KeelApp, initial_settings
-    from tui.transcript import AssistantEntry, ToolEntry
+    from keel.agent.config import KeelConfig
+    from keel.tui.app import KeelApp, initial_settings
+    from keel.tui.transcript import AssistantEntry, ToolEntry
 
     monkeypatch.setenv("KEEL_HOME", str(linked_home(assembled[0], tmp_path / "home")))
     repo = git_repo(tmp_path / "repo", PROJECT)
@@ -208,7 +236,9 @@ async def test_the_tui_answers_on_the_embedded_model_with_nothing_configured(ass
         handle = app.pool.handles[0]
         await type_text(pilot, PHRASINGS[0])
         await pilot.press("enter")
-        await wait_until(pilot, lambda: handle.stats.status not in ("new", "idle", "running"), "the answer", 840)
+        await wait_until(
+            pilot, lambda: handle.stats.status not in ("new", "idle", "running"), "the answer", 840
+        )
         assert handle.stats.status == "done", [e for e in handle.transcript.entries]
         tools = [e for e in handle.transcript.entries if isinstance(e, ToolEntry)]
         assert any(tool.state == "ok" for tool in tools), tools
@@ -221,9 +251,11 @@ PLAIN_BUILD = "CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 1 | AVX512_VNNI = 1 | OPENMP
 
 
 def test_extra_weight_buffers_are_off_only_for_a_build_with_amx_kernels_unless_set():
-    from agent.local.engine import extra_buffers_wanted
+    from keel.agent.model.local.engine import extra_buffers_wanted
 
     assert not extra_buffers_wanted(AMX_BUILD, None)  # the path that crashes on Xeons with AMX
-    assert extra_buffers_wanted(PLAIN_BUILD, None)  # repacked weights: prompts read several times faster
+    assert extra_buffers_wanted(
+        PLAIN_BUILD, None
+    )  # repacked weights: prompts read several times faster
     assert extra_buffers_wanted(AMX_BUILD, "1") and not extra_buffers_wanted(PLAIN_BUILD, "0")
     assert not extra_buffers_wanted(AMX_BUILD, "")

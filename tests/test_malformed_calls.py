@@ -6,7 +6,8 @@ import json
 from itertools import pairwise
 
 from keel_cli import git_repo, run_streamed
-from scripted_server import Reply, ScriptedToolCall
+
+from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
 
 HUGE = 120_000
 

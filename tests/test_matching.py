@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.matching import (
+from keel.tools.editing.matching import (
     MatchError,
     Stage,
     closest_region,
@@ -14,7 +14,7 @@ from tools.matching import (
     split_lines,
     strip_line_numbers,
 )
-from tools.patch_format import (
+from keel.tools.editing.patch_format import (
     AddFile,
     DeleteFile,
     Hunk,
@@ -23,7 +23,7 @@ from tools.patch_format import (
     apply_hunks,
     parse_patch,
 )
-from tools.reindent import fit_replacement
+from keel.tools.editing.reindent import fit_replacement
 
 
 def test_exact_substring_inside_a_line() -> None:

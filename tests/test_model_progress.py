@@ -5,11 +5,11 @@ from __future__ import annotations
 import io
 import json
 
-from agent.headless import StreamJsonPrinter, TextPrinter
-from agent.protocol import AssistantMessage, ModelProgress, parse_event
-from agent.store import SessionLog, read_events
-from tui.transcript import NoticeEntry, SessionStats, Transcript
-from tui.widgets.status_bar import status_text
+from keel.agent.cli.headless import StreamJsonPrinter, TextPrinter
+from keel.agent.protocol import AssistantMessage, ModelProgress, parse_event
+from keel.agent.store import SessionLog, read_events
+from keel.tui.transcript import NoticeEntry, SessionStats, Transcript
+from keel.tui.widgets.status_bar import status_text
 
 FIRST_STEP = [
     ModelProgress(stage="assembling", message="assembling the embedded model into /m.gguf (once)"),
@@ -60,26 +60,44 @@ def test_the_ui_status_follows_the_first_step_and_clears_when_the_model_answers(
     for event in FIRST_STEP:
         transcript.apply(event)
         seen.append(transcript.stats.activity)
-    assert seen == ["assembling the model", "loading the model", "", "reading the prompt 0%", "reading the prompt 33%"]
-    assert "reading the prompt 33%" in status_text("agent 1", transcript.stats).plain
-    notices = [(entry.text, entry.level) for entry in transcript.entries if isinstance(entry, NoticeEntry)]
-    assert notices == [  # "ready" follows "assembling" in the transcript, so the one-time wait visibly ends
-        ("assembling the embedded model into /m.gguf (once)", "info"),
-        ("the embedded model is ready", "success"),
+    assert seen == [
+        "assembling the model",
+        "loading the model",
+        "",
+        "reading the prompt 0%",
+        "reading the prompt 33%",
     ]
+    assert "reading the prompt 33%" in status_text("agent 1", transcript.stats).plain
+    notices = [
+        (entry.text, entry.level) for entry in transcript.entries if isinstance(entry, NoticeEntry)
+    ]
+    assert (
+        notices
+        == [  # "ready" follows "assembling" in the transcript, so the one-time wait visibly ends
+            ("assembling the embedded model into /m.gguf (once)", "info"),
+            ("the embedded model is ready", "success"),
+        ]
+    )
     transcript.apply(AssistantMessage(text="done"))
     assert transcript.stats.activity == ""
     assert "reading" not in status_text("agent 1", transcript.stats).plain
 
 
 def test_a_dead_worker_is_said_once_in_the_transcript():
-    from agent.protocol import Error, SessionFinished, TokenUsage
+    from keel.agent.protocol import Error, SessionFinished, TokenUsage
 
     transcript = Transcript(SessionStats(model="keel-local/m"))
     message = "the embedded model's worker process died (SIGSEGV, segmentation fault)"
     transcript.apply(Error(error_class="ModelWorkerDied", message=message, fatal=True))
-    transcript.apply(SessionFinished(status="error", final_message="", usage=TokenUsage(), steps=0,
-                                     reason=f"ModelWorkerDied: {message}"))
+    transcript.apply(
+        SessionFinished(
+            status="error",
+            final_message="",
+            usage=TokenUsage(),
+            steps=0,
+            reason=f"ModelWorkerDied: {message}",
+        )
+    )
     said = [entry.text for entry in transcript.entries if isinstance(entry, NoticeEntry)]
     assert sum(message in text for text in said) == 1, said
     assert said[-1].startswith("error · 0 steps") and transcript.stats.status == "error"

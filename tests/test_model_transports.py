@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from scripted_server import Reply, ScriptedToolCall
 
-from agent.errors import ContextWindowExceeded, ProviderError, ToolsUnsupported
-from agent.model import ModelClient
-from agent.protocol import ModelRetry
+from keel.agent.errors import ContextWindowExceeded, ProviderError, ToolsUnsupported
+from keel.agent.model.client import ModelClient
+from keel.agent.protocol import ModelRetry
+from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
 
 ROOT = Path(__file__).resolve().parent.parent
 HELLO = [{"role": "user", "content": "hi"}]
@@ -143,7 +143,7 @@ def test_direct_client_never_imports_litellm(scripted_server):
     server = scripted_server(["pong"])
     probe = (
         "import asyncio, sys\n"
-        "from agent.model import ModelClient, context_window_of\n"
+        "from keel.agent.model.client import ModelClient, context_window_of\n"
         f"model = ModelClient(model='openai/any', api_base={server.url!r})\n"
         "reply = asyncio.run(model.complete([{'role': 'user', 'content': 'ping'}], None, print))\n"
         f"window = context_window_of('openai/any', None, 1234, {server.url!r})\n"

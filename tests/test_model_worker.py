@@ -22,14 +22,23 @@ def test_a_worker_killed_mid_run_is_one_error_then_the_session_resumes(assembled
     repo = git_repo(tmp_path / "repo", PROJECT)
     home = linked_home(assembled[0], tmp_path / "home")
     keel = subprocess.Popen(
-        [KEEL, "run", PROMPT, "--output-format", "stream-json"], cwd=repo, env=keel_env(home),
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [KEEL, "run", PROMPT, "--output-format", "stream-json"],
+        cwd=repo,
+        env=keel_env(home),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     assert keel.stdout is not None and keel.stderr is not None
     events, killed = [], None
     for line in keel.stdout:
         events.append(json.loads(line))
-        if killed is None and events[-1]["type"] == "model.progress" and events[-1]["stage"] == "prompt":
+        if (
+            killed is None
+            and events[-1]["type"] == "model.progress"
+            and events[-1]["stage"] == "prompt"
+        ):
             killed = worker_pid_of(keel.pid)  # reading the first prompt: seconds of work left
             assert killed is not None, "no model worker among keel's children"
             os.kill(killed, signal.SIGSEGV)
@@ -37,9 +46,14 @@ def test_a_worker_killed_mid_run_is_one_error_then_the_session_resumes(assembled
     assert keel.wait(timeout=60) == 1, stderr
 
     errors = [event for event in events if event["type"] == "error"]
-    assert len(errors) == 1 and errors[0]["fatal"] and errors[0]["error_class"] == "ModelWorkerDied", errors
+    assert (
+        len(errors) == 1 and errors[0]["fatal"] and errors[0]["error_class"] == "ModelWorkerDied"
+    ), errors
     assert "SIGSEGV" in errors[0]["message"]
-    assert "the next worker loads the model without llama.cpp's extra weight buffers" in errors[0]["message"]
+    assert (
+        "the next worker loads the model without llama.cpp's extra weight buffers"
+        in errors[0]["message"]
+    )
     finished = events[-1]
     assert finished["type"] == "session.finished" and finished["status"] == "error"
     assert [line for line in stderr.splitlines() if line.startswith("keel:")] == [
@@ -51,8 +65,16 @@ def test_a_worker_killed_mid_run_is_one_error_then_the_session_resumes(assembled
     assert "last crash" in models.stdout and "SIGSEGV" in models.stdout, models.stdout
 
     session_id = events[0]["session_id"]
-    resumed = run_keel("run", "--resume", session_id, "--output-format", "stream-json", cwd=repo, home=home,
-                       timeout=840)
+    resumed = run_keel(
+        "run",
+        "--resume",
+        session_id,
+        "--output-format",
+        "stream-json",
+        cwd=repo,
+        home=home,
+        timeout=840,
+    )
     assert resumed.returncode == 0, resumed.stderr
     again = resumed.events
     assert again[0]["type"] == "session.started" and again[0]["resumed"]
@@ -60,13 +82,15 @@ def test_a_worker_killed_mid_run_is_one_error_then_the_session_resumes(assembled
     assert any(event["type"] == "tool.finished" and event["ok"] for event in again)
 
 
-async def test_the_tui_survives_a_dead_worker_and_answers_the_next_prompt(assembled, tmp_path, monkeypatch):
+async def test_the_tui_survives_a_dead_worker_and_answers_the_next_prompt(
+    assembled, tmp_path, monkeypatch
+):
     """In the UI: a notice, the UI stays usable, and the next prompt starts a new worker that answers."""
     from tui_support import send, wait_until
 
-    from agent.config import KeelConfig
-    from tui.app import KeelApp, initial_settings
-    from tui.transcript import NoticeEntry
+    from keel.agent.config import KeelConfig
+    from keel.tui.app import KeelApp, initial_settings
+    from keel.tui.transcript import NoticeEntry
 
     monkeypatch.setenv("KEEL_HOME", str(linked_home(assembled[0], tmp_path / "home")))
     repo = git_repo(tmp_path / "repo", PROJECT)
@@ -74,22 +98,37 @@ async def test_the_tui_survives_a_dead_worker_and_answers_the_next_prompt(assemb
     async with app.run_test(size=(120, 40)) as pilot:
         handle = app.pool.handles[0]
         await send(pilot, PROMPT)
-        await wait_until(pilot, lambda: "reading the prompt" in handle.stats.activity, "the prompt's reading", 600)
+        await wait_until(
+            pilot,
+            lambda: "reading the prompt" in handle.stats.activity,
+            "the prompt's reading",
+            600,
+        )
         worker = worker_pid_of(os.getpid())
         assert worker is not None
         os.kill(worker, signal.SIGSEGV)
-        await wait_until(pilot, lambda: handle.stats.status == "error", "the worker's death to be reported", 120)
-        notices = [e.text for e in handle.transcript.entries if isinstance(e, NoticeEntry) and e.level == "error"]
+        await wait_until(
+            pilot, lambda: handle.stats.status == "error", "the worker's death to be reported", 120
+        )
+        notices = [
+            e.text
+            for e in handle.transcript.entries
+            if isinstance(e, NoticeEntry) and e.level == "error"
+        ]
         assert any("ModelWorkerDied" in text and "SIGSEGV" in text for text in notices), notices
         assert not handle.stats.activity
 
         await send(pilot, PROMPT)
-        await wait_until(pilot, lambda: handle.stats.status not in ("error", "running"), "the next answer", 840)
+        await wait_until(
+            pilot, lambda: handle.stats.status not in ("error", "running"), "the next answer", 840
+        )
         assert handle.stats.status == "done", handle.transcript.entries[-3:]
         replacement = worker_pid_of(os.getpid())
         assert replacement not in (None, worker)
         # it died in native code before its first reply (as in llama.cpp's AMX path): no extra buffers now
-        assert b"KEEL_LOCAL_EXTRA_BUFFERS=0" in Path(f"/proc/{replacement}/environ").read_bytes().split(b"\0")
+        assert b"KEEL_LOCAL_EXTRA_BUFFERS=0" in Path(
+            f"/proc/{replacement}/environ"
+        ).read_bytes().split(b"\0")
     assert sys.modules.get("llama_cpp") is None, "llama.cpp was loaded into the test process"
 
 
@@ -97,9 +136,13 @@ def test_the_worker_never_outlives_keel(assembled, tmp_path):
     """keel killed outright (no chance to clean up): its worker sees its pipe close and exits."""
     repo = git_repo(tmp_path / "repo", PROJECT)
     keel = subprocess.Popen(
-        [KEEL, "run", PROMPT, "--output-format", "stream-json"], cwd=repo,
+        [KEEL, "run", PROMPT, "--output-format", "stream-json"],
+        cwd=repo,
         env=keel_env(linked_home(assembled[0], tmp_path / "home")),
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     assert keel.stdout is not None
     worker = None
@@ -111,7 +154,9 @@ def test_the_worker_never_outlives_keel(assembled, tmp_path):
     keel.kill()
     keel.wait()
     deadline = time.monotonic() + 60
-    while Path(f"/proc/{worker}").exists() and _state(worker) != "Z" and time.monotonic() < deadline:
+    while (
+        Path(f"/proc/{worker}").exists() and _state(worker) != "Z" and time.monotonic() < deadline
+    ):
         time.sleep(0.1)
     assert not Path(f"/proc/{worker}").exists() or _state(worker) == "Z", "the worker outlived keel"
 

@@ -19,12 +19,12 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tools.apply_patch import ApplyPatchTool
-from tools.base import ToolContext, ToolError
-from tools.edit_file import EditFileTool
-from tools.read_file import ReadFileTool
-from tools.registry import ToolRegistry
-from tools.write_file import WriteFileTool
+from keel.tools.apply_patch import ApplyPatchTool
+from keel.tools.base import ToolContext, ToolError
+from keel.tools.edit_file import EditFileTool
+from keel.tools.read_file import ReadFileTool
+from keel.tools.registry import ToolRegistry
+from keel.tools.write_file import WriteFileTool
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "2000"))
 FRESH = "kf9_"  # names the fuzz may create; none may appear anywhere outside the workspace
@@ -251,7 +251,9 @@ def test_no_file_tool_writes_outside_the_workspace(tmp_path, tmp_path_factory):
         ):  # a case changed the workspace: start the next from scratch
             build_world(base)
             pristine[0] = fingerprint(ws)
-        ctx = ToolContext(root=ws, scratch=scratch)  # keel's own scratch space lives outside the hashed world
+        ctx = ToolContext(
+            root=ws, scratch=scratch
+        )  # keel's own scratch space lives outside the hashed world
         tally["cases"] += 1
         loop.run_until_complete(run(sequence, ctx))
         leaked, now = fresh_names_outside(base), world_hash(around, ws)

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tools.base import FileStamp, ToolContext, ToolResult
-from tools.read_file import HUGE_FILE_BYTES, MAX_LINE_CHARS, ReadFileTool
-from tools.registry import ToolRegistry
+from keel.tools.base import FileStamp, ToolContext, ToolResult
+from keel.tools.read_file import HUGE_FILE_BYTES, MAX_LINE_CHARS, ReadFileTool
+from keel.tools.registry import ToolRegistry
 
 
 @pytest.fixture

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from tools.base import ToolContext, ToolError
-from tools.job_output import JobOutputArgs, JobOutputTool
-from tools.output_capture import OutputCapture, clean_terminal_text, render_head_tail
-from tools.registry import ToolRegistry
-from tools.run_command import RunCommandArgs, RunCommandTool
-from tools.sandbox import SandboxMode, SandboxPolicy
+from keel.tools.base import ToolContext, ToolError
+from keel.tools.exec.output_capture import OutputCapture, clean_terminal_text, render_head_tail
+from keel.tools.exec.sandbox import SandboxMode, SandboxPolicy
+from keel.tools.job_output import JobOutputArgs, JobOutputTool
+from keel.tools.registry import ToolRegistry
+from keel.tools.run_command import RunCommandArgs, RunCommandTool
 
 PY = sys.executable
 

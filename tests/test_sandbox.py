@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from sandbox_support import make_ctx, run_in, serve_greetings
 
-from tools.base import ToolContext, ToolError
-from tools.run_command import RunCommandArgs, RunCommandTool
-from tools.sandbox import SandboxMode, bwrap_problem
+from keel.tools.base import ToolContext, ToolError
+from keel.tools.exec.sandbox import SandboxMode, bwrap_problem
+from keel.tools.run_command import RunCommandArgs, RunCommandTool
 
 PY = sys.executable
 
@@ -79,8 +79,6 @@ async def test_read_only_mode_blocks_workspace_writes(jail_ready, tmp_path: Path
     assert "original" in output and "scratch" in output and "Read-only file system" in output
     assert "sandbox lets commands write only /tmp" in output
     assert blocked
-
-
 
 
 @pytest.mark.parametrize("network", [False, True], ids=["network-off", "network-on"])

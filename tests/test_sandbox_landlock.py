@@ -16,18 +16,18 @@ from pathlib import Path
 import pytest
 from keel_cli import git_repo, run_keel
 from sandbox_support import make_ctx, run_in, serve_greetings
-from scripted_server import Reply, ScriptedToolCall
 
-from tools.base import ToolContext
-from tools.job_output import JobOutputArgs, JobOutputTool
-from tools.run_command import RunCommandArgs, RunCommandTool
-from tools.sandbox_mechanism import (
+from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.tools.base import ToolContext
+from keel.tools.exec.sandbox_mechanism import (
     NO_LANDLOCK_ENV,
     MechanismKind,
     probe_landlock,
     sandbox_mechanism,
 )
-from tools.sandbox_policy import SandboxMode, SandboxPolicy
+from keel.tools.exec.sandbox_policy import SandboxMode, SandboxPolicy
+from keel.tools.job_output import JobOutputArgs, JobOutputTool
+from keel.tools.run_command import RunCommandArgs, RunCommandTool
 
 PY = sys.executable
 
@@ -71,8 +71,6 @@ def outside(tmp_path: Path):
     path.unlink(missing_ok=True)
 
 
-
-
 async def test_a_write_to_the_real_tmp_is_denied_and_the_workspace_write_works(
     landlock_abi, tmp_path: Path, outside: Path
 ):
@@ -109,8 +107,6 @@ async def test_read_only_mode_allows_only_the_temp_dir_and_dev(
     assert (ctx.root / "kept.txt").read_text() == "original\n" and not outside.exists()
     assert "original" in output and "scratch" in output and "dev-ok" in output
     assert "lets commands write only $TMPDIR" in output
-
-
 
 
 @pytest.mark.parametrize("network", [False, True], ids=["network-off", "network-on"])

@@ -11,8 +11,9 @@ import httpx
 import litellm
 import pytest
 from litellm.exceptions import MidStreamFallbackError
-from scripted_server import ChatRequest, Reply, ScriptedToolCall, UsageOverride
-from scripted_wire import estimate_prompt_tokens
+
+from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall, UsageOverride
+from keel.agent.testing.scripted_wire import estimate_prompt_tokens
 
 litellm.suppress_debug_info = True
 
@@ -280,9 +281,8 @@ def test_models_route_and_unknown_routes(scripted_server):
 def test_runs_by_hand_from_a_json_script(tmp_path: Path):
     script = tmp_path / "script.json"
     script.write_text(json.dumps(["hello", {"tool_calls": [{"name": "read_file"}]}]))
-    server_file = Path(__file__).with_name("scripted_server.py")
     process = subprocess.Popen(
-        [sys.executable, str(server_file), str(script), "--port", "0"],
+        [sys.executable, "-m", "keel.agent.testing.scripted_server", str(script), "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tools.base import ToolContext, ToolResult
-from tools.path_glob import GlobError, compile_glob
-from tools.registry import ToolRegistry
-from tools.ripgrep_runner import parse_line, rg_binary
-from tools.search import MAX_MATCHES, MAX_OUTPUT_CHARS, SearchTool
+from keel.tools.base import ToolContext, ToolResult
+from keel.tools.registry import ToolRegistry
+from keel.tools.search import MAX_MATCHES, MAX_OUTPUT_CHARS, SearchTool
+from keel.tools.searching.path_glob import GlobError, compile_glob
+from keel.tools.searching.ripgrep_runner import parse_line, rg_binary
 
 ENGINES = ["cli", "inprocess"]
 

@@ -10,7 +10,8 @@ import json
 import secrets
 
 from keel_cli import git_repo, run_keel
-from scripted_server import Reply, ScriptedToolCall
+
+from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
 
 
 def canaries() -> tuple[dict[str, str], dict[str, str]]:
@@ -107,12 +108,17 @@ def test_canaries_never_leave_the_process(scripted_server, tmp_path):
 
 
 def test_every_key_shape_is_masked_in_plain_text():
-    from agent.redact import MASK, Redactor
+    from keel.agent.model.redact import MASK, Redactor
 
     body = "A" * 24
     shapes = [
-        "sk-" + body, "sk-proj-" + body, "sk-ant-" + body, "github_pat_" + body, "AKIA" + "B" * 16,
-        "xoxb-" + "1" * 12, "AIza" + "c" * 32,
+        "sk-" + body,
+        "sk-proj-" + body,
+        "sk-ant-" + body,
+        "github_pat_" + body,
+        "AKIA" + "B" * 16,
+        "xoxb-" + "1" * 12,
+        "AIza" + "c" * 32,
         *(f"gh{kind}_{body}" for kind in "pousr"),
     ]
     redactor = Redactor(())

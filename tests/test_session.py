@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 from keel_cli import git_repo
-from scripted_server import ChatRequest, Reply, ScriptedToolCall
 
-from agent.protocol import (
+from keel.agent.protocol import (
     ApprovalRequested,
     Approve,
     AssistantDelta,
@@ -21,9 +20,10 @@ from agent.protocol import (
     ToolStarted,
     UserPrompt,
 )
-from agent.session import Session
-from agent.settings import SessionSettings
-from agent.store import read_events
+from keel.agent.session import Session
+from keel.agent.settings import SessionSettings
+from keel.agent.store import read_events
+from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
 
 
 @pytest.fixture
@@ -33,7 +33,9 @@ def workspace(tmp_path, monkeypatch) -> Path:
 
 
 def settings(server, workspace: Path, **overrides) -> SessionSettings:
-    return SessionSettings(cwd=workspace, model="openai/any", api_base=server.url, retry_base_delay=0.01, **overrides)
+    return SessionSettings(
+        cwd=workspace, model="openai/any", api_base=server.url, retry_base_delay=0.01, **overrides
+    )
 
 
 async def until_finished(session: Session, on_event=None) -> list:
@@ -64,8 +66,12 @@ def valid_tool_history(messages: list[dict]) -> bool:
     return not pending
 
 
-async def test_interrupt_stops_a_streaming_reply_and_the_next_turn_continues(scripted_server, workspace):
-    server = scripted_server([Reply(text="word " * 400, chunk_delay=0.02), Reply(text="Back again.")])
+async def test_interrupt_stops_a_streaming_reply_and_the_next_turn_continues(
+    scripted_server, workspace
+):
+    server = scripted_server(
+        [Reply(text="word " * 400, chunk_delay=0.02), Reply(text="Back again.")]
+    )
     async with Session(settings(server, workspace)) as session:
         session.submit(UserPrompt(text="write a lot"))
         interrupted_at: list[float] = []
@@ -121,7 +127,9 @@ async def test_approvals_ask_a_person_under_auto_edit(scripted_server, workspace
     )
     decisions = iter(["deny", "allow_once", "allow_session"])
     asked: list[str] = []
-    async with Session(settings(server, workspace, approval="auto-edit", interactive=True)) as session:
+    async with Session(
+        settings(server, workspace, approval="auto-edit", interactive=True)
+    ) as session:
 
         def answer(event) -> None:
             if isinstance(event, ApprovalRequested):
@@ -139,7 +147,9 @@ async def test_approvals_ask_a_person_under_auto_edit(scripted_server, workspace
 
 async def test_policies_without_a_person(scripted_server, workspace):
     edit = Reply(
-        tool_calls=[ScriptedToolCall(name="write_file", arguments={"path": "new.txt", "content": "x\n"})]
+        tool_calls=[
+            ScriptedToolCall(name="write_file", arguments={"path": "new.txt", "content": "x\n"})
+        ]
     )
     server = scripted_server([edit, command_call("touch ran.txt"), Reply(text="done")])
     async with Session(settings(server, workspace, approval="read-only")) as session:
@@ -163,7 +173,9 @@ async def test_switches_to_the_text_protocol_when_tools_are_rejected(scripted_se
         if request.tools:
             return Reply(error=400, error_message="this model does not support tools")
         if "<tool_result name=" not in str(request.messages[1:]):
-            return Reply(text='<tool_call>{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>')
+            return Reply(
+                text='<tool_call>{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>'
+            )
         return Reply(text="The notes say one, two.")
 
     server = scripted_server(provider)
@@ -178,7 +190,11 @@ async def test_switches_to_the_text_protocol_when_tools_are_rejected(scripted_se
 
 async def test_unreachable_provider_ends_the_task_with_an_error(workspace):
     dead = SessionSettings(
-        cwd=workspace, model="openai/any", api_base="http://127.0.0.1:9/v1", retries=1, retry_base_delay=0.01
+        cwd=workspace,
+        model="openai/any",
+        api_base="http://127.0.0.1:9/v1",
+        retries=1,
+        retry_base_delay=0.01,
     )
     async with Session(dead) as session:
         session.submit(UserPrompt(text="hello"))

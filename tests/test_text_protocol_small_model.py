@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from agent.local.compact_tools import call_schema, compact_tool_schemas, first_sentence
-from agent.local.engine import template_messages
-from agent.local.reply_split import ReplySplitter, unwrap_nested_call
-from agent.local.turn import repeats_last_call
-from agent.text_protocol import ParsedCall, parse_tool_calls
-from tools import default_tools
-from tools.registry import ToolRegistry
+from keel.agent.model.local.compact_tools import call_schema, compact_tool_schemas, first_sentence
+from keel.agent.model.local.engine import template_messages
+from keel.agent.model.local.reply_split import ReplySplitter, unwrap_nested_call
+from keel.agent.model.local.turn import repeats_last_call
+from keel.agent.text_protocol import ParsedCall, parse_tool_calls
+from keel.tools import default_tools
+from keel.tools.registry import ToolRegistry
 
 TOOL_NAMES = {"read_file", "find_files", "search"}
 
@@ -50,7 +50,10 @@ def test_a_made_up_tool_name_is_read_as_written_so_the_registry_can_refuse_it():
 
 
 def test_a_call_wrapped_in_a_made_up_label_is_the_inner_call():
-    outer = ParsedCall(name="list_files", arguments=json.dumps({"name": "find_files", "arguments": {"pattern": "*"}}))
+    outer = ParsedCall(
+        name="list_files",
+        arguments=json.dumps({"name": "find_files", "arguments": {"pattern": "*"}}),
+    )
     inner = unwrap_nested_call(outer, TOOL_NAMES)
     assert (inner.name, json.loads(inner.arguments)) == ("find_files", {"pattern": "*"})
 
@@ -80,13 +83,17 @@ def test_a_bare_call_is_held_back_and_read_at_the_end():
 
 
 def test_prose_before_a_call_on_its_own_line_is_shown_and_the_call_held():
-    shown, splitter = split("Let me look.\n", '{"name": "find_files", ', '"arguments": {"pattern": "*"}}')
+    shown, splitter = split(
+        "Let me look.\n", '{"name": "find_files", ', '"arguments": {"pattern": "*"}}'
+    )
     assert shown == "Let me look.\n"
     assert [c.name for c in splitter.finish().calls] == ["find_files"]
 
 
 def test_a_tag_split_across_pieces_is_not_shown():
-    shown, splitter = split("<tool", "_call>\n", '{"name": "search", "arguments": {"pattern": "a"}}')
+    shown, splitter = split(
+        "<tool", "_call>\n", '{"name": "search", "arguments": {"pattern": "a"}}'
+    )
     assert shown == ""
     assert splitter.opener == "<tool_call>" and splitter.opens_call()
 
@@ -100,7 +107,9 @@ def test_a_brace_inside_a_sentence_is_prose():
 def test_a_code_block_streams_once_its_first_line_shows_it_is_not_json():
     shown, splitter = split("Here:\n", "```py", "thon\n", "print(1)\n", "```")
     assert shown == "Here:\n```python\nprint(1)\n"
-    assert splitter.opener == "```" and not splitter.opens_call()  # the closing fence, held to the end
+    assert (
+        splitter.opener == "```" and not splitter.opens_call()
+    )  # the closing fence, held to the end
     reply = splitter.finish()
     assert reply.calls == [] and reply.content == "```"
     shown, splitter = split("```python\nprint(1)\n```\nThat prints 1.")
@@ -141,10 +150,18 @@ def history(name: str, arguments: str) -> list[dict]:
 
 def test_the_same_call_again_is_a_repeat_whatever_its_spacing():
     messages = history("find_files", '{"pattern": "*"}')
-    assert repeats_last_call(messages, ParsedCall(name="find_files", arguments='{ "pattern" : "*" }'))
-    assert not repeats_last_call(messages, ParsedCall(name="find_files", arguments='{"pattern": "*.py"}'))
-    assert not repeats_last_call(messages, ParsedCall(name="read_file", arguments='{"pattern": "*"}'))
-    assert not repeats_last_call(messages[:1], ParsedCall(name="find_files", arguments='{"pattern": "*"}'))
+    assert repeats_last_call(
+        messages, ParsedCall(name="find_files", arguments='{ "pattern" : "*" }')
+    )
+    assert not repeats_last_call(
+        messages, ParsedCall(name="find_files", arguments='{"pattern": "*.py"}')
+    )
+    assert not repeats_last_call(
+        messages, ParsedCall(name="read_file", arguments='{"pattern": "*"}')
+    )
+    assert not repeats_last_call(
+        messages[:1], ParsedCall(name="find_files", arguments='{"pattern": "*"}')
+    )
 
 
 def test_history_is_shaped_for_the_chat_template():
@@ -161,7 +178,10 @@ def test_history_is_shaped_for_the_chat_template():
 def test_first_sentence_keeps_one_sentence_without_examples():
     assert first_sentence("Read a file. Lines are numbered.") == "Read a file."
     assert first_sentence("Glob for paths, e.g. '*.py' or 'src/**'. More.") == "Glob for paths."
-    assert first_sentence("Look here (1-based): the rest\nsecond line") == "Look here (1-based): the rest"
+    assert (
+        first_sentence("Look here (1-based): the rest\nsecond line")
+        == "Look here (1-based): the rest"
+    )
 
 
 def test_compact_schemas_keep_every_tool_and_argument_but_say_less():
@@ -172,7 +192,9 @@ def test_compact_schemas_keep_every_tool_and_argument_but_say_less():
         assert list(after["function"]["parameters"].get("properties", {})) == list(
             before["function"]["parameters"].get("properties", {})
         )
-        assert after["function"]["parameters"].get("required") == before["function"]["parameters"].get("required")
+        assert after["function"]["parameters"].get("required") == before["function"][
+            "parameters"
+        ].get("required")
     text = json.dumps(compact)
     assert len(text) < 0.7 * len(json.dumps(full))
     assert '"title"' not in text and "e.g." not in text and '"null"' not in text

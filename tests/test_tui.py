@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import pytest
-from scripted_server import ChatRequest, Reply, ScriptedToolCall
 from tui_support import CALC, send, settings_for, type_text, wait_until
 
-from agent.store import read_events
-from tui.app import KeelApp
-from tui.commands import worktrees_available
-from tui.screens.approval_modal import ApprovalModal
-from tui.screens.help_screen import HelpScreen
-from tui.screens.new_session_dialog import NewSessionDialog
-from tui.transcript import AssistantEntry, NoticeEntry, ToolEntry, UserEntry
-from tui.widgets.assistant_block import AssistantBlock
-from tui.widgets.session_list import SessionList
-from tui.widgets.status_bar import StatusBar
-from tui.widgets.tool_panel import ToolPanel
-from tui.widgets.user_block import UserBlock
+from keel.agent.store import read_events
+from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
+from keel.tui.app import KeelApp
+from keel.tui.commands import worktrees_available
+from keel.tui.screens.approval_modal import ApprovalModal
+from keel.tui.screens.help_screen import HelpScreen
+from keel.tui.screens.new_session_dialog import NewSessionDialog
+from keel.tui.transcript import AssistantEntry, NoticeEntry, ToolEntry, UserEntry
+from keel.tui.widgets.assistant_block import AssistantBlock
+from keel.tui.widgets.session_list import SessionList
+from keel.tui.widgets.status_bar import StatusBar
+from keel.tui.widgets.tool_panel import ToolPanel
+from keel.tui.widgets.user_block import UserBlock
 
 pytestmark = pytest.mark.usefixtures("core_loaded")
 
@@ -325,7 +325,7 @@ async def test_resumed_session_shows_its_history_and_continues(scripted_server, 
 
 
 async def test_undo_puts_the_workspace_back_before_the_last_turn(scripted_server, calc_repo):
-    from agent.checkpoints import CheckpointStore
+    from keel.agent.git.checkpoints import CheckpointStore
 
     edit = {"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}
     server = scripted_server(
@@ -370,7 +370,9 @@ async def test_quit_and_exit_commands_close_the_app(scripted_server, calc_repo, 
         await wait_until(pilot, lambda: not app.is_running, "the app to quit")
 
 
-@pytest.mark.skipif(not worktrees_available(), reason="agent.workspaces is not in this build")
+@pytest.mark.skipif(
+    not worktrees_available(), reason="keel.agent.git.worktrees is not in this build"
+)
 async def test_a_new_agent_in_its_own_worktree_leaves_the_checkout_alone(
     scripted_server, calc_repo
 ):

@@ -8,22 +8,24 @@ import threading
 from pathlib import Path
 
 import pytest
-from scripted_server import ChatRequest, Reply, ScriptedToolCall
 from tui_support import fixed_history, send, settings_for, wait_until
 
-from agent.settings import SessionSettings
-from tui.app import KeelApp
-from tui.commands import command_help, worktrees_available
-from tui.screens.main_screen import MainScreen
-from tui.screens.new_session_dialog import NewSessionDialog
-from tui.screens.side_by_side import SideBySideScreen
-from tui.transcript import NoticeEntry
-from tui.widgets.assistant_block import AssistantBlock
-from tui.widgets.side_column import SideColumn
+from keel.agent.settings import SessionSettings
+from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
+from keel.tui.app import KeelApp
+from keel.tui.commands import command_help, worktrees_available
+from keel.tui.screens.main_screen import MainScreen
+from keel.tui.screens.new_session_dialog import NewSessionDialog
+from keel.tui.screens.side_by_side import SideBySideScreen
+from keel.tui.transcript import NoticeEntry
+from keel.tui.widgets.assistant_block import AssistantBlock
+from keel.tui.widgets.side_column import SideColumn
 
 pytestmark = [
     pytest.mark.usefixtures("core_loaded"),
-    pytest.mark.skipif(not worktrees_available(), reason="agent.workspaces is not in this build"),
+    pytest.mark.skipif(
+        not worktrees_available(), reason="keel.agent.git.worktrees is not in this build"
+    ),
 ]
 
 NOTES = {"path": "notes.txt", "content": "from a worktree\n"}

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from keel_cli import git_repo
 
-from agent.config_files import ConfigSources
-from agent.errors import ConfigError
-from agent.frontends import entry_point_in, load_frontend
+from keel.agent.cli.frontends import entry_point_in, load_frontend
+from keel.agent.config_files import ConfigSources
+from keel.agent.errors import ConfigError
 
 
 @pytest.fixture
@@ -23,7 +23,9 @@ def no_user_config(tmp_path, monkeypatch):
 
 
 def test_the_repository_config_is_found_from_a_subdirectory(tmp_path, no_user_config):
-    repo = git_repo(tmp_path / "repo", {".keel/config.toml": 'model = "openai/x"\n', "src/a.py": ""})
+    repo = git_repo(
+        tmp_path / "repo", {".keel/config.toml": 'model = "openai/x"\n', "src/a.py": ""}
+    )
     sources = ConfigSources.find(repo / "src", {})
     assert sources.files == [repo / ".keel" / "config.toml"] and not sources.plain
     assert sources.config().model == "openai/x"
@@ -54,32 +56,32 @@ def test_nothing_to_check_is_plain_and_anything_a_schema_can_reject_is_checked(
 
 def test_the_tui_is_found_in_keels_own_entry_points_without_scanning_them_all():
     code = (
-        "import sys; from agent.frontends import load_frontend; f = load_frontend('tui'); "
+        "import sys; from keel.agent.cli.frontends import load_frontend; f = load_frontend('tui'); "
         "print(f.__module__, f.__name__, 'importlib.metadata' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["tui.launch", "main", "False"], out.stderr
+    assert out.stdout.split() == ["keel.tui.launch", "main", "False"], out.stderr
     assert load_frontend("no-such-frontend") is None
 
 
 def test_entry_points_txt_is_read_by_section_and_name():
-    text = "[console_scripts]\ntui = wrong:one\n\n[keel.frontends]\nweb = w:main\ntui = tui.launch:main\n"
-    assert entry_point_in(text, "keel.frontends", "tui") == "tui.launch:main"
+    text = "[console_scripts]\ntui = wrong:one\n\n[keel.frontends]\nweb = w:main\ntui = keel.tui.launch:main\n"
+    assert entry_point_in(text, "keel.frontends", "tui") == "keel.tui.launch:main"
     assert entry_point_in(text, "keel.frontends", "acp") is None
 
 
 FIRST_PAINT = """
 import sys
 from pathlib import Path
-from agent.config_files import ConfigSources
-from tui.launch import build_app
+from keel.agent.config_files import ConfigSources
+from keel.tui.launch import build_app
 
 app = build_app(ConfigSources.find(Path.cwd(), {}), Path.cwd())
 warm_up = app._start_warm_up
 
 def painted():
     shown = app.pool.handles[0].stats.model
-    before = [name for name in ("pydantic", "agent.config", "litellm") if name in sys.modules]
+    before = [name for name in ("pydantic", "keel.agent.config", "litellm") if name in sys.modules]
     warm_up()  # builds the deferred settings first
     settings = app.pool.handles[0].settings
     print(shown, ",".join(before) or "-", type(settings).__name__, settings.model, settings.approval)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from tui_support import fixed_history, wait_until
 
-from agent.config import KeelConfig
-from agent.protocol import (
+from keel.agent.config import KeelConfig
+from keel.agent.protocol import (
     ApprovalRequested,
     AssistantDelta,
     AssistantMessage,
@@ -23,10 +23,10 @@ from agent.protocol import (
     ToolStarted,
     UserMessage,
 )
-from agent.settings import SessionSettings
-from tui import format as fmt
-from tui.app import KeelApp, initial_settings
-from tui.commands import (
+from keel.agent.settings import SessionSettings
+from keel.tui import format as fmt
+from keel.tui.app import KeelApp, initial_settings
+from keel.tui.commands import (
     CommandError,
     SlashCommand,
     core_has,
@@ -34,12 +34,19 @@ from tui.commands import (
     parse_command,
     undo_available,
 )
-from tui.history import InputHistory
-from tui.transcript import AssistantEntry, Change, SessionStats, ToolEntry, Transcript, UserEntry
-from tui.warmup import warm_up_core
-from tui.widgets.earlier_marker import EarlierMarker
-from tui.widgets.tool_details import MAX_OUTPUT_LINES, render_details
-from tui.widgets.transcript_view import TranscriptView
+from keel.tui.history import InputHistory
+from keel.tui.transcript import (
+    AssistantEntry,
+    Change,
+    SessionStats,
+    ToolEntry,
+    Transcript,
+    UserEntry,
+)
+from keel.tui.warmup import warm_up_core
+from keel.tui.widgets.earlier_marker import EarlierMarker
+from keel.tui.widgets.tool_details import MAX_OUTPUT_LINES, render_details
+from keel.tui.widgets.transcript_view import TranscriptView
 
 
 def new_transcript() -> Transcript:
@@ -146,8 +153,10 @@ def test_slash_commands_parse():
     assert parse_command("  /new ") == SlashCommand("new")
     with pytest.raises(CommandError, match="unknown command /nope"):
         parse_command("/nope")
-    assert undo_available() == core_has("agent.checkpoints")
-    assert parse_command("/quit") == SlashCommand("quit") and parse_command("/exit") == SlashCommand("exit")
+    assert undo_available() == core_has("keel.agent.git.checkpoints")
+    assert parse_command("/quit") == SlashCommand("quit") and parse_command(
+        "/exit"
+    ) == SlashCommand("exit")
     if undo_available():
         assert parse_command("/undo") == SlashCommand("undo")
         assert parse_command("/undo 3f2a") == SlashCommand("undo", "3f2a")
@@ -206,7 +215,12 @@ def test_formats():
         == "a.py"
     )
     assert fmt.clip_lines("a\nb\nc", 2) == ("a\nb", 1)
-    assert [fmt.plural(n, "line") for n in (0, 1, 2, 1500)] == ["0 lines", "1 line", "2 lines", "1,500 lines"]
+    assert [fmt.plural(n, "line") for n in (0, 1, 2, 1500)] == [
+        "0 lines",
+        "1 line",
+        "2 lines",
+        "1,500 lines",
+    ]
     assert fmt.plural(1, "match") == "1 match" and fmt.plural(3, "match") == "3 matches"
     one_over = ToolEntry("c1", "run_command", {}, state="ok", output="x\n" * (MAX_OUTPUT_LINES + 1))
     assert render_details(one_over).plain.endswith("… 1 more line")
@@ -298,7 +312,9 @@ async def test_without_the_local_extra_the_tui_opens_says_why_and_model_sets_one
 ):
     """Nothing configured and the embedded model cannot run (llama_cpp unimportable): the TUI still opens."""
     monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
-    shadow = tmp_path / "shadow" / "llama_cpp"  # the model worker finds this llama_cpp first, and it fails
+    shadow = (
+        tmp_path / "shadow" / "llama_cpp"
+    )  # the model worker finds this llama_cpp first, and it fails
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text("raise ImportError('No module named llama_cpp')\n")
     monkeypatch.setenv("PYTHONPATH", str(shadow.parent))
@@ -325,15 +341,15 @@ async def test_without_the_local_extra_the_tui_opens_says_why_and_model_sets_one
 FIRST_PAINT_PROBE = """
 import sys
 from pathlib import Path
-from agent.config import resolve_config
-from tui.app import KeelApp, initial_settings
+from keel.agent.config import resolve_config
+from keel.tui.app import KeelApp, initial_settings
 
 cwd = Path.cwd()
 config = resolve_config(cwd, {})
 
 class Probe(KeelApp):
     def _start_warm_up(self):  # called once the main screen has painted
-        loaded = [name for name in ("litellm", "llama_cpp", "agent.session") if name in sys.modules]
+        loaded = [name for name in ("litellm", "llama_cpp", "keel.agent.session") if name in sys.modules]
         print(self.pool.handles[0].stats.model, *loaded)
         self.exit()
 

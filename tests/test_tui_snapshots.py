@@ -7,13 +7,13 @@ from pathlib import Path
 from textual.app import App, ComposeResult
 from tui_support import CALC_DIFF, FIXED_TS, fixed_history
 
-from agent.protocol import ApprovalRequested
-from agent.settings import SessionSettings
-from tui.app import KeelApp
-from tui.screens.approval_modal import ApprovalModal
-from tui.transcript import ToolEntry
-from tui.widgets.prompt_input import PromptInput
-from tui.widgets.tool_panel import ToolPanel
+from keel.agent.protocol import ApprovalRequested
+from keel.agent.settings import SessionSettings
+from keel.tui.app import KeelApp
+from keel.tui.screens.approval_modal import ApprovalModal
+from keel.tui.transcript import ToolEntry
+from keel.tui.widgets.prompt_input import PromptInput
+from keel.tui.widgets.tool_panel import ToolPanel
 
 SIZE = (120, 36)
 

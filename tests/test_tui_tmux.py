@@ -6,8 +6,9 @@ import shutil
 
 import pytest
 from keel_cli import KEEL, git_repo, keel_env
-from scripted_server import Reply, ScriptedToolCall
 from tmux_terminal import RESTORED, Terminal
+
+from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
 
 pytestmark = [
     pytest.mark.slow,
@@ -34,7 +35,9 @@ def test_keel_in_tmux_answers_a_typed_prompt(scripted_server, tmp_path):
         terminal.keys("what do the notes say?", literal=True)
         terminal.keys("Enter")
         terminal.wait_for("The notes say remember the milk.")
-        screen = terminal.wait_for("│ done")  # the answer streams in before the status turns to done
+        screen = terminal.wait_for(
+            "│ done"
+        )  # the answer streams in before the status turns to done
         assert "The notes say remember the milk." in screen
         assert "› what do the notes say?" in screen
         assert "read_file  notes.txt" in screen

@@ -5,7 +5,8 @@ from __future__ import annotations
 import subprocess
 
 from keel_cli import git_repo, run_keel
-from scripted_server import Reply, ScriptedToolCall
+
+from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
 
 
 def test_undo_rolls_back_the_last_turn(scripted_server, tmp_path):
@@ -13,13 +14,27 @@ def test_undo_rolls_back_the_last_turn(scripted_server, tmp_path):
     home = tmp_path / "home"
     server = scripted_server(
         [
-            Reply(tool_calls=[ScriptedToolCall(name="edit_file", arguments={
-                "path": "app.py", "old_string": "v1", "new_string": "v2"})]),
-            Reply(tool_calls=[ScriptedToolCall(name="run_command", arguments={"command": "echo made > made.txt"})]),
+            Reply(
+                tool_calls=[
+                    ScriptedToolCall(
+                        name="edit_file",
+                        arguments={"path": "app.py", "old_string": "v1", "new_string": "v2"},
+                    )
+                ]
+            ),
+            Reply(
+                tool_calls=[
+                    ScriptedToolCall(
+                        name="run_command", arguments={"command": "echo made > made.txt"}
+                    )
+                ]
+            ),
             Reply(text="Changed it."),
         ]
     )
-    run = run_keel("run", "--model", "openai/any", "--api-base", server.url, "change it", cwd=repo, home=home)
+    run = run_keel(
+        "run", "--model", "openai/any", "--api-base", server.url, "change it", cwd=repo, home=home
+    )
     assert run.returncode == 0, run.stderr
     assert (repo / "app.py").read_text() == "print('v2')\n" and (repo / "made.txt").exists()
     index_before = (repo / ".git" / "index").read_bytes()
@@ -27,7 +42,9 @@ def test_undo_rolls_back_the_last_turn(scripted_server, tmp_path):
     listed = run_keel("undo", "--list", cwd=repo, home=home)
     assert listed.returncode == 0 and "change it" in listed.stdout
 
-    answered = run_keel("undo", cwd=repo, home=home, stdin="n\n")  # `echo n | keel undo`: no terminal to ask on
+    answered = run_keel(
+        "undo", cwd=repo, home=home, stdin="n\n"
+    )  # `echo n | keel undo`: no terminal to ask on
     assert answered.returncode == 2 and "--yes" in answered.stderr
     assert (repo / "app.py").read_text() == "print('v2')\n" and (repo / "made.txt").exists()
 
@@ -35,6 +52,10 @@ def test_undo_rolls_back_the_last_turn(scripted_server, tmp_path):
     assert undone.returncode == 0, undone.stderr
     assert (repo / "app.py").read_text() == "print('v1')\n"
     assert not (repo / "made.txt").exists()
-    assert (repo / ".git" / "index").read_bytes() == index_before  # before `git status`, which refreshes it
-    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, check=True)
+    assert (
+        repo / ".git" / "index"
+    ).read_bytes() == index_before  # before `git status`, which refreshes it
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, check=True
+    )
     assert status.stdout == ""

@@ -1,4 +1,4 @@
-"""agent.workspaces on real git repositories: isolated worktrees, serialized creation, saved changes, cleanup."""
+"""keel.agent.git.worktrees on real git repositories: isolated worktrees, serialized creation, saved changes, cleanup."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from keel_cli import git_repo
 
-from agent.workspaces import (
+from keel.agent.git.worktrees import (
     WorkspaceError,
     create_worktree,
     finish_worktree,
@@ -24,7 +24,9 @@ FILES = {"calc.py": "def add(a, b):\n    return a - b\n", "README.md": "calc\n"}
 
 
 def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
+    return subprocess.run(
+        ["git", *args], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout
 
 
 def snapshot(repo: Path) -> dict[str, str]:
@@ -89,9 +91,13 @@ async def test_bad_ref_and_no_repo_are_clear_errors(repo: Path, tmp_path: Path) 
     assert worktree_paths(repo) == [str(repo)]
 
 
-async def test_parallel_creation_gives_each_agent_its_own_branch(repo: Path, tmp_path: Path) -> None:
+async def test_parallel_creation_gives_each_agent_its_own_branch(
+    repo: Path, tmp_path: Path
+) -> None:
     before = snapshot(repo)
-    trees = await asyncio.gather(*(create_worktree(repo, "agent", root=tmp_path / "trees") for _ in range(8)))
+    trees = await asyncio.gather(
+        *(create_worktree(repo, "agent", root=tmp_path / "trees") for _ in range(8))
+    )
     branches = sorted(tree.branch for tree in trees)
     assert branches == sorted(["keel/agent", *(f"keel/agent-{n}" for n in range(2, 9))])
     assert len({tree.path for tree in trees}) == 8
@@ -107,7 +113,7 @@ def test_creation_is_serialized_across_processes(repo: Path, tmp_path: Path) -> 
         f"""
         import asyncio
         from pathlib import Path
-        from agent.workspaces import create_worktree
+        from keel.agent.git.worktrees import create_worktree
 
         async def main():
             trees = await asyncio.gather(*(create_worktree(Path({str(repo)!r}), "agent", root=Path({str(tmp_path / "trees")!r})) for _ in range(4)))
@@ -117,7 +123,12 @@ def test_creation_is_serialized_across_processes(repo: Path, tmp_path: Path) -> 
         """
     )
     processes = [
-        subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", script],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(3)
     ]
     outputs = [process.communicate(timeout=120) for process in processes]
@@ -141,7 +152,9 @@ async def test_finish_commits_on_the_branch_writes_a_patch_and_removes_the_tree(
     (tree.path / "calc.py").write_text("def add(a, b):\n    return a + b\n")
     (tree.path / "test_calc.py").write_text("from calc import add\n")
 
-    patch = await finish_worktree(tree, patch_path=tmp_path / "out" / "fix.patch", message="fix add")
+    patch = await finish_worktree(
+        tree, patch_path=tmp_path / "out" / "fix.patch", message="fix add"
+    )
     assert patch == tmp_path / "out" / "fix.patch"
     text = patch.read_text()
     assert "+    return a + b" in text and "test_calc.py" in text
@@ -189,16 +202,21 @@ async def test_removing_a_tree_whose_directory_is_gone(repo: Path, tmp_path: Pat
 
 
 def test_branch_and_tracked_file_count_are_read_from_git_files(tmp_path):
-    from agent.context.budget import count_repo_files
-    from agent.workspace import _git_branch
+    from keel.agent.context.budget import count_repo_files
+    from keel.agent.workspace_facts import _git_branch
 
     repo = git_repo(tmp_path / "repo", {"a.txt": "a\n", "sub/b.txt": "b\n", "sub/c.txt": "c\n"})
     assert (_git_branch(repo / "sub"), count_repo_files(repo / "sub")) == ("main", 3)
     linked = tmp_path / "linked"
-    subprocess.run(["git", "worktree", "add", "-q", "-b", "feature", str(linked)], cwd=repo, check=True)
+    subprocess.run(
+        ["git", "worktree", "add", "-q", "-b", "feature", str(linked)], cwd=repo, check=True
+    )
     (linked / "d.txt").write_text("d\n")
     subprocess.run(["git", "add", "d.txt"], cwd=linked, check=True)
-    assert (_git_branch(linked), count_repo_files(linked)) == ("feature", 4)  # its own HEAD and index
+    assert (_git_branch(linked), count_repo_files(linked)) == (
+        "feature",
+        4,
+    )  # its own HEAD and index
     subprocess.run(["git", "checkout", "-q", "--detach"], cwd=repo, check=True)
     assert _git_branch(repo) == "HEAD"
     plain = tmp_path / "plain"

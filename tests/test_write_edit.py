@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tools.base import ToolContext, ToolResult
-from tools.edit_file import EditFileTool
-from tools.read_file import ReadFileTool
-from tools.registry import ToolRegistry
-from tools.write_file import WriteFileTool
+from keel.tools.base import ToolContext, ToolResult
+from keel.tools.edit_file import EditFileTool
+from keel.tools.read_file import ReadFileTool
+from keel.tools.registry import ToolRegistry
+from keel.tools.write_file import WriteFileTool
 
 REGISTRY = ToolRegistry([ReadFileTool(), WriteFileTool(), EditFileTool()])
 

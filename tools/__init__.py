@@ -4,22 +4,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # tools.base loads pydantic; `from tools.plural import plural` should not
-    from tools.base import Tool
+if TYPE_CHECKING:  # keel.tools.base loads pydantic, which importing this package should not
+    from keel.tools.base import Tool
 
 
 def default_tools() -> list[Tool]:
     """One instance of every tool in DESIGN's table, in the order the model sees them."""
-    from tools.apply_patch import ApplyPatchTool
-    from tools.code_map import CodeMapTool
-    from tools.edit_file import EditFileTool
-    from tools.find_files import FindFilesTool
-    from tools.job_output import JobOutputTool
-    from tools.lint import LintTool
-    from tools.read_file import ReadFileTool
-    from tools.run_command import RunCommandTool
-    from tools.search import SearchTool
-    from tools.write_file import WriteFileTool
+    from keel.tools.apply_patch import ApplyPatchTool
+    from keel.tools.code_map import CodeMapTool
+    from keel.tools.edit_file import EditFileTool
+    from keel.tools.find_files import FindFilesTool
+    from keel.tools.job_output import JobOutputTool
+    from keel.tools.lint import LintTool
+    from keel.tools.read_file import ReadFileTool
+    from keel.tools.run_command import RunCommandTool
+    from keel.tools.search import SearchTool
+    from keel.tools.write_file import WriteFileTool
 
     return [
         ReadFileTool(),

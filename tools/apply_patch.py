@@ -7,8 +7,8 @@ from pathlib import Path
 
 from pydantic import Field
 
-from tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
-from tools.edit_support import (
+from keel.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
+from keel.tools.editing.edit_support import (
     check_fresh,
     lint_introduced,
     lint_snapshot,
@@ -16,8 +16,15 @@ from tools.edit_support import (
     refuse_read_only,
     unified_diff,
 )
-from tools.fileio import NotTextError, TextFormat, conform, encode_text, read_text, write_atomic
-from tools.patch_format import (
+from keel.tools.editing.fileio import (
+    NotTextError,
+    TextFormat,
+    conform,
+    encode_text,
+    read_text,
+    write_atomic,
+)
+from keel.tools.editing.patch_format import (
     AddFile,
     DeleteFile,
     FileOp,

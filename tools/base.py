@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
-    from tools.jobs import JobTable
-    from tools.sandbox_policy import SandboxPolicy
+    from keel.tools.exec.jobs import JobTable
+    from keel.tools.exec.sandbox_policy import SandboxPolicy
 
 
 class ToolKind(str, Enum):
@@ -55,7 +55,7 @@ class FileStamp:
 
 
 def _default_sandbox() -> SandboxPolicy:
-    from tools.sandbox_policy import SandboxPolicy
+    from keel.tools.exec.sandbox_policy import SandboxPolicy
 
     return SandboxPolicy()
 

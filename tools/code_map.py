@@ -11,15 +11,15 @@ from pathlib import Path
 import platformdirs
 from pydantic import Field
 
-from tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
-from tools.languages import language_for
-from tools.ranking import RankedDefinition, rank_definitions
-from tools.reference_index import ReferenceIndex
-from tools.repo_map import CHARS_PER_TOKEN, fit_map, most_that_fit, render_outline
-from tools.source_files import MAX_FILE_BYTES, SourceFile, discover
-from tools.symbol_query import SymbolQuery, find_definitions, find_uses, render_query
-from tools.tag_cache import TagCache
-from tools.tags import FileTags, supports
+from keel.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
+from keel.tools.codeintel.languages import language_for
+from keel.tools.codeintel.ranking import RankedDefinition, rank_definitions
+from keel.tools.codeintel.reference_index import ReferenceIndex
+from keel.tools.codeintel.repo_map import CHARS_PER_TOKEN, fit_map, most_that_fit, render_outline
+from keel.tools.codeintel.source_files import MAX_FILE_BYTES, SourceFile, discover
+from keel.tools.codeintel.symbol_query import SymbolQuery, find_definitions, find_uses, render_query
+from keel.tools.codeintel.tag_cache import TagCache
+from keel.tools.codeintel.tags import FileTags, supports
 
 MAP_TOKENS = 2_000
 OUTLINE_TOKENS = 4_000

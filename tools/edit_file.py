@@ -6,8 +6,8 @@ from pathlib import Path
 
 from pydantic import Field
 
-from tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
-from tools.edit_support import (
+from keel.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
+from keel.tools.editing.edit_support import (
     changed_view,
     check_fresh,
     lint_introduced,
@@ -16,8 +16,8 @@ from tools.edit_support import (
     save_checked,
     unified_diff,
 )
-from tools.fileio import TextFile, TextFormat, conform
-from tools.matching import MatchError, Stage, replace_text
+from keel.tools.editing.fileio import TextFile, TextFormat, conform
+from keel.tools.editing.matching import MatchError, Stage, replace_text
 
 STAGE_NOTES = {
     Stage.EXACT: "",

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from pydantic import Field
 
-from tools import ripgrep_runner
-from tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
-from tools.path_glob import GlobError, compile_glob
-from tools.ripgrep_runner import Engine, RipgrepError
+from keel.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
+from keel.tools.searching import ripgrep_runner
+from keel.tools.searching.path_glob import GlobError, compile_glob
+from keel.tools.searching.ripgrep_runner import Engine, RipgrepError
 
 MAX_SHOWN = 200
 MAX_SCANNED = 50_000  # beyond this the walk stops; the mtime order then covers only what was found

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
-from tools.jobs import JobTable
+from keel.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
+from keel.tools.exec.jobs import JobTable
 
 
 class JobOutputArgs(ToolArgs):

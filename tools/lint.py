@@ -8,9 +8,9 @@ from pathlib import Path
 
 from pydantic import Field
 
-from tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
-from tools.linters import LintReport, is_lintable, lint
-from tools.plural import plural
+from keel.prompts import plural
+from keel.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
+from keel.tools.linting.linters import LintReport, is_lintable, lint
 
 MAX_SHOWN = 100
 MAX_FILES = 1000
@@ -38,9 +38,16 @@ async def _git_files(directory: Path) -> list[Path] | None:
     """Tracked and untracked-but-not-ignored files under a directory; None outside a git repo."""
     try:
         proc = await asyncio.create_subprocess_exec(
-            "git", "ls-files", "-z", "--cached", "--others", "--exclude-standard",
-            cwd=directory, stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+            "git",
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+            cwd=directory,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
         )
         out, _ = await asyncio.wait_for(proc.communicate(), 30)
     except (OSError, TimeoutError):
@@ -100,10 +107,12 @@ class LintTool(Tool[LintArgs]):
                     what = f"none of the files changed in this session ({names}) can be linted"
                 else:
                     what = "no files have been changed in this session"
-                return ToolResult(output=(
-                    f"Nothing to lint by default: {what}. Pass paths, e.g. "
-                    '{"paths": ["src"]}, to lint files or directories.'
-                ))
+                return ToolResult(
+                    output=(
+                        f"Nothing to lint by default: {what}. Pass paths, e.g. "
+                        '{"paths": ["src"]}, to lint files or directories.'
+                    )
+                )
         else:
             files, notes = await self._files_for(args.paths, ctx)
         if len(files) > MAX_FILES:
@@ -122,8 +131,10 @@ class LintTool(Tool[LintArgs]):
             elif path.is_file():
                 (files if is_lintable(path) else unsupported).append(path)
             else:
-                raise ToolError(f"{raw!r} does not exist; pass existing files or directories "
-                                "relative to the workspace root")
+                raise ToolError(
+                    f"{raw!r} does not exist; pass existing files or directories "
+                    "relative to the workspace root"
+                )
         files = list(dict.fromkeys(files))
         notes = [f"no checks exist for {ctx.relative(path)}" for path in unsupported]
         if not files:

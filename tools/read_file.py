@@ -9,8 +9,8 @@ from pathlib import Path
 
 from pydantic import Field
 
-from tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
-from tools.fileio import SNIFF_BYTES, NotTextError, decode_bytes
+from keel.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
+from keel.tools.editing.fileio import SNIFF_BYTES, NotTextError, decode_bytes
 
 MAX_LINE_CHARS = 2000
 MAX_OUTPUT_CHARS = 100_000
@@ -112,7 +112,9 @@ def render_lines(lines: list[str], offset: int, limit: int) -> str:
         shown = [_cut_long(line) for line in shown]
     numbered = [f"{number:6}\t{line}" for number, line in enumerate(shown, first)]
     last = end
-    if sum(map(len, numbered)) + len(numbered) > MAX_OUTPUT_CHARS:  # rare: keep whole lines up to the cap
+    if (
+        sum(map(len, numbered)) + len(numbered) > MAX_OUTPUT_CHARS
+    ):  # rare: keep whole lines up to the cap
         size, kept = 0, 0
         for entry in numbered:
             if kept and size + len(entry) > MAX_OUTPUT_CHARS:

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from keel.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
 
 
 def _strip_titles(schema: Any) -> Any:
@@ -63,7 +63,7 @@ def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
         json.dumps(value, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError as exc:
         raise ToolError(
-            f"the arguments hold a lone UTF-16 surrogate ({exc.object[exc.start:exc.end]!a}), which is "
+            f"the arguments hold a lone UTF-16 surrogate ({exc.object[exc.start : exc.end]!a}), which is "
             "not text; send valid Unicode (or escape the character another way)"
         ) from None
     if not isinstance(value, dict):

@@ -14,16 +14,16 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
-from tools.jobs import JobTable
-from tools.processes import (
+from keel.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
+from keel.tools.exec.jobs import JobTable
+from keel.tools.exec.processes import (
     RunningCommand,
     describe_exit,
     group_members,
     start_command,
     waiting_for_input,
 )
-from tools.sandbox import plan_command
+from keel.tools.exec.sandbox import plan_command
 
 POLL_SECONDS = 0.25
 TERM_GRACE = 1.0

@@ -6,11 +6,11 @@ from pathlib import Path
 
 from pydantic import Field
 
-from tools import ripgrep_runner
-from tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
-from tools.path_glob import GlobError, compile_glob
-from tools.plural import plural
-from tools.ripgrep_runner import Engine, RipgrepError, SearchOutcome, SearchQuery
+from keel.prompts import plural
+from keel.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
+from keel.tools.searching import ripgrep_runner
+from keel.tools.searching.path_glob import GlobError, compile_glob
+from keel.tools.searching.ripgrep_runner import Engine, RipgrepError, SearchOutcome, SearchQuery
 
 MAX_MATCHES = 200
 MAX_OUTPUT_CHARS = 20_000

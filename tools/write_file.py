@@ -6,8 +6,9 @@ from pathlib import Path
 
 from pydantic import Field
 
-from tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
-from tools.edit_support import (
+from keel.prompts import plural
+from keel.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
+from keel.tools.editing.edit_support import (
     check_fresh,
     lint_introduced,
     lint_snapshot,
@@ -15,8 +16,7 @@ from tools.edit_support import (
     save_checked,
     unified_diff,
 )
-from tools.fileio import TextFormat, conform
-from tools.plural import plural
+from keel.tools.editing.fileio import TextFormat, conform
 
 
 class WriteFileArgs(ToolArgs):
@@ -92,9 +92,7 @@ class WriteFileTool(Tool[WriteFileArgs]):
         ctx.note_written(path)
         lines = count_lines(new_text)
         if existed:
-            summary = (
-                f"Wrote {name} ({plural(lines, 'line')}, was {count_lines(old_text)}).{kept_format_note(fmt)}"
-            )
+            summary = f"Wrote {name} ({plural(lines, 'line')}, was {count_lines(old_text)}).{kept_format_note(fmt)}"
         else:
             summary = f"Created {name} ({plural(lines, 'line')})."
         if created:

@@ -1,1 +1,1 @@
-"""keel's terminal UI (Textual); `tui.app.main` is what `keel` launches."""
+"""keel's terminal UI (Textual); `keel.tui.app.main` is what `keel` launches."""

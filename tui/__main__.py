@@ -23,8 +23,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def run(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from agent.config_files import ConfigSources
-    from agent.errors import KeelError
+    from keel.agent.config_files import ConfigSources
+    from keel.agent.errors import KeelError
 
     cwd = (args.cwd or Path.cwd()).expanduser().resolve()
     flags = {
@@ -40,7 +40,7 @@ def run(argv: list[str] | None = None) -> int:
     except KeelError as exc:
         print(f"keel: {exc}", file=sys.stderr)
         return exc.exit_code
-    from tui.launch import main
+    from keel.tui.launch import main
 
     return main(sources, cwd, args.resume)
 

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from tui.first_settings import DeferredSettings, settled
-from tui.transcript import Change, NoticeLevel, SessionStats, Transcript
+from keel.tui.first_settings import DeferredSettings, settled
+from keel.tui.transcript import Change, NoticeLevel, SessionStats, Transcript
 
 if TYPE_CHECKING:
-    from agent.protocol import AnyEvent, ApprovalDecision, ApprovalRequested, Op
-    from agent.session import Session
-    from agent.settings import SessionSettings
+    from keel.agent.protocol import AnyEvent, ApprovalDecision, ApprovalRequested, Op
+    from keel.agent.session import Session
+    from keel.agent.settings import SessionSettings
 
 Notify = Callable[["AgentHandle", list[Change]], None]
 Ready = Callable[[], Awaitable[None]]
@@ -134,9 +134,9 @@ class AgentHandle:
         if self.session is None:
             self._queued.append(make_op)
             return
-        import agent.protocol
+        from keel.agent import protocol
 
-        self.session.submit(make_op(agent.protocol))
+        self.session.submit(make_op(protocol))
 
     def show(self, event: AnyEvent) -> None:
         """An event from outside the session (the embedded model getting ready before it starts)."""
@@ -151,11 +151,11 @@ class AgentHandle:
         self.starting = True
         try:
             await ready()
-            from agent.local.spec import is_embedded
-            from agent.session import Session
+            from keel.agent.model.local.spec import is_embedded
+            from keel.agent.session import Session
 
             if is_embedded(self.settings.model):
-                from agent.local.endpoint import ensure_embedded_model
+                from keel.agent.model.local.endpoint import ensure_embedded_model
 
                 await ensure_embedded_model(self.settings.context_window)
 
@@ -170,10 +170,10 @@ class AgentHandle:
             return
         self.session, self.starting = session, False
         session.start()
-        import agent.protocol
+        from keel.agent import protocol
 
         for make_op in self._queued:
-            session.submit(make_op(agent.protocol))
+            session.submit(make_op(protocol))
         self._queued.clear()
         try:
             async for event in session.events():

@@ -1,4 +1,4 @@
-"""The Textual app: owns the sessions and the core warm-up; tui.launch starts it as `keel` does."""
+"""The Textual app: owns the sessions and the core warm-up; keel.tui.launch starts it as `keel` does."""
 
 from __future__ import annotations
 
@@ -14,18 +14,18 @@ from typing import TYPE_CHECKING, ClassVar
 from textual.app import App
 from textual.binding import Binding, BindingType
 
-from tui.agents import AgentChanged, AgentHandle
-from tui.pool import AgentPool
-from tui.terminal_guard import exit_if_stuck, stop_on_signals
-from tui.transcript import Change
-from tui.warmup import freeze_loaded_objects
+from keel.tui.agents import AgentChanged, AgentHandle
+from keel.tui.pool import AgentPool
+from keel.tui.terminal_guard import exit_if_stuck, stop_on_signals
+from keel.tui.transcript import Change
+from keel.tui.warmup import freeze_loaded_objects
 
 if TYPE_CHECKING:
-    from agent.config import KeelConfig
-    from agent.protocol import AnyEvent
-    from agent.settings import SessionSettings
-    from tui.first_settings import DeferredSettings
-    from tui.screens.main_screen import MainScreen
+    from keel.agent.config import KeelConfig
+    from keel.agent.protocol import AnyEvent
+    from keel.agent.settings import SessionSettings
+    from keel.tui.first_settings import DeferredSettings
+    from keel.tui.screens.main_screen import MainScreen
 
 _HERE = Path(__file__).parent
 
@@ -56,7 +56,7 @@ class KeelApp(App[int]):
 
     def get_default_screen(self) -> MainScreen:
         """The main screen is the first on the stack: no blank default screen to set up and cover."""
-        from tui.screens.main_screen import MainScreen
+        from keel.tui.screens.main_screen import MainScreen
 
         self._main = MainScreen(self.pool)
         return self._main
@@ -66,7 +66,7 @@ class KeelApp(App[int]):
 
     def on_main_screen_painted(self) -> None:
         """The warm-up starts after the first frame, so its imports do not compete with it; so does
-        the garbage collector when the launch held it back (tui.launch), past what startup made."""
+        the garbage collector when the launch held it back (keel.tui.launch), past what startup made."""
         if not gc.isenabled():
             freeze_loaded_objects("first frame")
             gc.enable()
@@ -96,7 +96,7 @@ class KeelApp(App[int]):
                 loop.call_soon_threadsafe(callback, *args)
 
         def warm_up() -> None:
-            from tui.warmup import prepare_embedded, warm_up_core
+            from keel.tui.warmup import prepare_embedded, warm_up_core
 
             try:
                 warm_up_core()
@@ -130,14 +130,16 @@ class KeelApp(App[int]):
     async def on_unmount(self) -> None:
         self._unhook_signals()
         await self.pool.close_all()
-        if "agent.local.endpoint" in sys.modules:  # a model worker was started: end it with the UI
-            sys.modules["agent.local.endpoint"].stop_workers()
+        if (
+            "keel.agent.model.local.endpoint" in sys.modules
+        ):  # a model worker was started: end it with the UI
+            sys.modules["keel.agent.model.local.endpoint"].stop_workers()
 
 
 def initial_settings(config: KeelConfig, cwd: Path, history: list[AnyEvent]) -> SessionSettings:
     """Settings for the first session: the configured (or resumed) model, else the embedded one, which is
     described here and made ready after the first paint (where a missing install shows in the transcript)."""
-    from agent.settings import settings_from_config
+    from keel.agent.settings import settings_from_config
 
     model = config.model or next((e.model for e in history if e.type == "session.started"), None)
     if model:
@@ -146,7 +148,7 @@ def initial_settings(config: KeelConfig, cwd: Path, history: list[AnyEvent]) -> 
 
 
 def main(*args: object, **kwargs: object) -> int:
-    """The entry point's old home (`tui.app:main`), for an install made before it moved to tui.launch."""
-    from tui.launch import main as launch
+    """The entry point's old home (`keel.tui.app:main`), for an install made before it moved to keel.tui.launch."""
+    from keel.tui.launch import main as launch
 
     return launch(*args, **kwargs)

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from tools.plural import plural
+from keel.prompts import plural
 
 
 class CommandError(ValueError):
@@ -48,11 +48,11 @@ class FanOut:
 
 
 def undo_available() -> bool:
-    return core_has("agent.checkpoints")
+    return core_has("keel.agent.git.checkpoints")
 
 
 def worktrees_available() -> bool:
-    return core_has("agent.workspaces")
+    return core_has("keel.agent.git.worktrees")
 
 
 def command_help() -> list[CommandHelp]:
@@ -77,7 +77,9 @@ def command_help() -> list[CommandHelp]:
     if undo_available():
         commands.insert(
             5,
-            CommandHelp("/undo [ID]", "undo the last turn's file changes, or go back to checkpoint ID"),
+            CommandHelp(
+                "/undo [ID]", "undo the last turn's file changes, or go back to checkpoint ID"
+            ),
         )
     if worktrees_available():
         commands.insert(

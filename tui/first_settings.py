@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agent.config import KeelConfig
-    from agent.config_files import ConfigSources
-    from agent.settings import SessionSettings
+    from keel.agent.config import KeelConfig
+    from keel.agent.config_files import ConfigSources
+    from keel.agent.settings import SessionSettings
 
 
 class DeferredSettings:
@@ -21,7 +21,7 @@ class DeferredSettings:
     budget = None  # a budget comes from a flag or a file, and either means no deferring
 
     def __init__(self, sources: ConfigSources, cwd: Path) -> None:
-        from agent.local.names import LITELLM_MODEL, is_embedded
+        from keel.agent.model.local.names import LITELLM_MODEL, is_embedded
 
         named = sources.model()
         self.sources = sources
@@ -34,7 +34,7 @@ class DeferredSettings:
 
     def build(self) -> SessionSettings:
         if self._built is None:
-            from tui.app import initial_settings
+            from keel.tui.app import initial_settings
 
             self._built = initial_settings(self.config(), self.cwd, [])
         return self._built

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tools.plural import plural  # noqa: F401 - the widgets reach it as fmt.plural
+from keel.prompts import plural  # noqa: F401 - the widgets reach it as fmt.plural
 
 # The argument that best names what a tool call is about, per tool (others fall back to the first).
 _MAIN_ARGUMENT = {

@@ -1,8 +1,8 @@
 """The `keel.frontends` entry point: the TUI from launch to exit, light to import (no Textual, no pydantic).
 
 The session to reopen is found first (a wrong id is a usage error, exit 2), then the UI runs in
-a child process while this one guards the terminal (tui.terminal_guard); with nothing to check in
-the config, the first session's settings are built after the first paint (tui.first_settings).
+a child process while this one guards the terminal (keel.tui.terminal_guard); with nothing to check in
+the config, the first session's settings are built after the first paint (keel.tui.first_settings).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agent.config_files import ConfigSources
-    from agent.protocol import AnyEvent
-    from tui.app import KeelApp
+    from keel.agent.config_files import ConfigSources
+    from keel.agent.protocol import AnyEvent
+    from keel.tui.app import KeelApp
 
 
 def main(sources: ConfigSources, cwd: Path, resume_id: str | None = None) -> int:
@@ -23,7 +23,7 @@ def main(sources: ConfigSources, cwd: Path, resume_id: str | None = None) -> int
     history: list[AnyEvent] = []
     resume = None
     if resume_id is not None:
-        from agent.store import find_session, read_events
+        from keel.agent.store import find_session, read_events
 
         resume = find_session(resume_id, cwd)
         if resume is None:
@@ -33,7 +33,7 @@ def main(sources: ConfigSources, cwd: Path, resume_id: str | None = None) -> int
             )
             return 2
         history = read_events(resume)
-    from tui.terminal_guard import run_guarded
+    from keel.tui.terminal_guard import run_guarded
 
     return run_guarded(lambda: run_app(build_app(sources, cwd, resume, history)))
 
@@ -50,8 +50,8 @@ def build_app(
     over what Textual's import and the first layout allocate cost some 12 ms before it.
     """
     gc.disable()
-    from tui.app import KeelApp, initial_settings
-    from tui.first_settings import DeferredSettings
+    from keel.tui.app import KeelApp, initial_settings
+    from keel.tui.first_settings import DeferredSettings
 
     if sources.plain and not history:
         return KeelApp(DeferredSettings(sources, cwd))
@@ -63,7 +63,7 @@ def run_app(app: KeelApp) -> int:
     """Run it; a stop by signal is said on the restored terminal."""
     app.run()
     if app.stopped_by is not None:
-        from tui.terminal_guard import report, stop_reason
+        from keel.tui.terminal_guard import report, stop_reason
 
         report(stop_reason(app.stopped_by))
     return app.return_code or 0

@@ -8,15 +8,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tui import format as fmt
-from tui.agents import AgentHandle, NewAgentRequest, Notify
-from tui.first_settings import DeferredSettings, settled
+from keel.tui import format as fmt
+from keel.tui.agents import AgentHandle, NewAgentRequest, Notify
+from keel.tui.first_settings import DeferredSettings, settled
 
 if TYPE_CHECKING:
-    from agent.config import KeelConfig
-    from agent.protocol import AnyEvent
-    from agent.settings import SessionSettings
-    from agent.workspaces import Worktree
+    from keel.agent.config import KeelConfig
+    from keel.agent.git.worktrees import Worktree
+    from keel.agent.protocol import AnyEvent
+    from keel.agent.settings import SessionSettings
 
 
 class FanOutError(Exception):
@@ -77,7 +77,7 @@ class AgentPool:
         """A model's settings: from the config (its `[models."NAME"]` table applies) when there is one."""
         cwd = cwd or self.base.cwd
         if self.config is not None and model:
-            from agent.settings import settings_from_config
+            from keel.agent.settings import settings_from_config
 
             return settings_from_config(
                 self.config.model_copy(update={"model": model}),
@@ -100,7 +100,7 @@ class AgentPool:
 
     def embedded_unavailable(self, problem: str) -> None:
         """The embedded model cannot run here: agents not yet started on it wait for /model, and say why."""
-        from agent.local.spec import is_embedded
+        from keel.agent.model.local.spec import is_embedded
 
         if is_embedded(self.model):
             self.model = ""
@@ -119,7 +119,7 @@ class AgentPool:
         """A new agent; with `own_worktree`, in a fresh git worktree of the repository."""
         if not request.own_worktree:
             return self.add(self.settings_for(request.model or self.model), request.name)
-        from agent.workspaces import create_worktree
+        from keel.agent.git.worktrees import create_worktree
 
         name = request.name or f"agent-{len(self.handles) + 1}"
         worktree = await create_worktree(self.base.cwd, name)
@@ -127,7 +127,7 @@ class AgentPool:
 
     async def fan_out(self, request: NewAgentRequest) -> AgentGroup:
         """`request.copies` agents, each in its own new worktree on its own branch; all of them or none."""
-        from agent.workspaces import (
+        from keel.agent.git.worktrees import (
             BRANCH_PREFIX,
             WorkspaceError,
             Worktree,

@@ -176,11 +176,10 @@ def signal_name(number: int) -> str:
 
 def report(what: str) -> None:
     """One line on stderr: how keel ended, where the session logs are, how to go on."""
-    from agent.config_files import keel_home
+    from keel.agent.config_files import keel_home
 
     line = (
-        f"keel: {what}; session logs are in {keel_home() / 'sessions'}; "
-        "resume with `keel resume`\n"
+        f"keel: {what}; session logs are in {keel_home() / 'sessions'}; resume with `keel resume`\n"
     )
     with suppress(OSError):  # the terminal hung up
         os.write(2, line.encode())

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tui import format as fmt
+from keel.tui import format as fmt
 
 AgentStatus = Literal[
     "new", "idle", "running", "approval", "done", "stopped", "interrupted", "error"
@@ -79,7 +79,9 @@ class SessionStats:
     context_window: int = 0
     cost: float | None = None
     steps: int = 0
-    activity: str = ""  # what a local model is busy with before it answers (loading, reading the prompt)
+    activity: str = (
+        ""  # what a local model is busy with before it answers (loading, reading the prompt)
+    )
 
 
 @dataclass

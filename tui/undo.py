@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tools.plural import plural
+from keel.prompts import plural
 
 
 def undo_last_turn(workspace: Path, checkpoint: str = "") -> str:
     """Restore checkpoint `checkpoint` (an id prefix), else the newest turn checkpoint that differs from
     the workspace; itself undoable. Says what happened; CheckpointError when the id matches none."""
-    from agent.checkpoints import CheckpointStore
+    from keel.agent.git.checkpoints import CheckpointStore
 
     store = CheckpointStore(workspace)
     target = store.find(checkpoint) if checkpoint else store.last_turn()

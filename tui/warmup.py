@@ -7,8 +7,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agent.protocol import ModelProgress
-    from agent.settings import SessionSettings
+    from keel.agent.protocol import ModelProgress
+    from keel.agent.settings import SessionSettings
 
 _frozen_stages: set[str] = set()
 
@@ -25,26 +25,28 @@ def freeze_loaded_objects(stage: str) -> None:
 
 
 def warm_up_core() -> None:
-    import agent.session  # noqa: F401
-    from agent.model import litellm_module
-    from tools import default_tools
+    import keel.agent.session
+    from keel.agent.model.client import litellm_module
+    from keel.tools import default_tools
 
     litellm_module()
     default_tools()
-    import tui.widgets.assistant_block  # noqa: F401
+    import keel.tui.widgets.assistant_block  # noqa: F401
 
     freeze_loaded_objects("core")
 
 
-def prepare_embedded(settings: SessionSettings, progress: Callable[[ModelProgress], None]) -> str | None:
+def prepare_embedded(
+    settings: SessionSettings, progress: Callable[[ModelProgress], None]
+) -> str | None:
     """Start the embedded model's worker when the settings use it (it then assembles the file once, and loads
     it, telling `progress`); why it cannot run here, else None."""
-    from agent.errors import KeelError
-    from agent.local.spec import is_embedded
+    from keel.agent.errors import KeelError
+    from keel.agent.model.local.spec import is_embedded
 
     if not is_embedded(settings.model):
         return None
-    from agent.local.endpoint import prepare_embedded_model
+    from keel.agent.model.local.endpoint import prepare_embedded_model
 
     try:
         prepare_embedded_model(settings.context_window, progress)

@@ -7,7 +7,7 @@ import time
 from collections.abc import Iterable
 from typing import TextIO
 
-from agent.batch.results import ResultRow
+from keel.agent.batch.results import ResultRow
 
 REASON_WIDTH = 120
 

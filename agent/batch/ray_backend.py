@@ -10,10 +10,12 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from agent.batch.results import ResultRow
-from agent.batch.runner import AttemptSpec, run_attempt
+from keel.agent.batch.results import ResultRow
+from keel.agent.batch.runner import AttemptSpec, run_attempt
 
-OBJECT_STORE_BYTES = 200 * 1024 * 1024  # attempts pass small JSON strings; the default would take 30% of RAM
+OBJECT_STORE_BYTES = (
+    200 * 1024 * 1024
+)  # attempts pass small JSON strings; the default would take 30% of RAM
 STOP_POLL_SECONDS = 0.5
 DRAIN_SECONDS = 120.0
 _FORWARDED_ENV = ("KEEL_", "LITELLM_", "TIKTOKEN_CACHE_DIR", "XDG_CONFIG_HOME")
@@ -80,7 +82,9 @@ def _row_of(ray: Any, ref: Any, spec: AttemptSpec) -> ResultRow:
     try:
         return ResultRow.model_validate_json(ray.get(ref))
     except ray.exceptions.TaskCancelledError:
-        return ResultRow(id=spec.task.id, attempt=spec.attempt, status="interrupted", reason="cancelled")
+        return ResultRow(
+            id=spec.task.id, attempt=spec.attempt, status="interrupted", reason="cancelled"
+        )
     except ray.exceptions.RayError as exc:
         reason = f"ray: {type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
         return ResultRow(id=spec.task.id, attempt=spec.attempt, status="error", reason=reason)
@@ -101,7 +105,9 @@ def run_ray(
     import ray
 
     started = _start_ray(ray, address, jobs)
-    previous_sigterm = signal.signal(signal.SIGTERM, _raise_interrupt)  # after ray.init, which sets its own
+    previous_sigterm = signal.signal(
+        signal.SIGTERM, _raise_interrupt
+    )  # after ray.init, which sets its own
     try:
         remote = ray.remote(num_cpus=1, max_retries=0)(attempt_in_worker)
         flag = ray.remote(num_cpus=0)(StopFlag).remote()
@@ -121,7 +127,9 @@ def run_ray(
                     return False
                 collect(timeout=1.0)
         except KeyboardInterrupt:
-            note(f"stopping: interrupting {len(in_flight)} running attempts (Ctrl-C again to abandon them)")
+            note(
+                f"stopping: interrupting {len(in_flight)} running attempts (Ctrl-C again to abandon them)"
+            )
             ray.get(flag.set.remote())
             deadline = time.monotonic() + DRAIN_SECONDS
             try:
@@ -132,7 +140,9 @@ def run_ray(
             if in_flight:
                 for ref in in_flight:
                     ray.cancel(ref, force=True)
-                note(f"abandoned {len(in_flight)} attempts; `git worktree prune` cleans up after them")
+                note(
+                    f"abandoned {len(in_flight)} attempts; `git worktree prune` cleans up after them"
+                )
             return True
     finally:
         signal.signal(signal.SIGTERM, previous_sigterm)

@@ -9,8 +9,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agent.protocol import FinishStatus
-from tools.plural import plural
+from keel.agent.protocol import FinishStatus
+from keel.prompts import plural
 
 AttemptStatus = FinishStatus | Literal["setup_failed"]
 RERUN_ON_RESUME = ("interrupted", "error")  # attempts without a verdict: --resume runs them again
@@ -184,5 +184,7 @@ def write_summary(out_dir: Path, summary: BatchSummary) -> str:
     """Save summary.txt and summary.json; returns the table text."""
     text = format_summary(summary)
     (out_dir / "summary.txt").write_text(text + "\n", encoding="utf-8")
-    (out_dir / "summary.json").write_text(json.dumps(summary.model_dump(), indent=2) + "\n", encoding="utf-8")
+    (out_dir / "summary.json").write_text(
+        json.dumps(summary.model_dump(), indent=2) + "\n", encoding="utf-8"
+    )
     return text

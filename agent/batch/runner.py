@@ -11,12 +11,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from agent.batch.results import RERUN_ON_RESUME, ResultRow
-from agent.batch.tasks import Task
-from agent.protocol import Interrupt, SessionFinished, UserPrompt
-from agent.session import Session
-from agent.settings import SessionSettings
-from agent.workspaces import (
+from keel.agent.batch.results import RERUN_ON_RESUME, ResultRow
+from keel.agent.batch.tasks import Task
+from keel.agent.git.worktrees import (
     WorkspaceError,
     Worktree,
     commit_all,
@@ -25,7 +22,10 @@ from agent.workspaces import (
     remove_worktree,
     save_changes,
 )
-from tools.processes import signal_group
+from keel.agent.protocol import Interrupt, SessionFinished, UserPrompt
+from keel.agent.session import Session
+from keel.agent.settings import SessionSettings
+from keel.tools.exec.processes import signal_group
 
 OUTPUT_TAIL_CHARS = 400
 
@@ -84,7 +84,9 @@ def last_lines(text: str, limit: int = 200) -> str:
     return ("…\n" if len(kept) < len(lines) else "") + "\n".join(kept)
 
 
-async def run_shell(command: str, cwd: Path, timeout: float, stop: asyncio.Event, log: Path) -> CommandOutcome:
+async def run_shell(
+    command: str, cwd: Path, timeout: float, stop: asyncio.Event, log: Path
+) -> CommandOutcome:
     """Run a shell command in its own process group; killed (with its children) on timeout or stop."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") as output:  # noqa: ASYNC230 -- a local log file
@@ -92,14 +94,20 @@ async def run_shell(command: str, cwd: Path, timeout: float, stop: asyncio.Event
         output.flush()
         start = output.tell()
         process = await asyncio.create_subprocess_shell(
-            command, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=output, stderr=asyncio.subprocess.STDOUT,
+            command,
+            cwd=cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=output,
+            stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
         )
         exited = asyncio.ensure_future(process.wait())
         stopping = asyncio.ensure_future(stop.wait())
         killed = False
         try:
-            await asyncio.wait({exited, stopping}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                {exited, stopping}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
         finally:
             stopping.cancel()
             if not exited.done():
@@ -120,7 +128,9 @@ async def run_shell(command: str, cwd: Path, timeout: float, stop: asyncio.Event
 
 async def _interrupt_when_stopped(session: Session, stop: asyncio.Event) -> None:
     await stop.wait()
-    while True:  # an Interrupt sent before the turn has started is dropped, so repeat until it lands
+    while (
+        True
+    ):  # an Interrupt sent before the turn has started is dropped, so repeat until it lands
         session.submit(Interrupt())
         await asyncio.sleep(0.1)
 
@@ -144,7 +154,10 @@ class Attempt:
         except WorkspaceError as exc:
             self.row.status, self.row.reason = "error", str(exc)
         except Exception as exc:  # noqa: BLE001 -- a bug must cost one attempt, not the whole batch
-            self.row.status, self.row.reason = "error", f"internal error: {type(exc).__name__}: {exc}"
+            self.row.status, self.row.reason = (
+                "error",
+                f"internal error: {type(exc).__name__}: {exc}",
+            )
             self._log_text("error.txt", traceback.format_exc())
         finally:
             await self._clean_up()
@@ -153,14 +166,21 @@ class Attempt:
 
     async def _run(self) -> None:
         self.worktree = await create_worktree(
-            self.task.repo, f"batch/{self.task.id}-{self.spec.attempt}", self.task.ref, self.spec.worktree_root
+            self.task.repo,
+            f"batch/{self.task.id}-{self.spec.attempt}",
+            self.task.ref,
+            self.spec.worktree_root,
         )
         self.row.branch, self.base = self.worktree.branch, self.worktree.base
         if not await self._setup():
             return
         finished = await self._session()
         self.row.status, self.row.reason = finished.status, finished.reason
-        self.row.tokens, self.row.steps, self.row.cost = finished.usage.total_tokens, finished.steps, finished.cost
+        self.row.tokens, self.row.steps, self.row.cost = (
+            finished.usage.total_tokens,
+            finished.steps,
+            finished.cost,
+        )
         if finished.status in RERUN_ON_RESUME:  # no verdict to test for; the reason says why
             return
         await self._save()
@@ -195,7 +215,9 @@ class Attempt:
     async def _command(self, command: str, kind: str) -> CommandOutcome:
         assert self.worktree is not None
         log = self.spec.file("logs", f".{kind}.log")
-        return await run_shell(command, self.worktree.path, self.spec.command_timeout, self.stop, log)
+        return await run_shell(
+            command, self.worktree.path, self.spec.command_timeout, self.stop, log
+        )
 
     async def _session(self) -> SessionFinished:
         assert self.worktree is not None
@@ -226,7 +248,9 @@ class Attempt:
             return
         self.saved = True
         message = f"keel batch: {self.task.id} attempt {self.spec.attempt} ({self.row.status})\n\n{self.task.prompt}"
-        patch = await save_changes(self.worktree, message, self.spec.file("patches", ".patch"), since=self.base)
+        patch = await save_changes(
+            self.worktree, message, self.spec.file("patches", ".patch"), since=self.base
+        )
         self.row.patch = str(patch) if patch else None
 
     async def _clean_up(self) -> None:
@@ -267,7 +291,10 @@ async def run_attempt(spec: AttemptSpec, stop: asyncio.Event | None = None) -> R
 
 
 async def run_local(
-    specs: Iterable[AttemptSpec], jobs: int, on_row: Callable[[ResultRow], None], stop: asyncio.Event
+    specs: Iterable[AttemptSpec],
+    jobs: int,
+    on_row: Callable[[ResultRow], None],
+    stop: asyncio.Event,
 ) -> None:
     """Run the attempts with at most `jobs` at once in this process; after `stop`, none is started."""
     pending = iter(specs)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agent.errors import UsageError
-from agent.workspaces import WorkspaceError, repo_top, resolve_ref
+from keel.agent.errors import UsageError
+from keel.agent.git.worktrees import WorkspaceError, repo_top, resolve_ref
 
 
 class TaskFileError(UsageError):
@@ -22,10 +22,18 @@ class Task(BaseModel):
 
     id: str = Field(min_length=1, description="unique name of the task")
     prompt: str = Field(min_length=1, description="what the agent is asked to do")
-    repo: Path = Field(default=Path("."), description="the git repository to work in (relative: to the cwd)")
-    ref: str | None = Field(default=None, description="branch, tag or commit to start from (default HEAD)")
-    setup: list[str] = Field(default_factory=list, description="shell commands run in the worktree first")
-    test: str | None = Field(default=None, description="shell command whose exit code decides pass (0) or fail")
+    repo: Path = Field(
+        default=Path("."), description="the git repository to work in (relative: to the cwd)"
+    )
+    ref: str | None = Field(
+        default=None, description="branch, tag or commit to start from (default HEAD)"
+    )
+    setup: list[str] = Field(
+        default_factory=list, description="shell commands run in the worktree first"
+    )
+    test: str | None = Field(
+        default=None, description="shell command whose exit code decides pass (0) or fail"
+    )
     budget: int | None = Field(default=None, gt=0, description="token budget of each attempt")
     model: str | None = Field(default=None, description="litellm model name, overriding --model")
 
@@ -94,6 +102,8 @@ def load_tasks(path: Path, cwd: Path) -> list[Task]:
         first_line[task.id] = number
         tasks.append(task)
     if not tasks:
-        raise TaskFileError(f"{path} holds no tasks; write one JSON object per line, e.g. "
-                            '{"id": "fix-1", "prompt": "make the tests pass", "test": "pytest -q"}')
+        raise TaskFileError(
+            f"{path} holds no tasks; write one JSON object per line, e.g. "
+            '{"id": "fix-1", "prompt": "make the tests pass", "test": "pytest -q"}'
+        )
     return tasks

@@ -1,5 +1,5 @@
 """Context and budgets: token accounting, observation masking, self-summarization, the budget status line."""
 
-from agent.context.manager import ContextManager
+from keel.agent.context.manager import ContextManager
 
 __all__ = ["ContextManager"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from agent.workspace import git_dir_of
-from prompts import render
+from keel.agent.workspace_facts import git_dir_of
+from keel.prompts import render
 
 CONVERGE_AT = 0.80
 WRAP_UP_AT = 0.95

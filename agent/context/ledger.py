@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent.state import SessionState
-from agent.tokens import count_message
+from keel.agent.model.tokens import count_message
+from keel.agent.state import SessionState
 
 
 @dataclass

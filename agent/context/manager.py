@@ -5,18 +5,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agent.config import ContextSettings
-from agent.context.budget import budget_note, status_line
-from agent.context.ledger import TokenLedger
-from agent.context.masking import apply_masking, mask_boundary
-from agent.context.summarizer import Summarizer
-from agent.errors import ContextWindowExceeded
-from agent.messages import Message, system, to_wire, user
-from agent.protocol import AnyEvent, BudgetUpdated, ContextMasked, ContextSummarized, TokenUsage
-from agent.state import SessionState
-from agent.system_prompt import SystemPrompt
-from agent.tokens import count_json, count_text
-from prompts import render
+from keel.agent.config import ContextSettings
+from keel.agent.context.budget import budget_note, status_line
+from keel.agent.context.ledger import TokenLedger
+from keel.agent.context.masking import apply_masking, mask_boundary
+from keel.agent.context.summarizer import Summarizer
+from keel.agent.errors import ContextWindowExceeded
+from keel.agent.messages import Message, system, to_wire, user
+from keel.agent.model.tokens import count_json, count_text
+from keel.agent.protocol import (
+    AnyEvent,
+    BudgetUpdated,
+    ContextMasked,
+    ContextSummarized,
+    TokenUsage,
+)
+from keel.agent.state import SessionState
+from keel.agent.system_prompt import SystemPrompt
+from keel.prompts import render
 
 STATUS_RESERVE = 120  # tokens kept free for the status line appended to every request
 MASK_SHARE_OF_TRIGGER = 0.75
@@ -54,7 +60,11 @@ class ContextManager:
     def _prefix(self, state: SessionState) -> list[Message]:
         """System prompt and summary block; the same messages from call to call until the next summary
         (or a new user prompt the summary block quotes), so their wire form is built and counted once."""
-        key = (state.tool_protocol, len(state.summaries), len(state.user_prompts) if state.summaries else 0)
+        key = (
+            state.tool_protocol,
+            len(state.summaries),
+            len(state.user_prompts) if state.summaries else 0,
+        )
         if key != self._prefix_key:
             messages = [system(self.system_prompt.text(state.tool_protocol))]
             if state.summaries:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from agent.messages import Message
-from agent.protocol import ToolCall
-from agent.state import SessionState
-from agent.tokens import count_message
-from tools.plural import plural
+from keel.agent.messages import Message
+from keel.agent.model.tokens import count_message
+from keel.agent.protocol import ToolCall
+from keel.agent.state import SessionState
+from keel.prompts import plural
 
 MASK_MARK = "[output omitted to save context"
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent.errors import ContextWindowExceeded
-from agent.messages import Message
-from agent.model import ChatModel
-from agent.state import SessionState
-from agent.tokens import count_message, count_text
-from prompts import render
+from keel.agent.errors import ContextWindowExceeded
+from keel.agent.messages import Message
+from keel.agent.model.client import ChatModel
+from keel.agent.model.tokens import count_message, count_text
+from keel.agent.state import SessionState
+from keel.prompts import render
 
 SUMMARY_OUTPUT_SHARE = 0.12  # of the window, reserved for the summary the model writes
 RECENT_SHARE = 0.25  # of the window, for the most recent turns kept verbatim

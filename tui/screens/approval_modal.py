@@ -12,10 +12,10 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from tui import format as fmt
+from keel.tui import format as fmt
 
 if TYPE_CHECKING:
-    from agent.protocol import ApprovalRequested
+    from keel.agent.protocol import ApprovalRequested
 
 
 class ApprovalModal(ModalScreen["ApprovalDecision"]):

@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from tui.commands import command_help
+from keel.tui.commands import command_help
 
 KEYS = [
     ("Enter", "send the prompt (it waits if the agent is busy)"),

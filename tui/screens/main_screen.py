@@ -11,19 +11,19 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Input
 
-from tui import format as fmt
-from tui.agents import AgentChanged, AgentHandle, NewAgentRequest
-from tui.pool import AgentPool, FanOutError
-from tui.widgets.prompt_input import PromptInput
-from tui.widgets.session_list import SessionList
-from tui.widgets.status_bar import StatusBar
-from tui.widgets.transcript_view import TranscriptView
+from keel.tui import format as fmt
+from keel.tui.agents import AgentChanged, AgentHandle, NewAgentRequest
+from keel.tui.pool import AgentPool, FanOutError
+from keel.tui.widgets.prompt_input import PromptInput
+from keel.tui.widgets.session_list import SessionList
+from keel.tui.widgets.status_bar import StatusBar
+from keel.tui.widgets.transcript_view import TranscriptView
 
 if TYPE_CHECKING:  # the screens not on the first frame load when first opened
-    from agent.protocol import ApprovalDecision
-    from tui.app import KeelApp
-    from tui.commands import SlashCommand
-    from tui.screens.side_by_side import SideBySideScreen
+    from keel.agent.protocol import ApprovalDecision
+    from keel.tui.app import KeelApp
+    from keel.tui.commands import SlashCommand
+    from keel.tui.screens.side_by_side import SideBySideScreen
 
 PLACEHOLDER = "Ask keel…  (Enter sends · Esc interrupts · Ctrl+N new agent · /help)"
 
@@ -127,13 +127,13 @@ class MainScreen(Screen[None]):
                 handle.approve(request.call_id, decision)
             self.offer_approval(handle)
 
-        from tui.screens.approval_modal import ApprovalModal
+        from keel.tui.screens.approval_modal import ApprovalModal
 
         self.app.push_screen(ApprovalModal(request, handle.name), callback=answer)
 
     def _drop_answered_approval(self) -> None:
         """An interrupt or a finished turn can settle a request while its modal is still open."""
-        from tui.screens.approval_modal import ApprovalModal
+        from keel.tui.screens.approval_modal import ApprovalModal
 
         modal = self.app.screen
         if isinstance(modal, ApprovalModal):
@@ -160,7 +160,7 @@ class MainScreen(Screen[None]):
             return
         event.input.remember(text)
         event.input.value = ""
-        from tui.commands import CommandError, parse_command  # not needed for the first frame
+        from keel.tui.commands import CommandError, parse_command  # not needed for the first frame
 
         try:
             command = parse_command(text)
@@ -186,7 +186,7 @@ class MainScreen(Screen[None]):
         self.app.start(handle)
 
     async def run_command(self, command: SlashCommand) -> None:
-        from tui.commands import parse_budget, parse_fan, parse_session_numbers
+        from keel.tui.commands import parse_budget, parse_fan, parse_session_numbers
 
         handle, argument = self.selected, command.argument
         if command.name == "new":
@@ -242,8 +242,8 @@ class MainScreen(Screen[None]):
                 "the agent is working: wait for the turn to end (or Esc), then /undo", "warning"
             )
             return
-        from agent.errors import KeelError
-        from tui.undo import undo_last_turn
+        from keel.agent.errors import KeelError
+        from keel.tui.undo import undo_last_turn
 
         try:
             handle.note(await asyncio.to_thread(undo_last_turn, handle.settings.cwd, checkpoint))
@@ -257,7 +257,7 @@ class MainScreen(Screen[None]):
             self.selected.note("interrupting…", "warning")
 
     def action_new_session(self) -> None:
-        from tui.screens.new_session_dialog import NewSessionDialog
+        from keel.tui.screens.new_session_dialog import NewSessionDialog
 
         name = f"agent {len(self.pool.handles) + 1}"
         self.app.push_screen(NewSessionDialog(self.pool.model, name), callback=self._create_agent)
@@ -290,7 +290,7 @@ class MainScreen(Screen[None]):
             self.transcript.scroll_page_down(animate=False)
 
     def action_help(self) -> None:
-        from tui.screens.help_screen import HelpScreen
+        from keel.tui.screens.help_screen import HelpScreen
 
         self.app.push_screen(HelpScreen())
 
@@ -338,12 +338,14 @@ class MainScreen(Screen[None]):
             if group is not None:
                 handles, title = group.handles, group.title
             else:
-                from tui.commands import MAX_COPIES
+                from keel.tui.commands import MAX_COPIES
 
                 handles = self.pool.handles[:MAX_COPIES]
-        from tui.screens.side_by_side import SideBySideScreen
+        from keel.tui.screens.side_by_side import SideBySideScreen
 
-        self.side = SideBySideScreen(handles, title or f"{fmt.plural(len(handles), 'session')} side by side")
+        self.side = SideBySideScreen(
+            handles, title or f"{fmt.plural(len(handles), 'session')} side by side"
+        )
         self.app.push_screen(self.side, callback=self._back_from_side)
 
     async def _back_from_side(self, handle: AgentHandle | None) -> None:

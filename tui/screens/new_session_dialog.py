@@ -11,9 +11,9 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label
 
-from tui.agents import NewAgentRequest
-from tui.commands import CommandError, parse_copies, worktrees_available
-from tui.widgets.space_checkbox import SpaceCheckbox
+from keel.tui.agents import NewAgentRequest
+from keel.tui.commands import CommandError, parse_copies, worktrees_available
+from keel.tui.widgets.space_checkbox import SpaceCheckbox
 
 
 class NewSessionDialog(ModalScreen[NewAgentRequest | None]):

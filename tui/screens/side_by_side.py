@@ -12,9 +12,9 @@ from textual.containers import Grid
 from textual.screen import Screen
 from textual.widgets import Static
 
-from tui.agents import AgentHandle
-from tui.transcript import Change
-from tui.widgets.side_column import SideColumn
+from keel.tui.agents import AgentHandle
+from keel.tui.transcript import Change
+from keel.tui.widgets.side_column import SideColumn
 
 MAX_ACROSS = 4  # columns in a row; more sessions wrap onto further rows
 HINT = "←/→ column · ↑/↓ scroll · Enter or a click on a header opens it · Esc or F2 back"

@@ -10,8 +10,8 @@ from rich.markdown import Markdown
 from textual.timer import Timer
 from textual.widgets import Static
 
-from tui.transcript import AssistantEntry
-from tui.widgets.layout_sized import virtual_size_from_layout
+from keel.tui.transcript import AssistantEntry
+from keel.tui.widgets.layout_sized import virtual_size_from_layout
 
 FLUSH_SECONDS = 1 / 15  # deltas arrive per token; re-rendering markdown that often only burns CPU
 

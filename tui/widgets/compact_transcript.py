@@ -14,12 +14,12 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
-from tui.transcript import Entry, NoticeEntry, ToolEntry, Transcript, UserEntry
-from tui.widgets.following_scroll import FollowingScroll
-from tui.widgets.layout_sized import virtual_size_from_layout
-from tui.widgets.notice_line import NoticeLine
-from tui.widgets.tool_panel import panel_title
-from tui.widgets.user_block import UserBlock
+from keel.tui.transcript import Entry, NoticeEntry, ToolEntry, Transcript, UserEntry
+from keel.tui.widgets.following_scroll import FollowingScroll
+from keel.tui.widgets.layout_sized import virtual_size_from_layout
+from keel.tui.widgets.notice_line import NoticeLine
+from keel.tui.widgets.tool_panel import panel_title
+from keel.tui.widgets.user_block import UserBlock
 
 _TOOL_STATES = ("running", "approval", "ok", "failed", "denied")
 
@@ -53,7 +53,9 @@ def compact_widget(entry: Entry) -> Widget:
         return ToolLine(entry)
     if isinstance(entry, NoticeEntry):
         return NoticeLine(entry)
-    from tui.widgets.assistant_block import AssistantBlock  # markdown loads with the first answer
+    from keel.tui.widgets.assistant_block import (
+        AssistantBlock,  # markdown loads with the first answer
+    )
 
     return AssistantBlock(entry)
 

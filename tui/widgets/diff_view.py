@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from tui import format as fmt
+from keel.tui import format as fmt
 
 MAX_DIFF_LINES = 400
 

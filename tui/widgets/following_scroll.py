@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from textual.containers import VerticalScroll
 
-from tui.widgets.layout_sized import virtual_size_from_layout
+from keel.tui.widgets.layout_sized import virtual_size_from_layout
 
 
 class FollowingScroll(VerticalScroll):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from tui.transcript import NoticeEntry
-from tui.widgets.layout_sized import virtual_size_from_layout
+from keel.tui.transcript import NoticeEntry
+from keel.tui.widgets.layout_sized import virtual_size_from_layout
 
 _MARKS = {"info": "·", "warning": "!", "error": "✗", "success": "✓"}
 

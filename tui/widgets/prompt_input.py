@@ -8,11 +8,11 @@ from textual.binding import Binding, BindingType
 from textual.suggester import Suggester
 from textual.widgets import Input
 
-from tui.history import InputHistory
+from keel.tui.history import InputHistory
 
 
 class CommandSuggester(Suggester):
-    """Completes slash commands; their list (tui.commands) loads when a `/` is first typed."""
+    """Completes slash commands; their list (keel.tui.commands) loads when a `/` is first typed."""
 
     def __init__(self) -> None:
         super().__init__(case_sensitive=False)
@@ -22,7 +22,7 @@ class CommandSuggester(Suggester):
         if not value.startswith("/"):
             return None
         if self._names is None:
-            from tui.commands import command_names
+            from keel.tui.commands import command_names
 
             self._names = command_names()
         return next((name for name in self._names if name.casefold().startswith(value)), None)

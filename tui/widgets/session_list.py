@@ -7,8 +7,8 @@ from typing import Any
 from textual.message import Message
 from textual.widgets import ListView
 
-from tui.agents import AgentHandle
-from tui.widgets.session_row import SessionRow
+from keel.tui.agents import AgentHandle
+from keel.tui.widgets.session_row import SessionRow
 
 
 class SessionList(ListView):

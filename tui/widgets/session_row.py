@@ -6,8 +6,8 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import ListItem, Static
 
-from tui import format as fmt
-from tui.agents import AgentHandle
+from keel.tui import format as fmt
+from keel.tui.agents import AgentHandle
 
 STATUS_MARKS = {
     "new": ("○", "new"),

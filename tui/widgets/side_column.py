@@ -9,10 +9,10 @@ from textual.events import Click
 from textual.message import Message
 from textual.widgets import Static
 
-from tui import format as fmt
-from tui.agents import AgentHandle
-from tui.transcript import Change
-from tui.widgets.compact_transcript import CompactTranscript
+from keel.tui import format as fmt
+from keel.tui.agents import AgentHandle
+from keel.tui.transcript import Change
+from keel.tui.widgets.compact_transcript import CompactTranscript
 
 STATUS_LABELS = {
     "new": ("○", "new"),

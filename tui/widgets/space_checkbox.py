@@ -9,4 +9,6 @@ from textual.widgets import Checkbox
 
 
 class SpaceCheckbox(Checkbox, inherit_bindings=False):
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("space", "toggle_button", "Toggle", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("space", "toggle_button", "Toggle", show=False)
+    ]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from tui import format as fmt
-from tui.transcript import ToolEntry
+from keel.tui import format as fmt
+from keel.tui.transcript import ToolEntry
 
 MAX_OUTPUT_LINES = 40
 

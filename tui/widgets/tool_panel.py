@@ -5,10 +5,10 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Collapsible
 
-from tui import format as fmt
-from tui.transcript import ToolEntry
-from tui.widgets.diff_view import DiffView
-from tui.widgets.tool_details import ToolDetails
+from keel.tui import format as fmt
+from keel.tui.transcript import ToolEntry
+from keel.tui.widgets.diff_view import DiffView
+from keel.tui.widgets.tool_details import ToolDetails
 
 _ICONS = {"running": "⋯", "approval": "?", "ok": "✓", "failed": "✗", "denied": "⊘"}
 _STATES = ("running", "approval", "ok", "failed", "denied")

@@ -15,10 +15,10 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.widget import Widget
 
-from tui.transcript import AssistantEntry, Entry, NoticeEntry, ToolEntry, Transcript, UserEntry
-from tui.widgets.earlier_marker import EarlierMarker
-from tui.widgets.following_scroll import FollowingScroll
-from tui.widgets.notice_line import NoticeLine
+from keel.tui.transcript import AssistantEntry, Entry, NoticeEntry, ToolEntry, Transcript, UserEntry
+from keel.tui.widgets.earlier_marker import EarlierMarker
+from keel.tui.widgets.following_scroll import FollowingScroll
+from keel.tui.widgets.notice_line import NoticeLine
 
 
 def entry_widget(entry: Entry) -> Widget:
@@ -26,15 +26,15 @@ def entry_widget(entry: Entry) -> Widget:
     if isinstance(entry, NoticeEntry):
         return NoticeLine(entry)
     if isinstance(entry, UserEntry):
-        from tui.widgets.user_block import UserBlock
+        from keel.tui.widgets.user_block import UserBlock
 
         return UserBlock(entry)
     if isinstance(entry, ToolEntry):
-        from tui.widgets.tool_panel import ToolPanel
+        from keel.tui.widgets.tool_panel import ToolPanel
 
         return ToolPanel(entry)
     # Rich's Markdown (markdown-it) costs ~0.1 s to import: loaded with the first answer or by the warm-up.
-    from tui.widgets.assistant_block import AssistantBlock
+    from keel.tui.widgets.assistant_block import AssistantBlock
 
     assert isinstance(entry, AssistantEntry)
     return AssistantBlock(entry)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from tui.transcript import UserEntry
-from tui.widgets.layout_sized import virtual_size_from_layout
+from keel.tui.transcript import UserEntry
+from keel.tui.widgets.layout_sized import virtual_size_from_layout
 
 
 def prompt_text(entry: UserEntry) -> Text:

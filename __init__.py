@@ -1,0 +1,49 @@
+"""keel, a local coding agent: `import keel` for the Session, the protocol and running a task.
+
+The repository's folders install as this package's parts: agent/ is keel.agent (the core), tools/ keel.tools,
+tui/ keel.tui and prompts/ keel.prompts. Importing keel itself loads nothing else; each name below loads its
+module on first use.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from keel.agent import protocol
+    from keel.agent.api import run_task, session_settings
+    from keel.agent.config import KeelConfig, resolve_config
+    from keel.agent.session import Session
+    from keel.agent.settings import SessionSettings
+
+_PUBLIC = {
+    "Session": "keel.agent.session",
+    "SessionSettings": "keel.agent.settings",
+    "KeelConfig": "keel.agent.config",
+    "resolve_config": "keel.agent.config",
+    "run_task": "keel.agent.api",
+    "session_settings": "keel.agent.api",
+    "protocol": "keel.agent.protocol",
+}
+__all__ = [
+    "KeelConfig",
+    "Session",
+    "SessionSettings",
+    "__version__",
+    "protocol",
+    "resolve_config",
+    "run_task",
+    "session_settings",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'keel' has no attribute {name!r}")
+    module = import_module(_PUBLIC[name])
+    value = module if module.__name__.endswith(f".{name}") else getattr(module, name)
+    globals()[name] = value
+    return value

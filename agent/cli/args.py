@@ -1,0 +1,134 @@
+"""The `keel` command line: its parser, loaded only when there are arguments to parse."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, NoReturn
+
+from keel import __version__
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error as one line and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"keel: {message} (see `{self.prog} --help`)\n")
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> argparse.Namespace:  # type: ignore[override]
+        """Unknown flags are reported by the subcommand's parser, so the help it names is the one to read."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self._command_parser(parsed).error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
+    def _command_parser(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                return action.choices.get(getattr(parsed, "command", None) or "", self)
+        return self
+
+
+def model_flags(parser: argparse.ArgumentParser, default: Any = None) -> None:
+    """The model flags; subcommands pass SUPPRESS so they do not overwrite flags given before them."""
+    group = parser.add_argument_group("model")
+    group.add_argument(
+        "--model",
+        default=default,
+        help="litellm model name, e.g. openai/gpt-4o-mini or ollama/qwen2.5-coder",
+    )
+    group.add_argument(
+        "--api-base",
+        default=default,
+        help="base URL of an OpenAI-compatible or other litellm-supported server",
+    )
+    group.add_argument(
+        "--context-window",
+        default=default,
+        type=int,
+        metavar="TOKENS",
+        help="context window for models litellm does not know (default 32768)",
+    )
+    group.add_argument(
+        "--tool-protocol",
+        default=default,
+        choices=["auto", "native", "text"],
+        help="native tool calls, or tools described in the prompt (text); auto falls back",
+    )
+    group.add_argument(
+        "--budget", default=default, type=int, metavar="TOKENS", help="token budget for the task"
+    )
+    group.add_argument(
+        "--max-steps",
+        default=default,
+        type=int,
+        metavar="N",
+        help="stop after N tool-calling steps",
+    )
+    group.add_argument(
+        "--approval",
+        default=default,
+        choices=["read-only", "auto-edit", "full-auto"],
+        help="what may run without asking (headless default: full-auto)",
+    )
+    group.add_argument(
+        "--sandbox",
+        default=default,
+        choices=["read-only", "workspace-write", "full-access"],
+        help="how commands are confined (default: workspace-write)",
+    )
+    group.add_argument(
+        "--allow-network",
+        default=default,
+        action="store_true",
+        help="let sandboxed commands use the network",
+    )
+
+
+def top_parser() -> argparse.ArgumentParser:
+    """`keel` and its own flags, without the subcommands."""
+    parser = Parser(prog="keel", description="A local coding agent.")
+    parser.add_argument("--version", action="version", version=f"keel {__version__}")
+    parser.add_argument(
+        "--cwd", type=Path, help="workspace directory (default: the current directory)"
+    )
+    model_flags(parser)
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = top_parser()
+    commands = parser.add_subparsers(dest="command", parser_class=Parser)
+    run = commands.add_parser("run", help="run one task headless")
+    run.add_argument("prompt", nargs="?", help="the task; `-` reads it from stdin")
+    run.add_argument("--prompt-file", type=Path, help="read the task from a file")
+    run.add_argument("--cwd", type=Path, default=argparse.SUPPRESS, help="workspace directory")
+    run.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text")
+    run.add_argument(
+        "--resume",
+        metavar="ID",
+        help="continue a stopped session (with a prompt: a new task in it)",
+    )
+    model_flags(run, argparse.SUPPRESS)
+
+    from keel.agent.cli.batch import add_batch_parser
+
+    add_batch_parser(commands)
+    from keel.agent.cli.undo import add_undo_parser
+
+    add_undo_parser(commands)
+    commands.add_parser("sessions", help="list the sessions of this workspace")
+    resume = commands.add_parser("resume", help="reopen a session (the newest here by default)")
+    resume.add_argument("session_id", nargs="?")
+    commands.add_parser("models", help="show the configured model and how to use others")
+    return parser
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """Flags alone (`keel`, the TUI) need only the top-level parser: the full one costs ~8 ms to build."""
+    if "-h" not in argv and "--help" not in argv:
+        args, rest = top_parser().parse_known_args(argv)
+        if not rest:
+            args.command = None
+            return args
+    return build_parser().parse_args(argv)

@@ -1,0 +1,166 @@
+"""Headless runs: one task, printed as text, one JSON result or a stream of JSON events; exit code by status."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Literal, TextIO
+
+from keel.agent.protocol import (
+    AnyEvent,
+    AssistantDelta,
+    Continue,
+    Error,
+    Interrupt,
+    ModelProgress,
+    ModelRetry,
+    SessionFinished,
+    SessionStarted,
+    ToolFinished,
+    ToolStarted,
+    UserPrompt,
+)
+from keel.agent.session import Session
+from keel.agent.settings import SessionSettings
+
+OutputFormat = Literal["text", "json", "stream-json"]
+
+EXIT_CODES = {
+    "completed": 0,
+    "error": 1,
+    "budget_exhausted": 3,
+    "max_steps": 3,
+    "loop_detected": 3,
+    "interrupted": 130,
+}
+
+
+def _one_line(text: str, width: int = 120) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def progress_line(event: ModelProgress) -> str:
+    """What the local model is busy with, in one line."""
+    if event.stage == "prompt":
+        return f"reading the prompt: {event.done:,}/{event.total:,} tokens"
+    return event.message or event.stage
+
+
+class Printer:
+    """Consumes events; each output format is a subclass."""
+
+    def __init__(self, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
+        self.out = out
+        self.err = err
+        self.session_id = ""
+
+    def handle(self, event: AnyEvent) -> None:
+        if isinstance(event, SessionStarted):
+            self.session_id = event.session_id
+        if isinstance(event, Error) and not event.fatal:  # a fatal one is reported once, at the end
+            print(f"keel: {event.error_class}: {event.message}", file=self.err)
+        elif isinstance(event, ModelRetry):
+            print(
+                f"keel: {event.error_class}, retrying in {event.delay:.1f}s "
+                f"({event.attempt}/{event.max_attempts})",
+                file=self.err,
+            )
+
+    def finish(self, finished: SessionFinished) -> None:
+        """Called once with the task's last event."""
+
+
+class TextPrinter(Printer):
+    """Progress on stderr, the final answer on stdout."""
+
+    def handle(self, event: AnyEvent) -> None:
+        super().handle(event)
+        if isinstance(event, SessionStarted) and event.sandbox.startswith(("landlock", "none")):
+            print(f"keel: sandbox: {event.sandbox}", file=self.err)
+        elif isinstance(event, ModelProgress):
+            print(f"keel: {progress_line(event)}", file=self.err, flush=True)
+        elif isinstance(event, ToolStarted):
+            args = " ".join(
+                f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in event.arguments.items()
+            )
+            print(f"→ {event.name} {_one_line(args, 100)}", file=self.err)
+        elif isinstance(event, ToolFinished) and not event.ok:
+            print(f"  ✗ {_one_line(event.output)}", file=self.err)
+
+    def finish(self, finished: SessionFinished) -> None:
+        if finished.final_message:
+            print(finished.final_message, file=self.out)
+        if finished.status == "error":
+            print(
+                f"keel: error: {finished.reason}. Resume with: keel run --resume {self.session_id}",
+                file=self.err,
+            )
+        elif finished.status != "completed":
+            print(
+                f"keel: stopped ({finished.status}): {finished.reason}. "
+                f"Resume with: keel run --resume {self.session_id}",
+                file=self.err,
+            )
+
+
+class JsonPrinter(Printer):
+    """One JSON object with the result, at the end."""
+
+    def finish(self, finished: SessionFinished) -> None:
+        result = {
+            "type": "result",
+            "session_id": self.session_id,
+            **finished.model_dump(exclude={"type", "ts"}),
+        }
+        print(json.dumps(result, ensure_ascii=False), file=self.out)
+
+
+class StreamJsonPrinter(Printer):
+    """Every event (but the text deltas) as one JSON line, as it happens; a fatal error also on stderr."""
+
+    def handle(self, event: AnyEvent) -> None:
+        if isinstance(event, Error) and event.fatal:
+            print(f"keel: error: {event.error_class}: {event.message}", file=self.err)
+        if not isinstance(event, AssistantDelta):
+            self.out.write(event.model_dump_json() + "\n")
+            self.out.flush()
+
+
+PRINTERS: dict[str, type[Printer]] = {
+    "text": TextPrinter,
+    "json": JsonPrinter,
+    "stream-json": StreamJsonPrinter,
+}
+
+
+async def run_headless(
+    settings: SessionSettings,
+    prompt: str | None,
+    output_format: OutputFormat,
+    resume: Path | None = None,
+) -> int:
+    """Run one task to its end and return the process exit code."""
+    printer = PRINTERS[output_format]()
+    finished: SessionFinished | None = None
+    session = Session(settings, resume=resume)
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, lambda: session.submit(Interrupt()))
+    loop.add_signal_handler(signal.SIGTERM, lambda: session.submit(Interrupt()))
+    try:
+        async with session:
+            session.submit(UserPrompt(text=prompt) if prompt else Continue())
+            async for event in session.events():
+                printer.handle(event)
+                if isinstance(event, SessionFinished):
+                    finished = event
+                    break
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        loop.remove_signal_handler(signal.SIGTERM)
+    assert finished is not None, "a task always ends with session.finished"
+    printer.finish(finished)
+    return EXIT_CODES[finished.status]

@@ -1,0 +1,212 @@
+"""The `keel` command: parses flags, resolves config, dispatches to the TUI, headless run, batch or tools."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
+
+from keel import __version__
+
+if TYPE_CHECKING:
+    import argparse
+
+EXIT_READER_GONE = 141  # 128 + SIGPIPE: what the shell reports for `git log | head`
+NO_ARGUMENTS = SimpleNamespace(command=None, cwd=None)  # `keel`: the TUI, flags left unset
+
+
+def config_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The config keys the model and policy flags set (None: not given), as resolve_config takes them."""
+    keys = (
+        "model",
+        "api_base",
+        "context_window",
+        "tool_protocol",
+        "budget",
+        "max_steps",
+        "approval",
+    )
+    flags: dict[str, Any] = {key: getattr(args, key, None) for key in keys}
+    sandbox = {
+        "mode": getattr(args, "sandbox", None),
+        "network": getattr(args, "allow_network", None),
+    }
+    flags["sandbox"] = {k: v for k, v in sandbox.items() if v is not None} or None
+    return flags
+
+
+def _workspace(args: argparse.Namespace) -> Path:
+    from keel.agent.errors import UsageError
+
+    cwd = (args.cwd or Path.cwd()).expanduser().resolve()
+    if not cwd.is_dir():
+        raise UsageError(f"--cwd {cwd} is not a directory")
+    return cwd
+
+
+def _read_prompt(args: argparse.Namespace) -> str | None:
+    from keel.agent.errors import UsageError
+
+    if args.prompt_file is not None:
+        try:
+            return args.prompt_file.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(
+                f"cannot read the prompt file {args.prompt_file}: {exc.strerror}"
+            ) from None
+    if args.prompt == "-":
+        text = sys.stdin.read()
+        if not text.strip():
+            raise UsageError("the prompt on stdin was empty")
+        return text
+    if args.prompt is None and args.resume is None:
+        raise UsageError("keel run needs a prompt (or `-` to read it from stdin, or --prompt-file)")
+    if args.prompt is not None and not args.prompt.strip():
+        raise UsageError(
+            'the prompt is empty; say what to do, e.g. keel run "make the failing test pass"'
+        )
+    return args.prompt
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from keel.agent.cli.headless import run_headless
+    from keel.agent.config import resolve_config
+    from keel.agent.errors import UsageError
+    from keel.agent.settings import settings_from_config
+    from keel.agent.store import find_session
+
+    cwd = _workspace(args)
+    prompt = _read_prompt(args)
+    resume = None
+    if args.resume is not None:
+        resume = find_session(args.resume)
+        if resume is None:
+            raise UsageError(
+                f"no single session matches {args.resume!r}; `keel sessions` lists them"
+            )
+    settings = settings_from_config(resolve_config(cwd, config_flags(args)), cwd, interactive=False)
+    from keel.agent.cli.preflight import check_model
+
+    check_model(settings.model, settings.api_base)
+    from keel.agent.runtime import tune_gc
+
+    tune_gc()
+    return asyncio.run(run_headless(settings, prompt, args.output_format, resume))
+
+
+def _cmd_sessions(args: argparse.Namespace) -> int:
+    from keel.agent.cli.sessions import print_sessions
+
+    return print_sessions(_workspace(args))
+
+
+def _session_to_resume(args: argparse.Namespace) -> str:
+    from keel.agent.errors import UsageError
+    from keel.agent.store import find_session
+
+    log = find_session(args.session_id, None if args.session_id else _workspace(args))
+    if log is None:
+        wanted = (
+            f"matches {args.session_id!r}" if args.session_id else "was started in this directory"
+        )
+        raise UsageError(f"no single session {wanted}; `keel sessions` lists them")
+    return log.stem
+
+
+def _cmd_frontend(args: argparse.Namespace, resume_id: str | None = None) -> int:
+    """The terminal UI, found through the `keel.frontends` entry point.
+
+    It gets the config's sources: a broken config fails here (exit 2), before the UI takes the
+    screen, and one with nothing to validate is built after the first paint.
+    """
+    from keel.agent.cli.frontends import load_frontend
+    from keel.agent.config_files import ConfigSources
+    from keel.agent.errors import UsageError
+
+    frontend = load_frontend("tui")
+    if frontend is None:
+        raise UsageError(
+            "the terminal UI is not installed; reinstall keel, or use `keel run PROMPT`"
+        )
+    cwd = _workspace(args)
+    sources = ConfigSources.find(cwd, config_flags(args))
+    sources.check()
+    return int(frontend(sources, cwd, resume_id))
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    if args.command == "run":
+        return _cmd_run(args)
+    if args.command == "sessions":
+        return _cmd_sessions(args)
+    if args.command == "batch":
+        from keel.agent.cli.batch import batch_command
+
+        return batch_command(args)
+    if args.command == "models":
+        from keel.agent.cli.models import models_command
+        from keel.agent.config import resolve_config
+
+        cwd = _workspace(args)
+        return models_command(resolve_config(cwd, config_flags(args)), cwd)
+    if args.command == "undo":
+        from keel.agent.cli.undo import undo_command
+
+        return undo_command(args)
+    if args.command == "resume":
+        return _cmd_frontend(args, _session_to_resume(args))
+    return _cmd_frontend(args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; every error of ours becomes one line on stderr and its exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--version"]:
+        # answered before argparse is even built: scripts call this often
+        print(f"keel {__version__}")
+        return 0
+    if argv:
+        from keel.agent.cli.args import parse
+
+        args = parse(argv)
+    else:  # the TUI's launch: argparse (some 2-3 ms) has nothing to parse
+        args = NO_ARGUMENTS
+    from keel.agent.errors import KeelError
+
+    try:
+        code = dispatch(args)
+        sys.stdout.flush()
+    except KeelError as exc:
+        print(f"keel: {exc}", file=sys.stderr)
+        code = exc.exit_code
+    except KeyboardInterrupt:
+        print("keel: interrupted", file=sys.stderr)
+        code = 130
+    except BrokenPipeError:
+        code = _reader_gone()
+    if "litellm" in sys.modules:
+        # litellm's native teardown takes seconds; sessions and logs are closed by now, so skip it
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+def _reader_gone() -> int:
+    """stdout's reader went away (`keel run ... | head -1`): exit quietly as git does, 141.
+
+    A running session was stopped like an interrupt on the way out (its log closed); stdout now goes
+    to /dev/null so the interpreter's own flush at exit cannot fail again.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_READER_GONE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

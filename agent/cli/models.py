@@ -1,0 +1,133 @@
+"""`keel models`: the configured model, the embedded one and whether it is installed, and how to use others."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from keel.agent.config import KeelConfig
+from keel.agent.model.local.assemble import EXPECTED_SIZE, INSTALL_HINT, model_status
+from keel.agent.model.local.spec import LITELLM_MODEL, MODEL_NAME, is_embedded
+from keel.agent.model.local.worker_client import last_crash
+
+REBUILD_HINT = (
+    'If it crashes again, rebuild llama.cpp for a generic CPU: CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install '
+    "--force-reinstall --no-cache-dir llama-cpp-python==0.3.36, or use another model (below)."
+)
+
+API_KEYS = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "OPENROUTER_API_KEY",
+    "MISTRAL_API_KEY",
+    "GROQ_API_KEY",
+    "DEEPSEEK_API_KEY",
+)
+
+OTHER_MODELS = """\
+Other models: any litellm model name, with --model (and --api-base for a server):
+  Ollama      ollama pull qwen2.5-coder:7b
+              keel run --model ollama_chat/qwen2.5-coder:7b --api-base http://127.0.0.1:11434 "..."
+  llama.cpp   llama-server -m MODEL.gguf --jinja --port 8080
+              keel run --model openai/local --api-base http://127.0.0.1:8080/v1 "..."
+  vLLM        vllm serve Qwen/Qwen2.5-Coder-7B-Instruct --enable-auto-tool-choice --tool-call-parser hermes
+              keel run --model hosted_vllm/Qwen/Qwen2.5-Coder-7B-Instruct --api-base http://127.0.0.1:8000/v1 "..."
+  API         export OPENAI_API_KEY=...     keel run --model openai/gpt-4o-mini "..."
+              export ANTHROPIC_API_KEY=...  keel run --model anthropic/claude-sonnet-4-5 "..."
+  Models litellm does not know: add --context-window TOKENS (default 32768); without native tool calls,
+  --tool-protocol text.
+
+To make one the default: set KEEL_MODEL (and KEEL_API_BASE), or put it in .keel/config.toml (this repository)
+or ~/.config/keel/config.toml (you):
+  model = "ollama_chat/qwen2.5-coder:7b"
+  api_base = "http://127.0.0.1:11434"
+
+  [models."ollama_chat/qwen2.5-coder:7b"]
+  context_window = 32768
+"""
+
+
+def _package_version(name: str) -> str | None:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _embedded_lines() -> list[str]:
+    status = model_status()
+    runtime = (
+        _package_version("llama-cpp-python") if importlib.util.find_spec("llama_cpp") else None
+    )
+    if status.verified:
+        file_state = f"{status.path} (assembled and verified)"
+    elif status.assembled:
+        file_state = f"{status.path} (assembled; verified on first use)"
+    elif status.path.exists():
+        file_state = f"{status.path} (not valid: it is re-assembled on first use)"
+    else:
+        file_state = f"{status.path} (assembled from the pieces on first use)"
+    lines = [
+        f"Embedded model: {MODEL_NAME} (Q4_K_M GGUF, {EXPECTED_SIZE / 1e6:.0f} MB), run by llama.cpp in a worker process",
+        f"  model name        {LITELLM_MODEL}",
+        f"  llama-cpp-python  {'installed (' + runtime + ')' if runtime else 'not installed'}",
+        "  model pieces      "
+        + (
+            "installed"
+            if status.pieces_installed
+            else "missing: " + ", ".join(status.missing_pieces)
+        ),
+        f"  model file        {file_state}",
+    ]
+    crash = last_crash(status.path)
+    if crash is not None:
+        lines.append(f"  last crash        {crash.time}: {crash.what}")
+    if not runtime or not status.pieces_installed:
+        lines.append(
+            f"  To use it, {INSTALL_HINT.removesuffix(' (or configure another model: keel models)')}"
+        )
+    elif crash is not None:
+        lines.append(f"  Installed; keel starts a new worker after a crash. {REBUILD_HINT}")
+    else:
+        lines.append("  Ready: keel runs on it when no model is configured.")
+    return lines
+
+
+def _configured_lines(config: KeelConfig) -> list[str]:
+    if not config.model and config.api_base:
+        return [
+            f"Configured model: the one the server at {config.api_base} serves (its /v1/models)"
+        ]
+    if not config.model:
+        return ["Configured model: none, so keel runs on the embedded model"]
+    own = config.for_model()
+    line = f"Configured model: {config.model}"
+    if own.api_base:
+        line += f" at {own.api_base}"
+    if is_embedded(config.model):
+        line += " (the embedded model)"
+    details = [line]
+    if own.context_window:
+        details.append(f"  context window    {own.context_window:,} tokens")
+    if own.tool_protocol:
+        details.append(f"  tool protocol     {own.tool_protocol}")
+    return details
+
+
+def models_command(config: KeelConfig, cwd: Path, out: TextIO | None = None) -> int:
+    """Print what `keel models` shows; always exit 0 (it only reports)."""
+    out = out or sys.stdout
+    keys = [f"{key} {'set' if os.environ.get(key) else 'not set'}" for key in API_KEYS]
+    sections = [
+        _configured_lines(config),
+        _embedded_lines(),
+        ["API keys (read from the environment by litellm): " + ", ".join(keys)],
+        [OTHER_MODELS.rstrip()],
+    ]
+    print("\n\n".join("\n".join(section) for section in sections), file=out)
+    return 0

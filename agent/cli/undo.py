@@ -1,0 +1,136 @@
+"""`keel undo`: list the workspace's checkpoints and put the workspace back to one, itself undoably."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from keel.agent.errors import UsageError
+from keel.prompts import plural
+
+if TYPE_CHECKING:  # the parser is built on every launch; checkpoints load with the command
+    from keel.agent.git.checkpoints import Checkpoint, CheckpointStore, FileChange
+
+MAX_SHOWN_CHANGES = 40
+ACTION_WORDS = {"M": "revert", "A": "restore", "D": "delete"}
+
+
+def add_undo_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    undo = subparsers.add_parser(
+        "undo",
+        help="undo the last turn's changes (or restore a chosen checkpoint)",
+        description=(
+            "Put the workspace back as it was before the last turn that changed it. Checkpoints are "
+            "taken before each turn's first edit or command; the state before an undo is kept as a "
+            "checkpoint too, so an undo can be undone (`keel undo ID` with its id)."
+        ),
+    )
+    undo.add_argument(
+        "checkpoint", nargs="?", metavar="ID", help="restore this checkpoint (an id prefix)"
+    )
+    undo.add_argument("--list", action="store_true", help="list the checkpoints, newest first")
+    undo.add_argument("--yes", "-y", action="store_true", help="restore without asking")
+    undo.add_argument("--cwd", type=Path, default=argparse.SUPPRESS, help="workspace directory")
+    return undo
+
+
+def undo_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Run `keel undo`; the exit code: 0 restored (or listed), 1 declined, 2 nothing to undo or no terminal to ask on."""
+    from keel.agent.git.checkpoints import CheckpointError, CheckpointStore
+
+    out = out or sys.stdout
+    workspace = Path(getattr(args, "cwd", None) or Path.cwd()).expanduser().resolve()
+    if not workspace.is_dir():
+        raise UsageError(f"--cwd {workspace} is not a directory")
+    store = CheckpointStore(workspace)
+    checkpoints = store.list()
+    if args.list:
+        return _print_list(store, checkpoints, out)
+    if not checkpoints:
+        raise UsageError(
+            f"no checkpoints for {workspace}: they are taken before a turn's first change"
+        )
+    try:
+        target = store.find(args.checkpoint) if args.checkpoint else store.last_turn()
+    except CheckpointError as exc:
+        raise UsageError(str(exc)) from None
+    if target is None:
+        print("Nothing to undo: the workspace already matches every turn checkpoint.", file=out)
+        return 0
+    changes = store.changes(target)
+    print(
+        f"Restoring checkpoint {target.short_id} ({_when(target.ts)}, {_describe(target)})",
+        file=out,
+    )
+    if not changes:
+        print("The workspace already matches it; nothing to change.", file=out)
+        return 0
+    _print_changes(changes, out)
+    if not args.yes:
+        if sys.stdin is None or not sys.stdin.isatty():
+            raise UsageError(
+                "no terminal to confirm on, so nothing was changed; pass --yes to restore without asking"
+            )
+        if not _confirm(out):
+            print("Nothing was changed.", file=out)
+            return 1
+    before = store.snapshot(f"before undo to {target.short_id}", kind="undo")
+    try:
+        store.restore(target)
+    except CheckpointError as exc:
+        raise CheckpointError(
+            f"{exc}; the state before the undo is checkpoint {before.short_id}"
+        ) from None
+    print(
+        f"Restored {plural(len(changes), 'file')}. To take this back: keel undo {before.short_id}",
+        file=out,
+    )
+    return 0
+
+
+def _print_list(store: CheckpointStore, checkpoints: list[Checkpoint], out: TextIO) -> int:
+    if not checkpoints:
+        print(f"No checkpoints for {store.workspace} yet.", file=out)
+        return 0
+    current = store.current_tree()
+    print(f"{'ID':<10}  {'TIME':<19}  {'SESSION':<22}  LABEL", file=out)
+    for checkpoint in checkpoints:
+        mark = "  (= now)" if checkpoint.tree == current else ""
+        session = checkpoint.session_id or ("keel undo" if checkpoint.kind == "undo" else "-")
+        print(
+            f"{checkpoint.short_id:<10}  {_when(checkpoint.ts):<19}  {session:<22}  {_describe(checkpoint)}{mark}",
+            file=out,
+        )
+    return 0
+
+
+def _print_changes(changes: list[FileChange], out: TextIO) -> None:
+    for change in changes[:MAX_SHOWN_CHANGES]:
+        shown = change.path.encode("utf-8", "surrogateescape").decode(
+            "utf-8", "replace"
+        )  # non-UTF-8 names
+        print(f"  {ACTION_WORDS[change.action]:<8} {shown}", file=out)
+    if len(changes) > MAX_SHOWN_CHANGES:
+        print(f"  ... and {len(changes) - MAX_SHOWN_CHANGES} more", file=out)
+
+
+def _confirm(out: TextIO) -> bool:
+    print("Restore these files? [y/N] ", end="", file=out, flush=True)
+    try:
+        answer = sys.stdin.readline()
+    except KeyboardInterrupt:
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
+def _describe(checkpoint: Checkpoint) -> str:
+    label = " ".join(checkpoint.label.split())
+    label = label if len(label) <= 60 else label[:59] + "…"
+    return f"before: {label}" if checkpoint.kind == "turn" else label
+
+
+def _when(ts: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))

@@ -1,0 +1,1 @@
+"""Git services: checkpoints in a shadow store, and worktrees for agents."""

@@ -1,0 +1,1 @@
+"""The model transport stack: one streaming chat call, direct HTTP or litellm or the embedded model."""

@@ -1,0 +1,1 @@
+"""Code intelligence for code_map: tree-sitter tags, their cache, ranking and the repo map."""

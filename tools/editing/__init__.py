@@ -1,0 +1,1 @@
+"""Support for the editing tools: reading and writing files, matching edits, the patch format."""

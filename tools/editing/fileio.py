@@ -1,0 +1,183 @@
+"""Text files read, then written back atomically as they were: encoding, line endings, mode."""
+
+from __future__ import annotations
+
+import glob
+import os
+import stat
+import tempfile
+from contextlib import suppress
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from keel.tools.base import ToolError
+
+SNIFF_BYTES = 8192
+
+_BOMS: list[tuple[bytes, str]] = [
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+]
+
+
+class NotTextError(Exception):
+    """The bytes are not text (NUL bytes, or undecodable and full of control characters)."""
+
+
+@dataclass(frozen=True)
+class TextFormat:
+    """How a text file is stored, so that writing it back changes only what was meant to change."""
+
+    codec: str = "utf-8"
+    bom: bytes = b""
+    newline: str = "\n"
+    final_newline: bool = True
+
+    @property
+    def label(self) -> str:
+        """The encoding as a person would name it (for messages)."""
+        name = {"utf-8": "UTF-8", "latin-1": "Latin-1"}.get(self.codec, self.codec.upper())
+        return f"{name} with BOM" if self.bom and self.codec == "utf-8" else name
+
+
+@dataclass
+class TextFile:
+    """A text file's content with "\\n" line endings, how it is stored, and its permission bits."""
+
+    text: str
+    format: TextFormat
+    mode: int | None = None
+
+
+def _looks_like_text(data: bytes) -> bool:
+    """For non-UTF-8 bytes: legacy text has few control characters besides whitespace."""
+    sample = data[:SNIFF_BYTES]
+    controls = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13))
+    return controls <= len(sample) // 100
+
+
+def decode_bytes(data: bytes) -> tuple[str, TextFormat]:
+    """The text in `data` (line endings untouched) and its codec/BOM; NotTextError if binary."""
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data[len(bom) :].decode(codec), TextFormat(codec=codec, bom=bom)
+            except UnicodeDecodeError:
+                raise NotTextError(
+                    f"it starts with a {codec} byte-order mark but does not decode"
+                ) from None
+    if b"\x00" in data[:SNIFF_BYTES]:
+        raise NotTextError("it contains NUL bytes")
+    try:
+        return data.decode("utf-8"), TextFormat()
+    except UnicodeDecodeError:
+        if not _looks_like_text(data):
+            raise NotTextError("it is not valid UTF-8 and is full of control characters") from None
+        return data.decode("latin-1"), TextFormat(codec="latin-1")
+
+
+def split_line_endings(raw: str) -> tuple[str, str, bool]:
+    """The text with "\\n" line endings, the dominant line ending, and whether it ends with one."""
+    crlf = raw.count("\r\n")
+    lf = raw.count("\n") - crlf
+    newline = "\r\n" if crlf > lf else "\n"
+    text = raw.replace("\r\n", "\n") if crlf else raw
+    return text, newline, text.endswith("\n") or not text
+
+
+def read_text(path: Path) -> TextFile:
+    """Read a text file, remembering how it is stored; NotTextError for binary files."""
+    data = path.read_bytes()
+    raw, fmt = decode_bytes(data)
+    text, newline, final_newline = split_line_endings(raw)
+    mode = stat.S_IMODE(path.stat().st_mode)
+    return TextFile(text, replace(fmt, newline=newline, final_newline=final_newline), mode)
+
+
+def conform(text: str, fmt: TextFormat) -> str:
+    """New text in "\\n" form, with the final newline the file had (or lacked)."""
+    text = text.replace("\r\n", "\n")
+    if not text:
+        return text
+    if fmt.final_newline and not text.endswith("\n"):
+        return text + "\n"
+    if not fmt.final_newline and text.endswith("\n"):
+        return text[:-1]
+    return text
+
+
+def encode_text(text: str, fmt: TextFormat) -> bytes:
+    """Bytes storing "\\n"-form text in the file's format; ToolError if its codec can't hold it."""
+    if fmt.newline != "\n":
+        text = text.replace("\n", fmt.newline)
+    try:
+        return fmt.bom + text.encode(fmt.codec)
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start : exc.end]
+        raise ToolError(
+            f"the file is stored as {fmt.label}, which cannot hold {bad!r}; "
+            "write that character another way (an ASCII equivalent or an escape sequence)"
+        ) from None
+
+
+def _umask() -> int:
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
+
+
+TEMP_SUFFIX = (
+    ".keel-tmp"  # marks the temp files of write_atomic, so a crash's leftovers can be found
+)
+
+
+def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Replace `path` with `data` in one step (temp file in the same directory, fsync, rename).
+
+    `mode` is the permission bits to keep; a new file gets the usual ones (0o666 less the umask).
+    Missing parent directories are created.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if mode is None:
+        mode = 0o666 & ~_umask()
+    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp_name, mode)
+        os.replace(temp_name, path)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            os.unlink(temp_name)
+        raise
+    with suppress(OSError):
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def save_text(path: Path, text: str, fmt: TextFormat, mode: int | None = None) -> None:
+    """Write "\\n"-form text atomically in the given format (final newline: the caller's choice)."""
+    write_atomic(path, encode_text(text, fmt), mode)
+
+
+def remove_leftover_temp_files(path: Path) -> list[Path]:
+    """Delete the temp files a killed write_atomic of `path` left beside it; return what was deleted."""
+    removed = []
+    for leftover in path.parent.glob(f".{glob.escape(path.name)}.*{TEMP_SUFFIX}"):
+        with suppress(OSError):
+            leftover.unlink()
+            removed.append(leftover)
+    return removed

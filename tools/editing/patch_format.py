@@ -1,0 +1,312 @@
+"""The `*** Begin Patch` multi-file patch format: a tolerant parser and hunk application (pure)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from keel.tools.editing.matching import (
+    LINE_STAGES,
+    Stage,
+    block_matches_at,
+    describe_no_match,
+    find_blocks,
+    locate_block,
+    split_lines,
+)
+from keel.tools.editing.reindent import fit_replacement
+
+BEGIN, END = "*** Begin Patch", "*** End Patch"
+ADD, DELETE, UPDATE, MOVE = "*** Add File:", "*** Delete File:", "*** Update File:", "*** Move to:"
+END_OF_FILE = "*** End of File"
+_SECTION_STARTS = (ADD, DELETE, UPDATE, END)
+_UNIFIED_HEADER = re.compile(r"^@@\s*-\d+(?:,\d+)?\s+\+\d+(?:,\d+)?\s*@@\s?(.*)$")
+_HEREDOC_OPENER = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?\s*$")
+
+FORMAT_HINT = (
+    "The format is:\n*** Begin Patch\n*** Update File: path\n@@ optional line above the change\n"
+    " context line\n-removed line\n+added line\n*** End Patch\n"
+    "(also *** Add File: path with every line prefixed +, *** Delete File: path, *** Move to: path)"
+)
+
+
+class PatchError(ValueError):
+    """The patch can't be read or applied; str() tells the model what to fix."""
+
+
+@dataclass
+class Hunk:
+    """One `@@` section: optional anchor lines to find first, then context/removed/added lines."""
+
+    anchors: list[str] = field(default_factory=list)
+    old_lines: list[str] = field(default_factory=list)
+    new_lines: list[str] = field(default_factory=list)
+    at_end_of_file: bool = False
+
+    @property
+    def title(self) -> str:
+        return f"@@ {self.anchors[-1]}" if self.anchors else "@@"
+
+
+@dataclass
+class AddFile:
+    path: str
+    content: str
+
+
+@dataclass
+class DeleteFile:
+    path: str
+
+
+@dataclass
+class UpdateFile:
+    path: str
+    move_to: str | None = None
+    hunks: list[Hunk] = field(default_factory=list)
+
+
+FileOp = AddFile | DeleteFile | UpdateFile
+
+
+@dataclass
+class HunksApplied:
+    """A file's new text after its hunks, and the forgiving stages some hunks needed."""
+
+    text: str
+    stages: list[Stage]
+
+
+def unwrap(text: str) -> tuple[list[str], int]:
+    """The patch's lines without the wrappers models add (``` fences, a heredoc, prose before
+    `*** Begin Patch`, anything after `*** End Patch`), and the line number of the first one."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    first = 1
+    while lines and not lines[0].strip():
+        lines, first = lines[1:], first + 1
+    for _ in range(3):
+        while lines and not lines[-1].strip():
+            lines = lines[:-1]
+        if lines and lines[0].strip().startswith("```"):
+            lines, first = (lines[1:-1] if lines[-1].strip() == "```" else lines[1:]), first + 1
+        elif lines and (opener := _HEREDOC_OPENER.search(lines[0])):
+            tag = opener.group(1)
+            lines, first = (lines[1:-1] if lines[-1].strip() == tag else lines[1:]), first + 1
+    stripped = [line.rstrip() for line in lines]
+    if BEGIN in stripped:
+        skip = stripped.index(BEGIN) + 1
+        lines, first = lines[skip:], first + skip
+    elif not (stripped and stripped[0].startswith(_SECTION_STARTS)):
+        raise PatchError(f"the patch must start with '{BEGIN}'. {FORMAT_HINT}")
+    stripped = [line.rstrip() for line in lines]
+    if END in stripped:
+        lines = lines[: stripped.index(END)]
+    return lines, first
+
+
+def _path_after(line: str, directive: str, number: int) -> str:
+    path = line[len(directive) :].strip()
+    if not path:
+        raise PatchError(f"patch line {number}: '{directive}' needs a path after it")
+    return path
+
+
+def _is_section_start(line: str) -> bool:
+    return line.startswith(_SECTION_STARTS)
+
+
+def _drop_trailing_blanks(body: list[str]) -> list[str]:
+    while body and body[-1] == "":
+        body = body[:-1]
+    return body
+
+
+def _parse_add(path: str, body: list[str], first_number: int) -> AddFile:
+    content = []
+    for number, line in enumerate(_drop_trailing_blanks(body), first_number):
+        if line.startswith("+"):
+            content.append(line[1:])
+        elif line.rstrip() == END_OF_FILE:
+            continue
+        elif line.strip() == "":
+            content.append("")
+        else:
+            raise PatchError(
+                f"patch line {number}: in '{ADD} {path}' every line must start with '+', "
+                f"got {line!r}"
+            )
+    return AddFile(path, "".join(line + "\n" for line in content))
+
+
+def _anchor_of(line: str) -> str:
+    unified = _UNIFIED_HEADER.match(line)
+    anchor = unified.group(1) if unified else line[2:]
+    anchor = anchor.strip()
+    return anchor[:-2].rstrip() if anchor.endswith("@@") else anchor
+
+
+def _parse_hunks(path: str, body: list[str], first_number: int) -> list[Hunk]:
+    hunks: list[Hunk] = []
+    current: Hunk | None = None
+    for number, line in enumerate(_drop_trailing_blanks(body), first_number):
+        if line.startswith("@@"):
+            anchor = _anchor_of(line)
+            if current is None or current.old_lines or current.new_lines:
+                current = Hunk()
+                hunks.append(current)
+            if anchor:
+                current.anchors.append(anchor)
+            continue
+        if line.rstrip() == END_OF_FILE:
+            if current is None:
+                raise PatchError(f"patch line {number}: '{END_OF_FILE}' before any hunk of {path}")
+            current.at_end_of_file = True
+            continue
+        if line.startswith("***"):
+            raise PatchError(f"patch line {number}: unknown directive {line!r}. {FORMAT_HINT}")
+        if line.startswith("\\ No newline") or (
+            current is None and line.startswith(("--- ", "+++ "))
+        ):
+            continue  # unified-diff furniture
+        if current is None:
+            current = Hunk()
+            hunks.append(current)
+        kind, text = (line[0], line[1:]) if line[:1] in (" ", "-", "+") else (" ", line)
+        if kind in " -":
+            current.old_lines.append(text)
+        if kind in " +":
+            current.new_lines.append(text)
+    for index, hunk in enumerate(hunks, 1):
+        if not hunk.old_lines and not hunk.new_lines:
+            raise PatchError(f"hunk {index} of '{UPDATE} {path}' has no lines")
+    return hunks
+
+
+def parse_patch(text: str) -> list[FileOp]:
+    """The file operations in a patch, in order; PatchError (with a line number) if unreadable."""
+    lines, first_number = unwrap(text)
+    ops: list[FileOp] = []
+    i = 0
+    while i < len(lines):
+        line, number = lines[i], i + first_number
+        if not line.strip():
+            i += 1
+            continue
+        if not _is_section_start(line):
+            raise PatchError(
+                f"patch line {number}: expected '{ADD}', '{DELETE}' or '{UPDATE}', "
+                f"got {line!r}. {FORMAT_HINT}"
+            )
+        end = next((j for j in range(i + 1, len(lines)) if _is_section_start(lines[j])), len(lines))
+        body = lines[i + 1 : end]
+        if line.startswith(ADD):
+            ops.append(_parse_add(_path_after(line, ADD, number), body, number + 1))
+        elif line.startswith(DELETE):
+            ops.append(DeleteFile(_path_after(line, DELETE, number)))
+        elif line.startswith(UPDATE):
+            update = UpdateFile(_path_after(line, UPDATE, number))
+            first = number + 1
+            if body and body[0].startswith(MOVE):
+                update.move_to = _path_after(body[0], MOVE, first)
+                body, first = body[1:], first + 1
+            update.hunks = _parse_hunks(update.path, body, first)
+            if not update.hunks and not update.move_to:
+                raise PatchError(f"patch line {number}: '{UPDATE} {update.path}' has no hunks")
+            ops.append(update)
+        i = end
+    if not ops:
+        raise PatchError(f"the patch contains no file operations. {FORMAT_HINT}")
+    return ops
+
+
+def _trimmed_variants(hunk: Hunk) -> list[tuple[list[str], list[str]]]:
+    """The hunk's lines, then without blank context lines at its edges (often a model's padding)."""
+    variants = [(hunk.old_lines, hunk.new_lines)]
+    old, new = list(hunk.old_lines), list(hunk.new_lines)
+    while len(old) > 1 and old[-1].strip() == "" and new and new[-1].strip() == "":
+        old, new = old[:-1], new[:-1]
+    while len(old) > 1 and old[0].strip() == "" and new and new[0].strip() == "":
+        old, new = old[1:], new[1:]
+    if old != hunk.old_lines:
+        variants.append((old, new))
+    return variants
+
+
+def _find_anchor(lines: list[str], anchor: str, start: int) -> int | None:
+    for _, key in LINE_STAGES:
+        wanted = key(anchor)
+        for index in range(start, len(lines)):
+            if key(lines[index]) == wanted:
+                return index
+    return None
+
+
+def _locate(
+    lines: list[str], hunk: Hunk, cursor: int
+) -> tuple[int, Stage, list[str], list[str]] | None:
+    """A hunk's place: at the end if it says so, else the first match after the cursor, else
+    (hunks given out of order) a unique match anywhere."""
+    for old, new in _trimmed_variants(hunk):
+        if hunk.at_end_of_file:
+            stage = block_matches_at(lines, old, len(lines) - len(old))
+            if stage:
+                return len(lines) - len(old), stage, old, new
+        located = locate_block(lines, old, cursor)
+        if located:
+            return located[0][0], located[1], old, new
+        for stage, key in LINE_STAGES:
+            found = find_blocks(lines, old, key)
+            if len(found) == 1:
+                return found[0], stage, old, new
+            if found:
+                break
+    return None
+
+
+def apply_hunks(text: str, hunks: list[Hunk], path: str) -> HunksApplied:
+    """Apply an Update File's hunks to "\\n"-form text; PatchError naming a failing hunk."""
+    lines = split_lines(text)
+    cursor = 0
+    replacements: list[tuple[int, int, list[str]]] = []
+    stages: list[Stage] = []
+    for number, hunk in enumerate(hunks, 1):
+        where = f"{UPDATE} {path}, hunk {number} of {len(hunks)} ({hunk.title})"
+        for anchor in hunk.anchors:
+            found = _find_anchor(lines, anchor, cursor)
+            if found is None:
+                after = f" after line {cursor}" if cursor else ""
+                raise PatchError(
+                    f"{where}: its @@ line was not found{after}. "
+                    + describe_no_match(lines, [anchor], "the @@ line")
+                )
+            cursor = found + 1
+        if not hunk.old_lines:
+            at = cursor if hunk.anchors else len(lines)
+            replacements.append((at, at, hunk.new_lines))
+            continue
+        located = _locate(lines, hunk, cursor)
+        if located is None:
+            raise PatchError(
+                f"{where}: "
+                + describe_no_match(lines, hunk.old_lines, "the hunk's context and removed lines")
+            )
+        start, stage, old, new = located
+        end = start + len(old)
+        if any(
+            start < other_end and other_start < end for other_start, other_end, _ in replacements
+        ):
+            raise PatchError(
+                f"{where} overlaps an earlier hunk (lines {start + 1}-{end}); "
+                "merge the two hunks into one"
+            )
+        replacements.append(
+            (start, end, fit_replacement(old, new, lines[start:end], stage.reindents))
+        )
+        stages.append(stage)
+        cursor = end
+    for start, end, new_lines in sorted(replacements, key=lambda r: (r[0], r[1]), reverse=True):
+        lines[start:end] = new_lines
+    result = "\n".join(lines)
+    if lines and (text.endswith("\n") or not text):
+        result += "\n"
+    return HunksApplied(result, [s for s in stages if s is not Stage.EXACT])

@@ -1,0 +1,1 @@
+"""Support for run_command and job_output: processes, output capture, background jobs, the sandbox."""

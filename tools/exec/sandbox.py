@@ -1,0 +1,317 @@
+"""The run_command sandbox: a bubblewrap jail or Landlock rules chosen by policy, and a clean environment.
+
+Modes: `read-only` (nothing writable but a temp area), `workspace-write` (the workspace too, with
+its git hooks and config kept read-only where the mechanism can say so), `full-access` (no jail).
+Mechanisms, in order: bubblewrap, else Landlock (tools/exec/landlock_exec.py), else the policy's
+fallback (refuse, or run unconfined with a warning); tools/exec/sandbox_mechanism.py says which holds.
+Every mode gets an environment built from an allow-list plus the variables that keep programs
+from prompting or paging.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from keel.tools.base import ToolError
+from keel.tools.exec.landlock_exec import wrapper_argv
+from keel.tools.exec.sandbox_mechanism import (
+    MechanismKind,
+    SandboxMechanism,
+    probe_bwrap,
+    sandbox_mechanism,
+)
+from keel.tools.exec.sandbox_policy import SandboxMode, SandboxPolicy
+
+NON_INTERACTIVE_ENV = {
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "MANPAGER": "cat",
+    "SYSTEMD_PAGER": "",
+    "GH_PAGER": "cat",
+    "AWS_PAGER": "",
+    "EDITOR": "true",
+    "VISUAL": "true",
+    "GIT_EDITOR": "true",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_SSH_COMMAND": "ssh -o BatchMode=yes",
+    "GCM_INTERACTIVE": "never",
+    "SSH_ASKPASS_REQUIRE": "never",
+    "TERM": "dumb",
+    "NO_COLOR": "1",
+    "CLICOLOR": "0",
+    "CI": "1",
+    "DEBIAN_FRONTEND": "noninteractive",
+    "PYTHONUNBUFFERED": "1",
+    "PIP_NO_INPUT": "1",
+    "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    "PIP_PROGRESS_BAR": "off",
+    "npm_config_yes": "true",
+    "npm_config_fund": "false",
+    "npm_config_update_notifier": "false",
+    "NO_UPDATE_NOTIFIER": "1",
+    "HOMEBREW_NO_AUTO_UPDATE": "1",
+}
+
+_PASSED_THROUGH = {
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR",
+    "VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "PYTHONPATH", "JAVA_HOME", "GOPATH",
+    "GOROOT", "GOFLAGS", "GOCACHE", "GOMODCACHE", "CARGO_HOME", "RUSTUP_HOME", "NVM_DIR",
+    "NODE_PATH", "PYENV_ROOT", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE", "PKG_CONFIG_PATH", "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH", "CC", "CXX",
+    "CFLAGS", "CXXFLAGS", "LDFLAGS", "MAKEFLAGS", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
+    "XDG_CACHE_HOME", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+}  # fmt: skip
+_PROXIES = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"}
+_SECRET_NAME = re.compile(
+    r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|COOKIE|PRIVATE|(?:^|_)(?:AUTH|PASS|PWD|PAT)(?:_|$)",
+    re.IGNORECASE,
+)
+_NO_NETWORK_SIGNS = re.compile(
+    r"Network is unreachable|Temporary failure in name resolution|Name or service not known|"
+    r"Could not resolve host|getaddrinfo|ENOTFOUND|EAI_AGAIN|ENETUNREACH|Connection refused"
+)
+
+
+def is_secret_name(name: str) -> bool:
+    """Variables that look like credentials never reach a command, whatever the allow-list says."""
+    return bool(_SECRET_NAME.search(name))
+
+
+def command_environment(
+    policy: SandboxPolicy, source: Mapping[str, str], *, temp_dir: str | None
+) -> dict[str, str]:
+    """The environment of a command: allowed variables from `source`, then the non-interactive ones.
+
+    `temp_dir` is the one temporary folder a confined command may write (None: not confined).
+    """
+    allowed = _PASSED_THROUGH | set(policy.env_allow)
+    if policy.network or policy.mode is SandboxMode.FULL_ACCESS:
+        allowed |= _PROXIES
+    env = {
+        name: value
+        for name, value in source.items()
+        if (name in allowed or name.upper() in allowed or name.startswith("LC_"))
+        and not is_secret_name(name)
+    }
+    env.setdefault("PATH", os.defpath)
+    env.update(NON_INTERACTIVE_ENV)
+    if temp_dir is not None:  # writable for sure: keep caches and temporary files there
+        env["TMPDIR"] = temp_dir
+        env["XDG_CACHE_HOME"] = f"{temp_dir}/.cache"
+        env["npm_config_cache"] = f"{temp_dir}/.npm"
+    return env
+
+
+async def bwrap_problem(bwrap: str | None) -> str | None:
+    """None when bubblewrap works here with the options the jail uses; otherwise why not."""
+    return await asyncio.to_thread(probe_bwrap, bwrap)
+
+
+def _worktree_dirs(root: Path) -> tuple[Path, Path] | None:
+    """For a git worktree (its .git is a file): its own git dir and the main repository's common dir."""
+    dotgit = root / ".git"
+    if not dotgit.is_file():
+        return None
+    gitdir = Path(dotgit.read_text().partition("gitdir:")[2].strip())
+    gitdir = gitdir if gitdir.is_absolute() else (root / gitdir)
+    commondir_file = gitdir / "commondir"
+    common = gitdir
+    if commondir_file.is_file():
+        common = gitdir / commondir_file.read_text().strip()
+    return Path(os.path.realpath(gitdir)), Path(os.path.realpath(common))
+
+
+def _git_binds(root: Path) -> list[str]:
+    """Binds that keep .git/hooks and .git/config read-only (so nothing runs later outside the jail)."""
+    dotgit = root / ".git"
+    if worktree := _worktree_dirs(root):  # .git points at metadata kept in the main repository
+        gitdir, common = worktree
+        binds = ["--ro-bind", str(dotgit), str(dotgit)]
+        for writable in dict.fromkeys([common, gitdir]):
+            if writable.is_dir():
+                binds += ["--bind", str(writable), str(writable)]
+        (common / "hooks").mkdir(exist_ok=True)
+        protected = [common / "hooks", common / "config", gitdir / "config.worktree"]
+    elif dotgit.is_dir():
+        (dotgit / "hooks").mkdir(exist_ok=True)
+        binds = ["--bind", str(dotgit), str(dotgit)]  # a mount point cannot be renamed away
+        protected = [dotgit / "hooks", dotgit / "config"]
+    else:
+        return []
+    for path in protected:
+        if path.exists():
+            binds += ["--ro-bind", str(path), str(path)]
+    return binds
+
+
+def _programs_under_tmp() -> list[str]:
+    """Interpreters and PATH entries that live under /tmp (a venv in a temporary clone, say)."""
+    places = [sys.prefix, sys.base_prefix, *os.environ.get("PATH", "").split(os.pathsep)]
+    found = []
+    for place in places:
+        real = os.path.realpath(place) if place else ""
+        if real.startswith("/tmp/") and os.path.isdir(real) and real not in found:
+            found.append(real)
+    return found
+
+
+def jail_argv(
+    bwrap: str, policy: SandboxPolicy, root: Path, readable: list[Path], command: list[str]
+) -> list[str]:
+    """The bwrap command line that runs `command` in the workspace under `policy`."""
+    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for path in [*readable, *_programs_under_tmp()]:  # what the private /tmp would otherwise hide
+        argv += ["--ro-bind", str(path), str(path)]
+    if policy.mode is SandboxMode.WORKSPACE_WRITE:
+        argv += ["--bind", str(root), str(root)]
+        for extra in policy.writable_roots:
+            real = os.path.realpath(extra)
+            if os.path.isdir(real):
+                argv += ["--bind", real, real]
+        argv += _git_binds(root)
+    else:
+        argv += ["--ro-bind", str(root), str(root)]
+    argv += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--chdir", str(root)]
+    argv += ["--cap-drop", "ALL"]  # else root inside could remount the read-only binds writable
+    if not policy.network:
+        argv.append("--unshare-net")
+    return [*argv, "--", *command]
+
+
+# Runs the command, then (inside the jail's own pid namespace, where /proc shows only the jail)
+# says so if it left processes behind: they die with the jail as soon as this shell exits.
+_JAILED_SHELL = """\
+"$0" -c "$1"; status=$?
+left=0
+for proc in /proc/[1-9]*; do
+  pid=${proc#/proc/}
+  if [ "$pid" = 1 ] || [ "$pid" = $$ ]; then continue; fi
+  read -r stat < "$proc/stat" 2>/dev/null || continue
+  stat=${stat##*) }
+  [ "${stat%% *}" = Z ] || left=$((left + 1))
+done
+[ "$left" = 0 ] || printf '%s\\n' "$2" >&2
+exit "$status"
+"""
+
+
+def landlock_writable(policy: SandboxPolicy, root: Path, temp_dir: Path) -> list[str]:
+    """What a Landlock-confined command may write: its temp dir and /dev, in workspace-write more.
+
+    Landlock cannot exempt a subfolder of a writable folder, so in a repository whose .git folder
+    lies in the workspace, .git/hooks and .git/config stay writable: granting the workspace entry
+    by entry instead would forbid new files at its top and git's own lock files in .git. A git
+    worktree keeps them read-only: they live in the main repository, of which only the folders
+    but hooks/ and worktrees/ are granted, plus the worktree's own git dir (its .git file, in the
+    workspace, stays writable).
+    """
+    paths = [str(temp_dir), "/dev"]  # null, tty, pts, shm; the owner's permissions still apply
+    if policy.mode is not SandboxMode.WORKSPACE_WRITE:
+        return paths
+    paths.append(str(root))
+    extras = [os.path.realpath(extra) for extra in policy.writable_roots]
+    paths += [extra for extra in extras if os.path.isdir(extra)]
+    if (worktree := _worktree_dirs(root)) and worktree[1].is_dir():
+        gitdir, common = worktree
+        shared = [entry for entry in common.iterdir() if entry.name not in ("hooks", "worktrees")]
+        paths += [str(gitdir), *(str(entry) for entry in shared if entry.is_dir())]
+    return paths
+
+
+@dataclass
+class CommandPlan:
+    """How to run one command: the argv, its environment, the mechanism, and a note to pass on (once)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    mechanism: SandboxMechanism
+    warning: str | None = None
+
+    def hints(self, policy: SandboxPolicy, output: str, *, failed: bool) -> list[str]:
+        """What the sandbox may have had to do with errors in the command's output."""
+        if self.mechanism.kind is MechanismKind.LANDLOCK:
+            if "Permission denied" not in output:
+                return []
+            return [f"note: {_landlock_limits(policy, self.mechanism)}."]
+        if self.mechanism.kind is not MechanismKind.BUBBLEWRAP:
+            return []
+        hints = []
+        if "Read-only file system" in output:
+            writable = (
+                "only /tmp" if policy.mode is SandboxMode.READ_ONLY else "the workspace and /tmp"
+            )
+            hints.append(f"note: the {policy.mode.value} sandbox lets commands write {writable}.")
+        if failed and not policy.network and _NO_NETWORK_SIGNS.search(output):
+            hints.append(
+                "note: the sandbox gives commands no network, and each command its own loopback "
+                "(a background server is reachable only from within its own command)."
+            )
+        return hints
+
+
+def _landlock_limits(policy: SandboxPolicy, mechanism: SandboxMechanism) -> str:
+    """What a Landlock-confined command may not do, in a sentence for the model."""
+    places = (
+        "the workspace and $TMPDIR" if policy.mode is SandboxMode.WORKSPACE_WRITE else "$TMPDIR"
+    )
+    limits = f"the {policy.mode.value} sandbox lets commands write only {places} (not /tmp)"
+    if mechanism.tcp_denied and not policy.network:
+        limits += " and denies every TCP connection and listening socket, loopback included"
+    return limits
+
+
+async def plan_command(
+    policy: SandboxPolicy,
+    root: Path,
+    readable: list[Path],
+    command: str,
+    *,
+    leftover_note: str,
+    temp_dir: Callable[[], Path],
+) -> CommandPlan:
+    """How to run a shell command as the policy says; a ToolError when the policy refuses to run it.
+
+    `leftover_note` is printed (to stderr) by a jailed command that left background processes;
+    `temp_dir` gives the private temp folder of a Landlock-confined command (made on first use).
+    """
+    shell = shutil.which("bash") or "/bin/sh"
+    plain = [shell, "-c", command]
+    mechanism = await asyncio.to_thread(sandbox_mechanism, policy)
+    if mechanism.kind is MechanismKind.OFF:
+        return CommandPlan(plain, command_environment(policy, os.environ, temp_dir=None), mechanism)
+    if mechanism.kind is MechanismKind.BUBBLEWRAP:
+        bwrap = shutil.which("bwrap") or "bwrap"
+        env = command_environment(policy, os.environ, temp_dir="/tmp")
+        wrapped = [shell, "-c", _JAILED_SHELL, shell, command, leftover_note]
+        return CommandPlan(jail_argv(bwrap, policy, root, readable, wrapped), env, mechanism)
+    if mechanism.kind is MechanismKind.LANDLOCK:
+        temp = temp_dir()
+        argv = wrapper_argv(
+            landlock_writable(policy, root, temp), deny_network=not policy.network, command=plain
+        )
+        env = command_environment(policy, os.environ, temp_dir=str(temp))
+        note = (
+            f"note: commands run under {mechanism.description}, as {mechanism.missing}: "
+            f"{_landlock_limits(policy, mechanism)}; $TMPDIR is {temp}"
+        )
+        return CommandPlan(argv, env, mechanism, note)
+    if mechanism.kind is MechanismKind.REFUSED:
+        raise ToolError(
+            f"the {policy.mode.value} sandbox is unavailable ({mechanism.missing}) and the sandbox "
+            "policy refuses to run commands without it; install bubblewrap (apt-get install "
+            "bubblewrap) or set the sandbox mode to full-access"
+        )
+    warning = (
+        f"warning: {mechanism.missing}, so commands run WITHOUT the {policy.mode.value} sandbox "
+        "(install bubblewrap to confine them)"
+    )
+    env = command_environment(policy, os.environ, temp_dir=None)
+    return CommandPlan(plain, env, mechanism, warning)

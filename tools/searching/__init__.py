@@ -1,0 +1,1 @@
+"""Support for search and find_files: ripgrep and globs."""
