@@ -1,20 +1,37 @@
-"""What `import keel` offers programs: settings resolved as `keel run` resolves them, and one task run to its end."""
+"""What `import keel` offers programs and front ends: settings resolved as `keel run` resolves them, one task run
+to its end, and the few core services a front end needs (the embedded model, undo, worktrees, past sessions).
+
+Importing it loads nothing heavy: each function imports what it uses, so a front end may import it before its
+first paint. Front ends reach the core through this module, the Session and the protocol only.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from keel.agent.config import resolve_config
-from keel.agent.protocol import AnyEvent, Continue, SessionFinished, UserPrompt
-from keel.agent.session import Session
-from keel.agent.settings import SessionSettings, settings_from_config
+from keel.agent.model.local.names import LITELLM_MODEL, is_embedded
+
+if TYPE_CHECKING:
+    # re-exported (`as`), so a front end annotates with them without importing the git services
+    from keel.agent.git.undo import UndoPlan as UndoPlan  # noqa: PLC0414
+    from keel.agent.git.worktrees import Worktree as Worktree  # noqa: PLC0414
+    from keel.agent.protocol import AnyEvent, ModelProgress, SessionFinished
+    from keel.agent.settings import SessionSettings
+
+EMBEDDED_MODEL = LITELLM_MODEL  # the model name keel uses when nothing names one
 
 
 def session_settings(cwd: Path | str = ".", **flags: Any) -> SessionSettings:
     """The settings `keel run` would use in cwd: flags (model, api_base, budget, ...) over the environment over
     the config files, then the embedded model when nothing names one."""
+    from keel.agent.config import resolve_config
+    from keel.agent.settings import settings_from_config
+
     root = Path(cwd).resolve()
     return settings_from_config(resolve_config(root, flags), root, interactive=False)
 
@@ -27,6 +44,9 @@ async def run_task(
 ) -> SessionFinished:
     """Run one task (or, with prompt None, continue the resumed one) and return how it finished; every event
     goes to on_event as it happens."""
+    from keel.agent.protocol import Continue, SessionFinished, UserPrompt
+    from keel.agent.session import Session
+
     async with Session(settings, resume=resume) as session:
         session.submit(UserPrompt(text=prompt) if prompt else Continue())
         async for event in session.events():
@@ -35,3 +55,106 @@ async def run_task(
             if isinstance(event, SessionFinished):
                 return event
     raise RuntimeError("the session ended without session.finished")  # the loop always sends one
+
+
+# ---------------------------------------------------------------- models
+
+
+def is_embedded_model(model: str) -> bool:
+    """Whether `model` names the embedded local model (which runs in a worker process of keel's)."""
+    return is_embedded(model)
+
+
+def warm_up() -> None:
+    """Import what a session needs (litellm, the tools) now, so the first prompt does not wait for it."""
+    import keel.agent.session  # noqa: F401
+    from keel.agent.model.client import litellm_module
+    from keel.tools import default_tools
+
+    litellm_module()
+    default_tools()
+
+
+def prepare_model(
+    settings: SessionSettings, progress: Callable[[ModelProgress], None] | None = None
+) -> str | None:
+    """Start the embedded model's worker when the settings use it (it then assembles the file once and loads
+    it, telling `progress`); why it cannot run here, else None. Other models need nothing."""
+    if not is_embedded(settings.model):
+        return None
+    from keel.agent.errors import KeelError
+    from keel.agent.model.local.endpoint import prepare_embedded_model
+
+    try:
+        prepare_embedded_model(settings.context_window, progress)
+    except (KeelError, OSError) as exc:
+        return str(exc)
+    return None
+
+
+async def ready_model(settings: SessionSettings) -> None:
+    """Like prepare_model, off the event loop, raising what stops the model (LocalModelUnavailable)."""
+    if is_embedded(settings.model):
+        from keel.agent.model.local.endpoint import prepare_embedded_model
+
+        await asyncio.to_thread(prepare_embedded_model, settings.context_window)
+
+
+def stop_model_workers() -> None:
+    """End the embedded model's worker processes, if this process started any (a front end closes)."""
+    endpoint = sys.modules.get("keel.agent.model.local.endpoint")
+    if endpoint is not None:
+        endpoint.stop_workers()
+
+
+# ---------------------------------------------------------------- undo, worktrees, past sessions
+
+
+def plan_undo(workspace: Path, checkpoint: str = "") -> UndoPlan:
+    """What undoing would restore in `workspace`: checkpoint `checkpoint` (an id prefix), else the state before
+    the last turn that changed it; `plan.restore()` does it, undoably. CheckpointError for an unknown id."""
+    from keel.agent.git.undo import plan_undo as plan
+
+    return plan(workspace, checkpoint)
+
+
+def repo_top(path: Path) -> Path:
+    """The top level of the git working tree holding `path`; a KeelError says why there is none."""
+    from keel.agent.git.worktrees import repo_top as top
+
+    return top(path)
+
+
+async def create_worktree(repo: Path, name: str) -> Worktree:
+    """A new git worktree of `repo` on a new branch `keel/<name>` (suffixed when taken), under keel's home."""
+    from keel.agent.git.worktrees import create_worktree as create
+
+    return await create(repo, name)
+
+
+async def remove_worktree(worktree: Worktree) -> None:
+    """Remove a worktree's directory and git's record of it; its branch and commits stay."""
+    from keel.agent.git.worktrees import remove_worktree as remove
+
+    await remove(worktree)
+
+
+def find_session(session_id: str | None, cwd: Path | None = None) -> Path | None:
+    """The log of a session by id or id prefix; with no id, the newest session started in cwd."""
+    from keel.agent.store import find_session as find
+
+    return find(session_id, cwd)
+
+
+def read_session(log: Path) -> list[AnyEvent]:
+    """A session's events, from its log, to show it again or resume it."""
+    from keel.agent.store import read_events
+
+    return read_events(log)
+
+
+def tracebacks_held() -> AbstractContextManager[None]:
+    """While a UI draws on the terminal, --debug's tracebacks of internal errors wait; they print after it."""
+    from keel.agent.diagnostics import tracebacks_held as held
+
+    return held()

@@ -61,23 +61,40 @@ class ContextSettings(Strict):
     )
 
 
-class KeelConfig(Strict):
-    """Everything a session can be told; every field may come from a file, the environment or a flag."""
+class ModelChoice(Strict):
+    """Which model, and how to reach it, as the config says; a session gets them resolved (SessionSettings)."""
 
     model: str | None = None
     api_base: str | None = None
     context_window: ContextWindow = None
     tool_protocol: ToolProtocol = "auto"
     approval: ApprovalPolicy | None = None
+
+
+class RunSettings(Strict):
+    """The settings a session takes from the config as they are: defined once, here, for both.
+
+    KeelConfig and SessionSettings both derive from this model, so neither copies these fields.
+    """
+
     max_steps: int = Field(default=200, gt=0)
     budget: int | None = Field(default=None, gt=0)
-    auto_budget: bool = True
+    auto_budget: bool = True  # without a budget, estimate one from the task (see README)
     retries: int = Field(default=4, ge=0)
     retry_base_delay: float = Field(default=0.5, ge=0)
     request_timeout: float = Field(default=600.0, gt=0)
+    # snapshot the workspace before each turn's first change, for `keel undo`
     checkpoints: bool = True
     context: ContextSettings = ContextSettings()
     sandbox: SandboxPolicy = SandboxPolicy()
+
+
+class KeelConfig(RunSettings, ModelChoice):
+    """Everything a session can be told; every field may come from a file, the environment or a flag.
+
+    Its keys, in order: ModelChoice's, RunSettings', then the per-model tables.
+    """
+
     models: dict[str, ModelSettings] = {}
 
     def for_model(self) -> ModelSettings:

@@ -8,7 +8,6 @@ file reported, exit 2) before the UI takes the screen.
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,18 +34,9 @@ def user_config_path() -> Path:
 
 def repo_root(cwd: Path) -> Path:
     """The git top level containing cwd, or cwd itself outside a repository."""
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return cwd
-    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else cwd
+    from keel.agent.git.runner import toplevel
+
+    return toplevel(cwd) or cwd
 
 
 def repo_config_path(cwd: Path) -> Path | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import traceback
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Self
@@ -13,6 +12,7 @@ from keel.agent.config import DEFAULT_CONTEXT_WINDOW, keel_home
 from keel.agent.context import ContextManager
 from keel.agent.context.budget import auto_budget, count_repo_files
 from keel.agent.context.summarizer import Summarizer
+from keel.agent.diagnostics import internal_error_event
 from keel.agent.errors import ProviderError
 from keel.agent.git.checkpoints import CheckpointGuard
 from keel.agent.loop import AgentLoop, TaskComplete
@@ -272,16 +272,10 @@ class Session:
         except asyncio.CancelledError:
             status, reason = "interrupted", "interrupted by the user"
             mark_interrupted(self.state.history)
-        except Exception as exc:  # noqa: BLE001 - a bug of ours must end the task cleanly, not hang the front end
-            status, reason = "error", f"internal error: {type(exc).__name__}: {exc}"
-            self._emit(
-                Error(
-                    error_class=type(exc).__name__,
-                    message=str(exc),
-                    fatal=True,
-                    detail=traceback.format_exc(),
-                )
-            )
+        except Exception as exc:  # noqa: BLE001 - a bug of ours ends the task cleanly; its traceback is logged
+            error = internal_error_event(exc, self.id, self.redactor.redact)
+            status, reason = "error", error.message
+            self._emit(error)
         self._finish(status, final, reason)
 
     async def _budget_for(self, prompt: str) -> int | None:

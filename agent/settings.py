@@ -4,23 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import Field
 
-from keel.agent.config import (
-    ApprovalPolicy,
-    ContextSettings,
-    KeelConfig,
-    ToolProtocol,
-)
+from keel.agent.config import ApprovalPolicy, KeelConfig, RunSettings, ToolProtocol
 from keel.agent.model.local.spec import describe_embedded, is_embedded
 from keel.agent.model.redact import secrets_in_url
-from keel.tools.exec.sandbox_policy import SandboxPolicy
 
 
-class SessionSettings(BaseModel):
-    """Everything a Session needs to start; front ends build it, the core only reads it."""
+class SessionSettings(RunSettings):
+    """Everything a Session needs to start; front ends build it, the core only reads it.
 
-    model_config = ConfigDict(extra="forbid")
+    The config's run settings (limits, retries, context, sandbox, checkpoints) are RunSettings' fields, shared
+    with KeelConfig; the fields here are what the config leaves open: the model resolved, the workspace, the
+    front end's part.
+    """
 
     cwd: Path
     model: str
@@ -29,19 +26,9 @@ class SessionSettings(BaseModel):
     tool_protocol: ToolProtocol = "auto"
     approval: ApprovalPolicy = "full-auto"
     interactive: bool = False
-    max_steps: int = 200
-    budget: int | None = None
-    auto_budget: bool = True  # without a budget, estimate one from the task (see README)
-    retries: int = 4
-    retry_base_delay: float = 0.5
-    request_timeout: float = 600.0
     compact_prompt: bool = False
-    # snapshot the workspace before each turn's first change, for `keel undo`
-    checkpoints: bool = True
-    context: ContextSettings = ContextSettings()
-    sandbox: SandboxPolicy = SandboxPolicy()
     # secret values found in the config (URL passwords, URL keys), redacted like env ones
-    secrets: list[str] = []
+    secrets: list[str] = Field(default_factory=list)
 
 
 def settings_from_config(
@@ -66,7 +53,9 @@ def settings_from_config(
 
 def _configured(config: KeelConfig, cwd: Path, interactive: bool) -> SessionSettings:
     own = config.for_model()
+    assert config.model is not None  # settings_from_config chose one
     return SessionSettings(
+        **{name: getattr(config, name) for name in RunSettings.model_fields},
         cwd=cwd,
         model=config.model,
         api_base=own.api_base,
@@ -74,15 +63,6 @@ def _configured(config: KeelConfig, cwd: Path, interactive: bool) -> SessionSett
         tool_protocol=own.tool_protocol or "auto",
         approval=config.approval or ("auto-edit" if interactive else "full-auto"),
         interactive=interactive,
-        max_steps=config.max_steps,
-        budget=config.budget,
-        auto_budget=config.auto_budget,
-        retries=config.retries,
-        retry_base_delay=config.retry_base_delay,
-        request_timeout=config.request_timeout,
-        context=config.context,
-        sandbox=config.sandbox,
-        checkpoints=config.checkpoints,
         secrets=[
             secret
             for url in [config.api_base, *(m.api_base for m in config.models.values())]

@@ -1,5 +1,6 @@
 """The layering DESIGN.md fixes: the core (agent/ but its CLI) and the tools import neither the terminal UI nor
-the CLI front end, and every folder installs under the one `keel` namespace."""
+the CLI front end, the terminal UI reaches the core only through its public surface, and every folder installs
+under the one `keel` namespace."""
 
 from __future__ import annotations
 
@@ -11,6 +12,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FRONT_ENDS = ("keel.tui", "keel.agent.cli")
+# What a front end may import of the core: the public API, the Session and its protocol, settings and config
+# (config_files is the config's light half, read before the first paint), and the typed errors it catches.
+PUBLIC_CORE = (
+    "keel.agent.api",
+    "keel.agent.protocol",
+    "keel.agent.session",
+    "keel.agent.settings",
+    "keel.agent.config",
+    "keel.agent.config_files",
+    "keel.agent.errors",
+)
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -28,6 +40,16 @@ def imported_modules(path: Path) -> set[str]:
 def front_end_imports(path: Path) -> list[str]:
     names = imported_modules(path)
     return sorted(n for n in names if any(n == f or n.startswith(f"{f}.") for f in FRONT_ENDS))
+
+
+def core_internals(path: Path) -> list[str]:
+    """The modules of the core (agent/, tools/) a file imports beyond PUBLIC_CORE."""
+    return sorted(
+        name
+        for name in imported_modules(path)
+        if name.startswith(("keel.agent.", "keel.tools.")) or name == "keel.tools"
+        if not any(name == public or name.startswith(f"{public}.") for public in PUBLIC_CORE)
+    )
 
 
 def core_files() -> list[Path]:
@@ -50,6 +72,33 @@ def test_the_check_sees_imports_inside_functions_and_from_packages(tmp_path):
         "def later():\n    from keel.tui.app import KeelApp\n    from keel.agent import cli\n"
     )
     assert front_end_imports(module) == ["keel.agent.cli", "keel.tui.app", "keel.tui.app.KeelApp"]
+
+
+def test_the_terminal_ui_reaches_the_core_only_through_its_public_surface():
+    offenders = {
+        str(path.relative_to(ROOT)): core_internals(path)
+        for path in sorted(ROOT.glob("tui/**/*.py"))
+    }
+    assert {file: names for file, names in offenders.items() if names} == {}
+
+
+def test_the_public_surface_check_sees_internals_and_lets_the_api_through(tmp_path):
+    module = tmp_path / "front.py"
+    module.write_text(
+        "from keel.agent import protocol\n"
+        "from keel.agent.api import plan_undo\n"
+        "def later():\n"
+        "    from keel.agent.model.local.endpoint import stop_workers\n"
+        "    import keel.agent.git.checkpoints\n"
+        "    from keel.tools import default_tools\n"
+    )
+    assert core_internals(module) == [
+        "keel.agent.git.checkpoints",
+        "keel.agent.model.local.endpoint",
+        "keel.agent.model.local.endpoint.stop_workers",
+        "keel.tools",
+        "keel.tools.default_tools",
+    ]
 
 
 def test_the_check_covers_the_whole_core():

@@ -8,7 +8,6 @@ from tui_support import CALC, send, settings_for, type_text, wait_until
 from keel.agent.store import read_events
 from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
 from keel.tui.app import KeelApp
-from keel.tui.commands import worktrees_available
 from keel.tui.screens.approval_modal import ApprovalModal
 from keel.tui.screens.help_screen import HelpScreen
 from keel.tui.screens.new_session_dialog import NewSessionDialog
@@ -370,9 +369,6 @@ async def test_quit_and_exit_commands_close_the_app(scripted_server, calc_repo, 
         await wait_until(pilot, lambda: not app.is_running, "the app to quit")
 
 
-@pytest.mark.skipif(
-    not worktrees_available(), reason="keel.agent.git.worktrees is not in this build"
-)
 async def test_a_new_agent_in_its_own_worktree_leaves_the_checkout_alone(
     scripted_server, calc_repo
 ):

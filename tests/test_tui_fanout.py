@@ -13,7 +13,7 @@ from tui_support import fixed_history, send, settings_for, wait_until
 from keel.agent.settings import SessionSettings
 from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
 from keel.tui.app import KeelApp
-from keel.tui.commands import command_help, worktrees_available
+from keel.tui.commands import command_help
 from keel.tui.screens.main_screen import MainScreen
 from keel.tui.screens.new_session_dialog import NewSessionDialog
 from keel.tui.screens.side_by_side import SideBySideScreen
@@ -21,12 +21,7 @@ from keel.tui.transcript import NoticeEntry
 from keel.tui.widgets.assistant_block import AssistantBlock
 from keel.tui.widgets.side_column import SideColumn
 
-pytestmark = [
-    pytest.mark.usefixtures("core_loaded"),
-    pytest.mark.skipif(
-        not worktrees_available(), reason="keel.agent.git.worktrees is not in this build"
-    ),
-]
+pytestmark = [pytest.mark.usefixtures("core_loaded")]
 
 NOTES = {"path": "notes.txt", "content": "from a worktree\n"}
 

@@ -29,10 +29,8 @@ from keel.tui.app import KeelApp, initial_settings
 from keel.tui.commands import (
     CommandError,
     SlashCommand,
-    core_has,
     parse_budget,
     parse_command,
-    undo_available,
 )
 from keel.tui.history import InputHistory
 from keel.tui.transcript import (
@@ -153,16 +151,11 @@ def test_slash_commands_parse():
     assert parse_command("  /new ") == SlashCommand("new")
     with pytest.raises(CommandError, match="unknown command /nope"):
         parse_command("/nope")
-    assert undo_available() == core_has("keel.agent.git.checkpoints")
     assert parse_command("/quit") == SlashCommand("quit") and parse_command(
         "/exit"
     ) == SlashCommand("exit")
-    if undo_available():
-        assert parse_command("/undo") == SlashCommand("undo")
-        assert parse_command("/undo 3f2a") == SlashCommand("undo", "3f2a")
-    else:
-        with pytest.raises(CommandError, match="unknown command /undo"):
-            parse_command("/undo")
+    assert parse_command("/undo") == SlashCommand("undo")
+    assert parse_command("/undo 3f2a") == SlashCommand("undo", "3f2a")
 
 
 @pytest.mark.parametrize(

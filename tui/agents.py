@@ -151,14 +151,10 @@ class AgentHandle:
         self.starting = True
         try:
             await ready()
-            from keel.agent.model.local.spec import is_embedded
+            from keel.agent.api import ready_model
             from keel.agent.session import Session
 
-            if is_embedded(self.settings.model):
-                from keel.agent.model.local.endpoint import ensure_embedded_model
-
-                await ensure_embedded_model(self.settings.context_window)
-
+            await ready_model(self.settings)
             session = Session(self.settings, resume=self.resume)
         except Exception as exc:  # noqa: BLE001 - a bad setting must show in the transcript, not kill the UI
             self.starting = False

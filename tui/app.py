@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import sys
 import threading
 from collections.abc import Callable
 from contextlib import suppress
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, ClassVar
 from textual.app import App
 from textual.binding import Binding, BindingType
 
+from keel.agent.errors import ExitCode
 from keel.tui.agents import AgentChanged, AgentHandle
 from keel.tui.pool import AgentPool
 from keel.tui.terminal_guard import exit_if_stuck, stop_on_signals
@@ -76,8 +76,9 @@ class KeelApp(App[int]):
         """SIGTERM, SIGHUP or SIGINT: close the sessions and the app as on quit, exit with 128+N."""
         if self.stopped_by is None:
             self.stopped_by = signum
-            exit_if_stuck(128 + signum)
-            self.exit(return_code=128 + signum)
+            code = ExitCode.of_signal(signum)
+            exit_if_stuck(code)
+            self.exit(return_code=code)
 
     def _start_warm_up(self) -> None:
         """A daemon thread, not a worker: quitting right after launch must not wait for litellm's import.
@@ -130,10 +131,9 @@ class KeelApp(App[int]):
     async def on_unmount(self) -> None:
         self._unhook_signals()
         await self.pool.close_all()
-        if (
-            "keel.agent.model.local.endpoint" in sys.modules
-        ):  # a model worker was started: end it with the UI
-            sys.modules["keel.agent.model.local.endpoint"].stop_workers()
+        from keel.agent.api import stop_model_workers
+
+        stop_model_workers()  # a model worker this UI started ends with it
 
 
 def initial_settings(config: KeelConfig, cwd: Path, history: list[AnyEvent]) -> SessionSettings:

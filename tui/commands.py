@@ -1,11 +1,9 @@
-"""Slash commands: parsing and help text (pure), plus which optional core features exist."""
+"""Slash commands: parsing and help text (pure)."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from dataclasses import dataclass
-from functools import cache
 
 from keel.prompts import plural
 
@@ -27,15 +25,6 @@ class CommandHelp:
     listed: bool = True  # an alias /help does not show
 
 
-@cache
-def core_has(module: str) -> bool:
-    """Whether an optional part of the core (built by another issue) is present in this build."""
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
-
-
 MAX_COPIES = 16  # agents one prompt can start at once; more would not fit side by side
 
 
@@ -47,17 +36,14 @@ class FanOut:
     prompt: str
 
 
-def undo_available() -> bool:
-    return core_has("keel.agent.git.checkpoints")
-
-
-def worktrees_available() -> bool:
-    return core_has("keel.agent.git.worktrees")
-
-
 def command_help() -> list[CommandHelp]:
-    commands = [
+    return [
         CommandHelp("/new", "start another agent (same tree or its own git worktree)"),
+        CommandHelp(
+            "/fan N PROMPT",
+            f"start N agents (up to {MAX_COPIES}) on one prompt, each in its own git worktree, "
+            "and show them side by side",
+        ),
         CommandHelp(
             "/side [N …]",
             "show sessions side by side (by number; default: this fan-out group, else all)",
@@ -69,28 +55,12 @@ def command_help() -> list[CommandHelp]:
         ),
         CommandHelp("/compact", "summarize this session's context now"),
         CommandHelp("/budget N|off", "set this session's token budget (e.g. 200k)"),
+        CommandHelp("/undo [ID]", "undo the last turn's file changes, or go back to checkpoint ID"),
         CommandHelp("/sessions", "show and focus the session list"),
         CommandHelp("/help", "this help"),
         CommandHelp("/quit", "quit keel (running agents are stopped); /exit too"),
         CommandHelp("/exit", "quit keel", listed=False),
     ]
-    if undo_available():
-        commands.insert(
-            5,
-            CommandHelp(
-                "/undo [ID]", "undo the last turn's file changes, or go back to checkpoint ID"
-            ),
-        )
-    if worktrees_available():
-        commands.insert(
-            1,
-            CommandHelp(
-                "/fan N PROMPT",
-                f"start N agents (up to {MAX_COPIES}) on one prompt, each in its own git worktree, "
-                "and show them side by side",
-            ),
-        )
-    return commands
 
 
 def command_names() -> list[str]:

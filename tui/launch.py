@@ -23,7 +23,8 @@ def main(sources: ConfigSources, cwd: Path, resume_id: str | None = None) -> int
     history: list[AnyEvent] = []
     resume = None
     if resume_id is not None:
-        from keel.agent.store import find_session, read_events
+        from keel.agent.api import find_session, read_session
+        from keel.agent.errors import ExitCode
 
         resume = find_session(resume_id, cwd)
         if resume is None:
@@ -31,8 +32,8 @@ def main(sources: ConfigSources, cwd: Path, resume_id: str | None = None) -> int
                 f"keel: no single session matches {resume_id!r}; `keel sessions` lists them",
                 file=sys.stderr,
             )
-            return 2
-        history = read_events(resume)
+            return ExitCode.USAGE
+        history = read_session(resume)
     from keel.tui.terminal_guard import run_guarded
 
     return run_guarded(lambda: run_app(build_app(sources, cwd, resume, history)))
@@ -60,8 +61,11 @@ def build_app(
 
 
 def run_app(app: KeelApp) -> int:
-    """Run it; a stop by signal is said on the restored terminal."""
-    app.run()
+    """Run it; a stop by signal is said on the restored terminal, and so are --debug's tracebacks."""
+    from keel.agent.api import tracebacks_held
+
+    with tracebacks_held():
+        app.run()
     if app.stopped_by is not None:
         from keel.tui.terminal_guard import report, stop_reason
 

@@ -13,8 +13,8 @@ from keel.tui.agents import AgentHandle, NewAgentRequest, Notify
 from keel.tui.first_settings import DeferredSettings, settled
 
 if TYPE_CHECKING:
+    from keel.agent.api import Worktree
     from keel.agent.config import KeelConfig
-    from keel.agent.git.worktrees import Worktree
     from keel.agent.protocol import AnyEvent
     from keel.agent.settings import SessionSettings
 
@@ -100,12 +100,12 @@ class AgentPool:
 
     def embedded_unavailable(self, problem: str) -> None:
         """The embedded model cannot run here: agents not yet started on it wait for /model, and say why."""
-        from keel.agent.model.local.spec import is_embedded
+        from keel.agent.api import is_embedded_model
 
-        if is_embedded(self.model):
+        if is_embedded_model(self.model):
             self.model = ""
         for handle in self.handles:
-            if is_embedded(handle.stats.model) and not handle.started:
+            if is_embedded_model(handle.stats.model) and not handle.started:
                 handle.set_model("", handle.settings.model_copy(update={"model": ""}))
                 handle.note(
                     f"the embedded model cannot run here: {problem}; or choose a model now: /model NAME",
@@ -119,7 +119,7 @@ class AgentPool:
         """A new agent; with `own_worktree`, in a fresh git worktree of the repository."""
         if not request.own_worktree:
             return self.add(self.settings_for(request.model or self.model), request.name)
-        from keel.agent.git.worktrees import create_worktree
+        from keel.agent.api import create_worktree
 
         name = request.name or f"agent-{len(self.handles) + 1}"
         worktree = await create_worktree(self.base.cwd, name)
@@ -127,19 +127,13 @@ class AgentPool:
 
     async def fan_out(self, request: NewAgentRequest) -> AgentGroup:
         """`request.copies` agents, each in its own new worktree on its own branch; all of them or none."""
-        from keel.agent.git.worktrees import (
-            BRANCH_PREFIX,
-            WorkspaceError,
-            Worktree,
-            create_worktree,
-            remove_worktree,
-            repo_top,
-        )
+        from keel.agent.api import create_worktree, remove_worktree, repo_top
+        from keel.agent.errors import KeelError
 
         count = request.copies
         try:
             await asyncio.to_thread(repo_top, self.base.cwd)
-        except WorkspaceError as exc:
+        except KeelError as exc:
             raise FanOutError(
                 f"{fmt.plural(count, 'agent')} need a git worktree each, and worktrees need a git repository: "
                 f"{exc}. Nothing was started (git init and a first commit would do)."
@@ -149,16 +143,15 @@ class AgentPool:
             *(create_worktree(self.base.cwd, f"{stem}-{n}") for n in range(1, count + 1)),
             return_exceptions=True,
         )
-        worktrees = [result for result in made if isinstance(result, Worktree)]
+        worktrees = [result for result in made if not isinstance(result, BaseException)]
         if len(worktrees) < count:
             await asyncio.gather(*map(remove_worktree, worktrees), return_exceptions=True)
-            failure = next(result for result in made if not isinstance(result, Worktree))
+            failure = next(result for result in made if isinstance(result, BaseException))
             if not isinstance(failure, Exception):  # cancelled: not the person's to fix
                 raise failure
             raise FanOutError(f"could not create the worktrees ({failure}); nothing was started")
         handles = [
-            self._add_in_worktree(request, worktree, worktree.branch.removeprefix(BRANCH_PREFIX))
-            for worktree in worktrees
+            self._add_in_worktree(request, worktree, worktree.name) for worktree in worktrees
         ]
         group = AgentGroup(stem, request.task, handles)
         self.groups.append(group)

@@ -17,6 +17,8 @@ import threading
 from collections.abc import Callable
 from contextlib import suppress
 
+from keel.agent.errors import ExitCode
+
 DISABLE = "KEEL_NO_TERMINAL_GUARD"  # set (non-empty) to run the UI in this process, unguarded
 UI_NAME = "keel-ui"  # the child's name in ps and top
 _orphaned = threading.Event()  # set in the child when the guarding parent died
@@ -136,7 +138,7 @@ def _after(status: int, saved: list) -> int:
         number = os.WTERMSIG(status)
         _restore(saved)
         report(f"the UI died ({signal_name(number)}); the terminal was restored")
-        return 128 + number
+        return ExitCode.of_signal(number)
     code = os.WEXITSTATUS(status)
     try:
         changed = termios.tcgetattr(0) != saved

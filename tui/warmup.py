@@ -25,12 +25,9 @@ def freeze_loaded_objects(stage: str) -> None:
 
 
 def warm_up_core() -> None:
-    import keel.agent.session
-    from keel.agent.model.client import litellm_module
-    from keel.tools import default_tools
+    from keel.agent.api import warm_up
 
-    litellm_module()
-    default_tools()
+    warm_up()
     import keel.tui.widgets.assistant_block  # noqa: F401
 
     freeze_loaded_objects("core")
@@ -39,17 +36,7 @@ def warm_up_core() -> None:
 def prepare_embedded(
     settings: SessionSettings, progress: Callable[[ModelProgress], None]
 ) -> str | None:
-    """Start the embedded model's worker when the settings use it (it then assembles the file once, and loads
-    it, telling `progress`); why it cannot run here, else None."""
-    from keel.agent.errors import KeelError
-    from keel.agent.model.local.spec import is_embedded
+    """Start the embedded model's worker when the settings use it; why it cannot run here, else None."""
+    from keel.agent.api import prepare_model
 
-    if not is_embedded(settings.model):
-        return None
-    from keel.agent.model.local.endpoint import prepare_embedded_model
-
-    try:
-        prepare_embedded_model(settings.context_window, progress)
-    except (KeelError, OSError) as exc:
-        return str(exc)
-    return None
+    return prepare_model(settings, progress)

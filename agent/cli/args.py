@@ -7,13 +7,15 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from keel import __version__
+from keel.agent.cli.flags import add_debug_flag, add_model_flags
+from keel.agent.errors import ExitCode
 
 
 class Parser(argparse.ArgumentParser):
     """argparse that reports a usage error as one line and exit code 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"keel: {message} (see `{self.prog} --help`)\n")
+        self.exit(ExitCode.USAGE, f"keel: {message} (see `{self.prog} --help`)\n")
 
     def parse_args(self, args: Any = None, namespace: Any = None) -> argparse.Namespace:  # type: ignore[override]
         """Unknown flags are reported by the subcommand's parser, so the help it names is the one to read."""
@@ -29,62 +31,6 @@ class Parser(argparse.ArgumentParser):
         return self
 
 
-def model_flags(parser: argparse.ArgumentParser, default: Any = None) -> None:
-    """The model flags; subcommands pass SUPPRESS so they do not overwrite flags given before them."""
-    group = parser.add_argument_group("model")
-    group.add_argument(
-        "--model",
-        default=default,
-        help="litellm model name, e.g. openai/gpt-4o-mini or ollama/qwen2.5-coder",
-    )
-    group.add_argument(
-        "--api-base",
-        default=default,
-        help="base URL of an OpenAI-compatible or other litellm-supported server",
-    )
-    group.add_argument(
-        "--context-window",
-        default=default,
-        type=int,
-        metavar="TOKENS",
-        help="context window for models litellm does not know (default 32768)",
-    )
-    group.add_argument(
-        "--tool-protocol",
-        default=default,
-        choices=["auto", "native", "text"],
-        help="native tool calls, or tools described in the prompt (text); auto falls back",
-    )
-    group.add_argument(
-        "--budget", default=default, type=int, metavar="TOKENS", help="token budget for the task"
-    )
-    group.add_argument(
-        "--max-steps",
-        default=default,
-        type=int,
-        metavar="N",
-        help="stop after N tool-calling steps",
-    )
-    group.add_argument(
-        "--approval",
-        default=default,
-        choices=["read-only", "auto-edit", "full-auto"],
-        help="what may run without asking (headless default: full-auto)",
-    )
-    group.add_argument(
-        "--sandbox",
-        default=default,
-        choices=["read-only", "workspace-write", "full-access"],
-        help="how commands are confined (default: workspace-write)",
-    )
-    group.add_argument(
-        "--allow-network",
-        default=default,
-        action="store_true",
-        help="let sandboxed commands use the network",
-    )
-
-
 def top_parser() -> argparse.ArgumentParser:
     """`keel` and its own flags, without the subcommands."""
     parser = Parser(prog="keel", description="A local coding agent.")
@@ -92,7 +38,8 @@ def top_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--cwd", type=Path, help="workspace directory (default: the current directory)"
     )
-    model_flags(parser)
+    add_debug_flag(parser)
+    add_model_flags(parser)
     return parser
 
 
@@ -109,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ID",
         help="continue a stopped session (with a prompt: a new task in it)",
     )
-    model_flags(run, argparse.SUPPRESS)
+    add_debug_flag(run, argparse.SUPPRESS)
+    add_model_flags(run, argparse.SUPPRESS)
 
     from keel.agent.cli.batch import add_batch_parser
 

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from keel.agent.errors import KeelError, UsageError
+from keel.agent.cli.flags import add_model_flags, config_flags
+from keel.agent.errors import ExitCode, KeelError, UsageError
 from keel.prompts import plural
 
 
@@ -33,52 +34,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="TASKS.jsonl",
         help="one task per line: {id, prompt, repo, ref, setup, test, budget, model}",
     )
-    model = parser.add_argument_group("model")
-    keep = argparse.SUPPRESS
-    model.add_argument(
-        "--model", default=keep, help="litellm model name (a task's `model` overrides it)"
-    )
-    model.add_argument("--api-base", default=keep, help="base URL of the model server")
-    model.add_argument(
-        "--context-window",
-        default=keep,
-        type=int,
-        metavar="TOKENS",
-        help="context window for models litellm does not know (default 32768)",
-    )
-    model.add_argument(
-        "--tool-protocol",
-        default=keep,
-        choices=["auto", "native", "text"],
-        help="native tool calls, or tools described in the prompt (text)",
-    )
-    model.add_argument(
-        "--budget",
-        default=keep,
-        type=int,
-        metavar="TOKENS",
-        help="token budget of each attempt (a task's `budget` overrides it)",
-    )
-    model.add_argument(
-        "--max-steps", default=keep, type=int, metavar="N", help="stop an attempt after N steps"
-    )
-    model.add_argument(
-        "--approval",
-        default=keep,
-        choices=["read-only", "auto-edit", "full-auto"],
-        help="what an attempt may do (default: full-auto; nobody is there to ask)",
-    )
-    model.add_argument(
-        "--sandbox",
-        default=keep,
-        choices=["read-only", "workspace-write", "full-access"],
-        help="how an attempt's commands are confined (default: workspace-write)",
-    )
-    model.add_argument(
-        "--allow-network",
-        default=keep,
-        action="store_true",
-        help="let sandboxed commands use the network",
+    add_model_flags(
+        parser,
+        argparse.SUPPRESS,
+        notes={
+            "--model": "a task's `model` overrides it",
+            "--budget": "of each attempt; a task's `budget` overrides it",
+        },
     )
     batch = parser.add_argument_group("batch")
     batch.add_argument(
@@ -156,7 +118,6 @@ def _plan(args: argparse.Namespace, cwd: Path, out: Path) -> tuple[list[Any], li
     from keel.agent.batch.results import ResultsFile, finished_keys, latest
     from keel.agent.batch.runner import AttemptSpec
     from keel.agent.batch.tasks import load_tasks
-    from keel.agent.cli.main import config_flags
     from keel.agent.cli.preflight import check_model
     from keel.agent.config import resolve_config
     from keel.agent.settings import settings_from_config
@@ -277,8 +238,9 @@ def batch_command(args: argparse.Namespace) -> int:
     print(f"keel batch: results in {results.path}", file=sys.stderr)
     if interrupted:
         print(f"keel batch: interrupted; continue with --resume --out {out}", file=sys.stderr)
-        return 130
-    return 1 if ran and all(row.status == "error" for row in ran) else 0
+        return ExitCode.INTERRUPTED
+    failed = ran and all(row.status == "error" for row in ran)
+    return ExitCode.FAILURE if failed else ExitCode.OK
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Literal, TextIO
 
+from keel.agent.errors import exit_code_for
 from keel.agent.protocol import (
     AnyEvent,
     AssistantDelta,
@@ -27,15 +28,6 @@ from keel.agent.session import Session
 from keel.agent.settings import SessionSettings
 
 OutputFormat = Literal["text", "json", "stream-json"]
-
-EXIT_CODES = {
-    "completed": 0,
-    "error": 1,
-    "budget_exhausted": 3,
-    "max_steps": 3,
-    "loop_detected": 3,
-    "interrupted": 130,
-}
 
 
 def _one_line(text: str, width: int = 120) -> str:
@@ -163,4 +155,4 @@ async def run_headless(
         loop.remove_signal_handler(signal.SIGTERM)
     assert finished is not None, "a task always ends with session.finished"
     printer.finish(finished)
-    return EXIT_CODES[finished.status]
+    return exit_code_for(finished.status)

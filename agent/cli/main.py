@@ -6,35 +6,16 @@ import os
 import sys
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from keel import __version__
+from keel.agent.cli.flags import config_flags
+from keel.agent.errors import ExitCode
 
 if TYPE_CHECKING:
     import argparse
 
-EXIT_READER_GONE = 141  # 128 + SIGPIPE: what the shell reports for `git log | head`
-NO_ARGUMENTS = SimpleNamespace(command=None, cwd=None)  # `keel`: the TUI, flags left unset
-
-
-def config_flags(args: argparse.Namespace) -> dict[str, Any]:
-    """The config keys the model and policy flags set (None: not given), as resolve_config takes them."""
-    keys = (
-        "model",
-        "api_base",
-        "context_window",
-        "tool_protocol",
-        "budget",
-        "max_steps",
-        "approval",
-    )
-    flags: dict[str, Any] = {key: getattr(args, key, None) for key in keys}
-    sandbox = {
-        "mode": getattr(args, "sandbox", None),
-        "network": getattr(args, "allow_network", None),
-    }
-    flags["sandbox"] = {k: v for k, v in sandbox.items() if v is not None} or None
-    return flags
+NO_ARGUMENTS = SimpleNamespace(command=None, cwd=None, debug=False)  # `keel`: the TUI, flags unset
 
 
 def _workspace(args: argparse.Namespace) -> Path:
@@ -177,17 +158,23 @@ def main(argv: list[str] | None = None) -> int:
         args = NO_ARGUMENTS
     from keel.agent.errors import KeelError
 
+    if args.debug:
+        from keel.agent.diagnostics import set_debug
+
+        set_debug(True)
     try:
-        code = dispatch(args)
+        code = int(dispatch(args))
         sys.stdout.flush()
     except KeelError as exc:
         print(f"keel: {exc}", file=sys.stderr)
         code = exc.exit_code
     except KeyboardInterrupt:
         print("keel: interrupted", file=sys.stderr)
-        code = 130
+        code = ExitCode.INTERRUPTED
     except BrokenPipeError:
         code = _reader_gone()
+    except Exception as exc:  # noqa: BLE001 - a bug of keel's outside a session: one line, the traceback logged
+        code = _internal_error(exc)
     if "litellm" in sys.modules:
         # litellm's native teardown takes seconds; sessions and logs are closed by now, so skip it
         sys.stdout.flush()
@@ -205,7 +192,15 @@ def _reader_gone() -> int:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
-    return EXIT_READER_GONE
+    return ExitCode.READER_GONE
+
+
+def _internal_error(exc: Exception) -> int:
+    """Say in one line that keel itself failed and where its traceback is (exit 1)."""
+    from keel.agent.diagnostics import describe_internal_error, log_internal_error
+
+    print(f"keel: {describe_internal_error(exc, log_internal_error(exc))}", file=sys.stderr)
+    return ExitCode.FAILURE
 
 
 if __name__ == "__main__":

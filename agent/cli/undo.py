@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from keel.agent.errors import UsageError
+from keel.agent.errors import ExitCode, UsageError
 from keel.prompts import plural
 
 if TYPE_CHECKING:  # the parser is built on every launch; checkpoints load with the command
@@ -39,6 +39,7 @@ def add_undo_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
 
 def undo_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Run `keel undo`; the exit code: 0 restored (or listed), 1 declined, 2 nothing to undo or no terminal to ask on."""
+    from keel.agent.api import plan_undo
     from keel.agent.git.checkpoints import CheckpointError, CheckpointStore
 
     out = out or sys.stdout
@@ -54,20 +55,20 @@ def undo_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
             f"no checkpoints for {workspace}: they are taken before a turn's first change"
         )
     try:
-        target = store.find(args.checkpoint) if args.checkpoint else store.last_turn()
+        plan = plan_undo(workspace, args.checkpoint or "")
     except CheckpointError as exc:
         raise UsageError(str(exc)) from None
+    target, changes = plan.target, plan.changes
     if target is None:
         print("Nothing to undo: the workspace already matches every turn checkpoint.", file=out)
-        return 0
-    changes = store.changes(target)
+        return ExitCode.OK
     print(
         f"Restoring checkpoint {target.short_id} ({_when(target.ts)}, {_describe(target)})",
         file=out,
     )
     if not changes:
         print("The workspace already matches it; nothing to change.", file=out)
-        return 0
+        return ExitCode.OK
     _print_changes(changes, out)
     if not args.yes:
         if sys.stdin is None or not sys.stdin.isatty():
@@ -76,25 +77,19 @@ def undo_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
             )
         if not _confirm(out):
             print("Nothing was changed.", file=out)
-            return 1
-    before = store.snapshot(f"before undo to {target.short_id}", kind="undo")
-    try:
-        store.restore(target)
-    except CheckpointError as exc:
-        raise CheckpointError(
-            f"{exc}; the state before the undo is checkpoint {before.short_id}"
-        ) from None
+            return ExitCode.FAILURE
+    before = plan.restore()
     print(
         f"Restored {plural(len(changes), 'file')}. To take this back: keel undo {before.short_id}",
         file=out,
     )
-    return 0
+    return ExitCode.OK
 
 
 def _print_list(store: CheckpointStore, checkpoints: list[Checkpoint], out: TextIO) -> int:
     if not checkpoints:
         print(f"No checkpoints for {store.workspace} yet.", file=out)
-        return 0
+        return ExitCode.OK
     current = store.current_tree()
     print(f"{'ID':<10}  {'TIME':<19}  {'SESSION':<22}  LABEL", file=out)
     for checkpoint in checkpoints:

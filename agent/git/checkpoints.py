@@ -10,11 +10,9 @@ every non-ignored file, tracked or not, so changes made by commands are captured
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import hashlib
 import json
 import os
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -23,7 +21,8 @@ from pathlib import Path
 from typing import Literal
 
 from keel.agent.config import keel_home
-from keel.agent.errors import KeelError
+from keel.agent.git.lock import file_lock
+from keel.agent.git.runner import Git, GitError
 
 REF_PREFIX = "refs/keel/checkpoints/"
 MAX_CHECKPOINTS = 200  # per workspace; older ones are dropped as new ones are taken
@@ -59,7 +58,7 @@ _CONFIG = """\
 CheckpointKind = Literal["turn", "undo"]
 
 
-class CheckpointError(KeelError):
+class CheckpointError(GitError):
     """A snapshot or restore failed (git missing, a git error, an unknown checkpoint)."""
 
 
@@ -100,15 +99,18 @@ class CheckpointStore:
         self.dir = store_dir(self.workspace, home)
         self.git_dir = self.dir / "git"
         self.index = self.dir / "index"
-        self._env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        self._env.update(
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env.update(
             GIT_DIR=str(self.git_dir),
-            GIT_WORK_TREE=str(self.workspace),
             GIT_INDEX_FILE=str(self.index),
             GIT_OPTIONAL_LOCKS="0",
             GIT_TERMINAL_PROMPT="0",
             LC_ALL="C",
         )
+        where = "in the checkpoint store"
+        self._bare = Git(self.workspace, env, where=where, error=CheckpointError)
+        env = {**env, "GIT_WORK_TREE": str(self.workspace)}
+        self._git = Git(self.workspace, env, where=where, error=CheckpointError).text
 
     # ------------------------------------------------------------ public
 
@@ -196,41 +198,12 @@ class CheckpointStore:
             if status
         ]
 
-    def _git(
-        self, *args: str, input: str | None = None, strip: bool = True, bare: bool = False
-    ) -> str:
-        env = {k: v for k, v in self._env.items() if k != "GIT_WORK_TREE"} if bare else self._env
-        try:
-            done = subprocess.run(
-                ["git", *args],
-                env=env,
-                cwd=self.workspace,
-                input=input,
-                capture_output=True,
-                encoding="utf-8",
-                errors="surrogateescape",  # file names need not be UTF-8
-                check=False,
-            )
-        except FileNotFoundError:
-            raise CheckpointError("git is not installed, so checkpoints cannot be taken") from None
-        if done.returncode != 0:
-            detail = done.stderr.strip().splitlines()
-            raise CheckpointError(
-                f"git {args[0]} failed in the checkpoint store: {detail[-1] if detail else done.returncode}"
-            )
-        return done.stdout.strip() if strip else done.stdout
-
     @contextmanager
     def _locked(self) -> Iterator[None]:
         """One git operation on the store at a time, across processes (parallel sessions, keel undo)."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        with open(self.dir / "lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                self._ensure_store()
-                yield
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+        with file_lock(self.dir / "lock"):
+            self._ensure_store()
+            yield
 
     def _ensure_store(self) -> None:
         if (self.git_dir / "HEAD").is_file():
@@ -239,7 +212,7 @@ class CheckpointStore:
             raise CheckpointError(
                 f"{self.workspace} is too broad to snapshot; run keel in a project directory"
             )
-        self._git("init", "--quiet", "--bare", str(self.git_dir), bare=True)
+        self._bare.text("init", "--quiet", "--bare", str(self.git_dir))
         with open(self.git_dir / "config", "a", encoding="utf-8") as config:
             config.write(_CONFIG)
         info = self.git_dir / "info"

@@ -3,43 +3,29 @@
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import functools
 import hashlib
 import re
 import shutil
 import time
 import weakref
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import git
 
 from keel.agent.config import keel_home
-from keel.agent.errors import KeelError
+from keel.agent.git.lock import file_lock
+from keel.agent.git.runner import NEUTRAL_CONFIG, Git, GitError
 
 BRANCH_PREFIX = "keel/"
 KEEL_AUTHOR = "keel <keel@localhost>"
 LOCK_FILE = "keel-worktrees.lock"
-# No user hooks, no signing prompts, no auto-gc racing with parallel agents, a fixed committer.
-_GIT = [
-    "git",
-    "-c",
-    "core.hooksPath=/dev/null",
-    "-c",
-    "commit.gpgsign=false",
-    "-c",
-    "gc.auto=0",
-    "-c",
-    "user.name=keel",
-    "-c",
-    "user.email=keel@localhost",
-]
 
 
-class WorkspaceError(KeelError):
+class WorkspaceError(GitError):
     """A worktree could not be created or finished: no repository, a bad ref, a git failure."""
 
 
@@ -52,21 +38,18 @@ class Worktree:
     branch: str
     base: str
 
+    @property
+    def name(self) -> str:
+        """The branch without keel's prefix: what the agent working in it is called."""
+        return self.branch.removeprefix(BRANCH_PREFIX)
 
-def _run(cwd: Path, *args: str, raw: bool = False) -> str | bytes:
-    try:
-        return git.Git(str(cwd)).execute(
-            [*_GIT, *args], stdout_as_string=not raw, strip_newline_in_stdout=not raw
-        )
-    except git.GitCommandError as exc:
-        detail = (exc.stderr or "").strip().removeprefix("stderr:").strip(" '\n")
-        raise WorkspaceError(f"git {' '.join(args[:2])} failed in {cwd}: {detail or exc}") from None
-    except git.GitCommandNotFound:
-        raise WorkspaceError("git is not installed or not on PATH") from None
+
+def _runner(cwd: Path) -> Git:
+    return Git(cwd, config=NEUTRAL_CONFIG, where=f"in {cwd}", error=WorkspaceError)
 
 
 def _git(cwd: Path, *args: str) -> str:
-    return str(_run(cwd, *args))
+    return _runner(cwd).text(*args)
 
 
 def repo_top(path: Path) -> Path:
@@ -113,17 +96,6 @@ _async_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Path, as
 )
 
 
-@contextmanager
-def _file_lock(common_dir: Path) -> Iterator[None]:
-    """Exclusive across processes and threads: flock conflicts between any two open() of the file."""
-    with open(common_dir / LOCK_FILE, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 @asynccontextmanager
 async def _serialized(common_dir: Path) -> AsyncIterator[None]:
     """One worktree add/remove at a time per repository; waiters wait here, not in pool threads."""
@@ -155,7 +127,7 @@ def _register(repo: Path, name: str, ref: str | None, root: Path | None) -> Work
     common_dir = _common_dir(repo)
     root = (root or default_root(repo)).resolve()
     stem = _safe_name(name)
-    with _file_lock(common_dir):
+    with file_lock(common_dir / LOCK_FILE):
         if common_dir not in _pruned:
             _git(repo, "worktree", "prune")
             _pruned.add(common_dir)
@@ -223,12 +195,12 @@ def _save(
     since = since or worktree.base
     if head == since:
         return None
-    patch = _run(
-        worktree.path, "diff", "--binary", "--no-color", "--no-ext-diff", since, head, raw=True
+    patch = _runner(worktree.path).bytes(
+        "diff", "--binary", "--no-color", "--no-ext-diff", since, head
     )
     target = patch_path or worktree.path.parent / f"{worktree.path.name}.patch"
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(patch if isinstance(patch, bytes) else patch.encode())
+    target.write_bytes(patch)
     return target
 
 
@@ -247,7 +219,7 @@ async def save_changes(
 
 def _forget(worktree: Worktree) -> None:
     """git's record of worktrees whose directories are gone (under the lock)."""
-    with _file_lock(_common_dir(worktree.repo)):
+    with file_lock(_common_dir(worktree.repo) / LOCK_FILE):
         _git(worktree.repo, "worktree", "prune")
 
 
@@ -267,7 +239,7 @@ async def remove_worktree(worktree: Worktree) -> None:
 
 
 def _delete_branch_at(worktree: Worktree, commit: str) -> bool:
-    with _file_lock(_common_dir(worktree.repo)):
+    with file_lock(_common_dir(worktree.repo) / LOCK_FILE):
         if (
             _git(worktree.repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{worktree.branch}")
             != commit

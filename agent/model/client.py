@@ -6,11 +6,14 @@ import asyncio
 import os
 import random
 import re
+import socket
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from keel.agent.diagnostics import inject_fault
 from keel.agent.errors import (
     ContextWindowExceeded,
     ProviderError,
@@ -29,6 +32,9 @@ if TYPE_CHECKING:
     from keel.agent.model.local.client import EmbeddedClient
 
 MAX_RETRY_AFTER = 60.0  # seconds: a longer Retry-After is not waited out in full
+# Packages whose exceptions are the provider's or the transport's, never keel's own bugs.
+PROVIDER_PACKAGES = frozenset({"litellm", "openai", "anthropic", "httpx", "httpcore", "aiohttp"})
+TRANSPORT_ERRORS = (TimeoutError, ConnectionError, ssl.SSLError, socket.gaierror)
 
 __all__ = [
     "ChatModel",
@@ -76,8 +82,21 @@ def _clean(text: str) -> str:
     return _LITELLM_PREFIX.sub("", first).strip()
 
 
-def classify(exc: BaseException) -> ProviderError:
-    """Map whatever the provider stack raised onto keel's typed provider errors."""
+def from_provider(exc: BaseException) -> bool:
+    """Whether the provider stack raised it: litellm's and the SDKs' errors, HTTP failures, timeouts, a
+    dropped connection. Anything else raised while calling a model is a bug of keel's."""
+    if isinstance(exc, (ProviderError, *TRANSPORT_ERRORS)):
+        return True
+    return any(cls.__module__.partition(".")[0] in PROVIDER_PACKAGES for cls in type(exc).__mro__)
+
+
+def classify(exc: BaseException) -> ProviderError | None:
+    """Map what the provider stack raised onto keel's typed provider errors; None when it is not the
+    provider's (the session then reports an internal error, with its traceback)."""
+    if isinstance(exc, ProviderError):
+        return exc
+    if not from_provider(exc):
+        return None
     litellm = litellm_module()
     name = type(exc).__name__
     message = _clean(str(exc)) or name
@@ -162,14 +181,21 @@ class ModelClient:
         while True:
             try:
                 if self._direct is not None:
-                    return await self._direct.stream(
+                    reply = await self._direct.stream(
                         messages, tools, max_tokens, on_delta, self._cost
                     )
-                return await self._litellm_once(messages, tools, on_delta, max_tokens)
+                else:
+                    reply = await self._litellm_once(messages, tools, on_delta, max_tokens)
+                inject_fault("model.reply")  # tests only: a bug of keel's while handling a reply
+                return reply
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # every provider failure is classified here, in one place
-                error = exc if isinstance(exc, ProviderError) else classify(exc)
+            except (
+                Exception
+            ) as exc:  # provider failures are classified here; keel's own errors go on up
+                error = classify(exc)
+                if error is None:
+                    raise
                 if not isinstance(error, RetryableProviderError):
                     raise error from exc
                 if attempt >= self.retries:

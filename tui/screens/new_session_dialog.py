@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label
 
 from keel.tui.agents import NewAgentRequest
-from keel.tui.commands import CommandError, parse_copies, worktrees_available
+from keel.tui.commands import CommandError, parse_copies
 from keel.tui.widgets.space_checkbox import SpaceCheckbox
 
 
@@ -36,15 +36,12 @@ class NewSessionDialog(ModalScreen[NewAgentRequest | None]):
             yield Input(placeholder=self.default_name, id="new-name")
             yield Label("First task (optional)")
             yield Input(placeholder="what should it do?", id="new-task")
-            if worktrees_available():
-                with Horizontal(id="new-options"):
-                    yield SpaceCheckbox("in its own git worktree", id="new-worktree")
-                    yield Label("copies", id="new-copies-label")
-                    copies = Input("1", type="integer", id="new-copies")
-                    copies.tooltip = (
-                        "more than 1: each copy in its own worktree, all on the first task"
-                    )
-                    yield copies
+            with Horizontal(id="new-options"):
+                yield SpaceCheckbox("in its own git worktree", id="new-worktree")
+                yield Label("copies", id="new-copies-label")
+                copies = Input("1", type="integer", id="new-copies")
+                copies.tooltip = "more than 1: each copy in its own worktree, all on the first task"
+                yield copies
             yield Label("", id="new-error")
             with Horizontal(id="new-buttons"):
                 yield Button(Content("Start [Enter]"), id="new-start", variant="primary")

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import importlib.metadata
 import json
 import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from keel.agent.errors import ConfigError
+from keel.agent.git.lock import file_lock
 from keel.agent.model.local.spec import model_path
 
 EXPECTED_SIZE = 491_400_064
@@ -138,18 +137,6 @@ def model_status() -> ModelFileStatus:
     )
 
 
-@contextmanager
-def _exclusive(lock_file: Path) -> Iterator[None]:
-    """One assembler at a time across processes (parallel agents may all start at once)."""
-    lock_file.parent.mkdir(parents=True, exist_ok=True)
-    with lock_file.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def _concatenate(pieces: list[Path], target: Path) -> str:
     """Write the pieces one after another into target; returns the sha256 of what was written."""
     digest = hashlib.sha256()
@@ -188,7 +175,7 @@ def ensure_model_file(
     target = target or model_path()
     if target.is_file() and _stamp_matches(target) and target.stat().st_size == EXPECTED_SIZE:
         return target
-    with _exclusive(target.with_name(target.name + ".lock")):
+    with file_lock(target.with_name(target.name + ".lock")):  # one assembler at a time
         problem = check_model_file(target)
         if problem is None:
             return target

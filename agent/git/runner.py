@@ -1,0 +1,90 @@
+"""The one way keel runs git: a command in a directory, its output as text or bytes, a failure as a typed error."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from keel.agent.errors import KeelError
+
+# No user hooks, no signing prompts, no auto-gc racing with parallel agents, a fixed committer.
+NEUTRAL_CONFIG = (
+    "core.hooksPath=/dev/null",
+    "commit.gpgsign=false",
+    "gc.auto=0",
+    "user.name=keel",
+    "user.email=keel@localhost",
+)
+
+
+class GitError(KeelError):
+    """git is not installed, or a git command failed; subclasses say which service it failed for."""
+
+
+@dataclass(frozen=True)
+class Git:
+    """Runs git in `cwd` with `env` (default: this process's) and `config` (`-c` settings).
+
+    A failure raises `error` (a GitError) naming the command, `where` it ran and git's last line.
+    """
+
+    cwd: Path
+    env: Mapping[str, str] | None = None
+    config: Sequence[str] = ()
+    where: str = ""
+    error: type[GitError] = GitError
+    timeout: float | None = None
+
+    def text(self, *args: str, input: str | None = None, strip: bool = True) -> str:
+        """The command's stdout as text; file names that are not UTF-8 keep their bytes (surrogateescape)."""
+        data = input.encode("utf-8", "surrogateescape") if input is not None else None
+        text = self._run(args, data).decode("utf-8", "surrogateescape")
+        return text.strip() if strip else text
+
+    def bytes(self, *args: str) -> bytes:
+        """The command's stdout as it came (a binary patch)."""
+        return self._run(args, None)
+
+    def _run(self, args: Sequence[str], input: bytes | None) -> bytes:
+        argv = ["git", *(part for setting in self.config for part in ("-c", setting)), *args]
+        where = f" {self.where}" if self.where else ""
+        try:
+            done = subprocess.run(
+                argv,
+                cwd=self.cwd,
+                env=None if self.env is None else dict(self.env),
+                input=input,
+                stdin=None if input is not None else subprocess.DEVNULL,
+                capture_output=True,
+                timeout=self.timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise self.error(f"git {command(args)} took over {self.timeout:g} s{where}") from None
+        except OSError as exc:
+            if isinstance(exc, FileNotFoundError) and self.cwd.is_dir():
+                raise self.error("git is not installed or not on PATH") from None
+            raise self.error(f"cannot run git in {self.cwd}: {exc.strerror}") from None
+        if done.returncode != 0:
+            lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            detail = lines[-1].removeprefix("fatal: ") if lines else f"exit code {done.returncode}"
+            raise self.error(f"git {command(args)} failed{where}: {detail}")
+        return done.stdout
+
+
+def command(args: Sequence[str]) -> str:
+    """How an error names a git command: `worktree add`, `commit-tree`; never its paths or hashes."""
+    if len(args) > 1 and args[0] in ("worktree", "stash", "remote") and not args[1].startswith("-"):
+        return f"{args[0]} {args[1]}"
+    return args[0] if args else ""
+
+
+def toplevel(path: Path, timeout: float | None = 10.0) -> Path | None:
+    """The top level of the git working tree holding `path`; None without one (or without git)."""
+    try:
+        top = Git(path, timeout=timeout).text("rev-parse", "--show-toplevel")
+    except GitError:
+        return None
+    return Path(top) if top else None
