@@ -59,7 +59,7 @@ def main() -> None:
             store.snapshot("changed")
 
         changed = median_time(change_then_snapshot, options.runs)
-        target = store.list()[-1]
+        target = store.all()[-1]
         restore = median_time(lambda: store.restore(target), 1)
 
     print(f"checkpoints on a repository of {options.files} files (median of {options.runs} runs)")

@@ -135,3 +135,54 @@ def test_no_module_imports_a_top_level_name_the_install_does_not_have(package):
         for path in sorted((ROOT / package).rglob("*.py"))
     }
     assert {file: names for file, names in stale.items() if names} == {}
+
+
+SPAWNS = {"run", "Popen", "check_output", "check_call", "call", "create_subprocess_exec", "execute"}
+
+
+def runs_git_or_locks(path: Path) -> list[str]:
+    """`git` as a command (the first word of an argv list, or of a process-spawning call) and `flock` calls."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        words: list[ast.expr] = []
+        if isinstance(node, (ast.List, ast.Tuple)):
+            words = node.elts[:1]
+        elif isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+            words = node.args[:1] if name in SPAWNS else []
+        if any(isinstance(w, ast.Constant) and w.value == "git" for w in words):
+            found.append((node.lineno, "runs git"))
+        if isinstance(node, ast.Attribute) and node.attr == "flock":
+            found.append((node.lineno, "flock"))
+    return [f"{what} at line {line}" for line, what in sorted(found)]
+
+
+def test_git_runs_through_one_runner_and_locks_through_one_helper():
+    own = {ROOT / "agent" / "git" / "runner.py", ROOT / "agent" / "git" / "lock.py"}
+    offenders = {
+        str(path.relative_to(ROOT)): runs_git_or_locks(path)
+        for package in ("agent", "tools")
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if path not in own and (ROOT / "agent" / "testing") not in path.parents
+    }
+    # tools/ never imports the core: its two `git ls-files` listings stay its own
+    allowed = {"tools/lint.py", "tools/codeintel/source_files.py"}
+    assert {f: found for f, found in offenders.items() if found and f not in allowed} == {}
+    assert runs_git_or_locks(ROOT / "agent" / "git" / "runner.py")
+    assert runs_git_or_locks(ROOT / "agent" / "git" / "lock.py")
+
+
+def test_the_git_check_sees_argv_lists_calls_and_flock(tmp_path):
+    module = tmp_path / "sneaky.py"
+    module.write_text(
+        "import fcntl, subprocess, asyncio\n"
+        "subprocess.run(['git', 'status'])\n"
+        "asyncio.create_subprocess_exec('git', 'ls-files')\n"
+        "fcntl.flock(3, fcntl.LOCK_EX)\n"
+        "print('git')\n"
+    )
+    assert runs_git_or_locks(module) == [
+        "runs git at line 2",
+        "runs git at line 3",
+        "flock at line 4",
+    ]

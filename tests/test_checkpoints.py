@@ -188,7 +188,7 @@ async def test_guard_takes_one_checkpoint_per_turn(tmp_path):
     guard.new_turn()
     second = await guard.before_change("add c")
     assert second is not None and second.id != first.id
-    assert [c.label for c in guard.store.list()] == ["add c", "add b"]
+    assert [c.label for c in guard.store.all()] == ["add c", "add b"]
     assert errors == []
 
 

@@ -97,13 +97,14 @@ class KeelApp(App[int]):
                 loop.call_soon_threadsafe(callback, *args)
 
         def warm_up() -> None:
-            from keel.tui.warmup import prepare_embedded, warm_up_core
+            from keel.agent.api import prepare_model
+            from keel.tui.warmup import warm_up_core
 
             try:
                 warm_up_core()
             except Exception:  # noqa: BLE001, S110 - creating the Session imports them again and shows why
                 pass
-            problem = prepare_embedded(first.settings, lambda event: on_loop(first.show, event))
+            problem = prepare_model(first.settings, lambda event: on_loop(first.show, event))
             if problem:
                 on_loop(self.pool.embedded_unavailable, problem)
             on_loop(warmed.set)

@@ -3,12 +3,6 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from keel.agent.protocol import ModelProgress
-    from keel.agent.settings import SessionSettings
 
 _frozen_stages: set[str] = set()
 
@@ -31,12 +25,3 @@ def warm_up_core() -> None:
     import keel.tui.widgets.assistant_block  # noqa: F401
 
     freeze_loaded_objects("core")
-
-
-def prepare_embedded(
-    settings: SessionSettings, progress: Callable[[ModelProgress], None]
-) -> str | None:
-    """Start the embedded model's worker when the settings use it; why it cannot run here, else None."""
-    from keel.agent.api import prepare_model
-
-    return prepare_model(settings, progress)

@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         argparse.SUPPRESS,
         notes={
             "--model": "a task's `model` overrides it",
-            "--budget": "of each attempt; a task's `budget` overrides it",
+            "--budget": "each attempt gets it; a task's `budget` overrides it",
         },
     )
     batch = parser.add_argument_group("batch")

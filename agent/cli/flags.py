@@ -78,15 +78,12 @@ def add_model_flags(
         text = f"{spec.help}; {note}" if note else spec.help
         if spec.switch:
             group.add_argument(spec.flag, default=default, action="store_true", help=text)
-        else:
+        elif spec.type is not None:
             group.add_argument(
-                spec.flag,
-                default=default,
-                type=spec.type,
-                choices=spec.choices,
-                metavar=spec.metavar,
-                help=text,
+                spec.flag, default=default, type=spec.type, metavar=spec.metavar, help=text
             )
+        else:
+            group.add_argument(spec.flag, default=default, choices=spec.choices, help=text)
 
 
 def config_flags(args: argparse.Namespace) -> dict[str, Any]:

@@ -156,13 +156,12 @@ def main(argv: list[str] | None = None) -> int:
         args = parse(argv)
     else:  # the TUI's launch: argparse (some 2-3 ms) has nothing to parse
         args = NO_ARGUMENTS
+    from keel.agent.diagnostics import inject_fault, set_debug
     from keel.agent.errors import KeelError
 
-    if args.debug:
-        from keel.agent.diagnostics import set_debug
-
-        set_debug(True)
+    set_debug(args.debug)
     try:
+        inject_fault("cli")  # tests only: a bug of keel's outside any session
         code = int(dispatch(args))
         sys.stdout.flush()
     except KeelError as exc:

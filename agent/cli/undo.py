@@ -47,7 +47,7 @@ def undo_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if not workspace.is_dir():
         raise UsageError(f"--cwd {workspace} is not a directory")
     store = CheckpointStore(workspace)
-    checkpoints = store.list()
+    checkpoints = store.all()
     if args.list:
         return _print_list(store, checkpoints, out)
     if not checkpoints:

@@ -128,7 +128,7 @@ class CheckpointStore:
             self._prune()
             return Checkpoint(commit, ts, label, session_id, tree, kind)
 
-    def list(self) -> list[Checkpoint]:
+    def all(self) -> list[Checkpoint]:
         """Every checkpoint of this workspace, newest first."""
         if not self.git_dir.is_dir():
             return []
@@ -145,7 +145,7 @@ class CheckpointStore:
 
     def find(self, prefix: str) -> Checkpoint:
         """The checkpoint whose id starts with `prefix`; CheckpointError if none or several."""
-        matches = [c for c in self.list() if c.id.startswith(prefix.lower())] if prefix else []
+        matches = [c for c in self.all() if c.id.startswith(prefix.lower())] if prefix else []
         if len(matches) != 1:
             what = "no checkpoint" if not matches else f"{len(matches)} checkpoints"
             raise CheckpointError(
@@ -158,7 +158,7 @@ class CheckpointStore:
 
         Skipping ones equal to the workspace makes repeated undos step further back, turn by turn.
         """
-        checkpoints = self.list()
+        checkpoints = self.all()
         if not checkpoints:
             return None
         current = self.current_tree()

@@ -43,7 +43,7 @@ class Git:
         text = self._run(args, data).decode("utf-8", "surrogateescape")
         return text.strip() if strip else text
 
-    def bytes(self, *args: str) -> bytes:
+    def binary(self, *args: str) -> bytes:
         """The command's stdout as it came (a binary patch)."""
         return self._run(args, None)
 

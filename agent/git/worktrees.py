@@ -195,7 +195,7 @@ def _save(
     since = since or worktree.base
     if head == since:
         return None
-    patch = _runner(worktree.path).bytes(
+    patch = _runner(worktree.path).binary(
         "diff", "--binary", "--no-color", "--no-ext-diff", since, head
     )
     target = patch_path or worktree.path.parent / f"{worktree.path.name}.patch"
