@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv == ["--version"]:
         # answered before argparse is even built: scripts call this often
         print(f"keel {__version__}")
-        return 0
+        return ExitCode.OK
     if argv:
         from keel.agent.cli.args import parse
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TextIO
 
 from keel.agent.config import KeelConfig
+from keel.agent.errors import ExitCode
 from keel.agent.model.local.assemble import EXPECTED_SIZE, INSTALL_HINT, model_status
 from keel.agent.model.local.spec import LITELLM_MODEL, MODEL_NAME, is_embedded
 from keel.agent.model.local.worker_client import last_crash
@@ -130,4 +131,4 @@ def models_command(config: KeelConfig, cwd: Path, out: TextIO | None = None) -> 
         [OTHER_MODELS.rstrip()],
     ]
     print("\n\n".join("\n".join(section) for section in sections), file=out)
-    return 0
+    return ExitCode.OK

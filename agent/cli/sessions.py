@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from keel.agent.errors import ExitCode
 from keel.agent.protocol import AnyEvent, SessionFinished, SessionStarted, UserMessage
 from keel.agent.store import read_events, sessions_dir
 
@@ -67,11 +68,11 @@ def print_sessions(cwd: Path) -> int:
     sessions = list_sessions(cwd)
     if not sessions:
         print(f"no sessions in {cwd} yet; start one with `keel` or `keel run PROMPT`")
-        return 0
+        return ExitCode.OK
     print(f"{'ID':<23} {'STARTED':<16} {'STATUS':<16} {'STEPS':>5} {'TOKENS':>9}  PROMPT")
     for s in sessions:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.started))
         prompt = " ".join(s.prompt.split())[:50]
         print(f"{s.session_id:<23} {when:<16} {s.status:<16} {s.steps:>5} {s.tokens:>9}  {prompt}")
     print("\nresume one with: keel resume ID  (or headless: keel run --resume ID)")
-    return 0
+    return ExitCode.OK

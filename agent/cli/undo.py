@@ -99,7 +99,7 @@ def _print_list(store: CheckpointStore, checkpoints: list[Checkpoint], out: Text
             f"{checkpoint.short_id:<10}  {_when(checkpoint.ts):<19}  {session:<22}  {_describe(checkpoint)}{mark}",
             file=out,
         )
-    return 0
+    return ExitCode.OK
 
 
 def _print_changes(changes: list[FileChange], out: TextIO) -> None:
