@@ -48,3 +48,35 @@ def test_keel_in_tmux_answers_a_typed_prompt(scripted_server, tmp_path):
     finally:
         terminal.close()
     assert "remember the milk" in str(server.requests[-1].messages)
+
+
+def test_keel_debug_prints_an_internal_errors_traceback_once_the_ui_is_gone(
+    scripted_server, tmp_path
+):
+    """The UI shows the internal error; --debug's traceback waits for the terminal, then prints."""
+    server = scripted_server(["a reply keel will fail to handle"])
+    repo = git_repo(tmp_path / "repo", {"notes.txt": "remember the milk\n"})
+    env = keel_env(
+        tmp_path / "home",
+        TERM="xterm-256color",
+        PATH="/usr/bin:/bin",
+        HOME=str(tmp_path),
+        KEEL_TEST_FAULT="model.reply",
+    )
+    command = [KEEL, "--debug", "--model", "openai/any", "--api-base", server.url]
+    terminal = Terminal(command, repo, env)
+    try:
+        terminal.wait_for("Ask keel")
+        terminal.keys("hello", literal=True)
+        terminal.keys("Enter")
+        shown = terminal.wait_for("internal error")
+        assert "Traceback" not in shown, "the traceback must not be drawn over the UI"
+        terminal.keys("C-q")
+        after = terminal.wait_for("KEEL-EXIT=", timeout=20)
+        assert "Traceback (most recent call last)" in after
+        assert "InjectedFault: a fault injected at model.reply" in after
+        assert terminal.modes() == RESTORED
+    finally:
+        terminal.close()
+    [log] = (tmp_path / "home" / "logs").glob("*.log")
+    assert "InjectedFault" in log.read_text()

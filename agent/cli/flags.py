@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class ModelFlag:
+class ModelFlag(NamedTuple):
     """One flag: its name, the config key it sets (a dotted path), and how argparse reads it."""
 
     flag: str

@@ -9,7 +9,6 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 from keel import __version__
-from keel.agent.cli.flags import config_flags
 from keel.agent.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -54,6 +53,7 @@ def _read_prompt(args: argparse.Namespace) -> str | None:
 def _cmd_run(args: argparse.Namespace) -> int:
     import asyncio
 
+    from keel.agent.cli.flags import config_flags
     from keel.agent.cli.headless import run_headless
     from keel.agent.config import resolve_config
     from keel.agent.errors import UsageError
@@ -104,6 +104,7 @@ def _cmd_frontend(args: argparse.Namespace, resume_id: str | None = None) -> int
     It gets the config's sources: a broken config fails here (exit 2), before the UI takes the
     screen, and one with nothing to validate is built after the first paint.
     """
+    from keel.agent.cli.flags import config_flags
     from keel.agent.cli.frontends import load_frontend
     from keel.agent.config_files import ConfigSources
     from keel.agent.errors import UsageError
@@ -129,6 +130,7 @@ def dispatch(args: argparse.Namespace) -> int:
 
         return batch_command(args)
     if args.command == "models":
+        from keel.agent.cli.flags import config_flags
         from keel.agent.cli.models import models_command
         from keel.agent.config import resolve_config
 
