@@ -14,8 +14,18 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from keel.agent import protocol
-    from keel.agent.api import run_task, session_settings
+    from keel.agent.api import (
+        find_session,
+        is_embedded_model,
+        plan_undo,
+        prepare_model,
+        read_session,
+        run_task,
+        session_settings,
+        stop_model_workers,
+    )
     from keel.agent.config import KeelConfig, resolve_config
+    from keel.agent.errors import ExitCode, KeelError
     from keel.agent.session import Session
     from keel.agent.settings import SessionSettings
 
@@ -26,17 +36,33 @@ _PUBLIC = {
     "resolve_config": "keel.agent.config",
     "run_task": "keel.agent.api",
     "session_settings": "keel.agent.api",
+    "is_embedded_model": "keel.agent.api",
+    "prepare_model": "keel.agent.api",
+    "stop_model_workers": "keel.agent.api",
+    "plan_undo": "keel.agent.api",
+    "find_session": "keel.agent.api",
+    "read_session": "keel.agent.api",
+    "ExitCode": "keel.agent.errors",
+    "KeelError": "keel.agent.errors",
     "protocol": "keel.agent.protocol",
 }
 __all__ = [
+    "ExitCode",
     "KeelConfig",
+    "KeelError",
     "Session",
     "SessionSettings",
     "__version__",
+    "find_session",
+    "is_embedded_model",
+    "plan_undo",
+    "prepare_model",
     "protocol",
+    "read_session",
     "resolve_config",
     "run_task",
     "session_settings",
+    "stop_model_workers",
 ]
 
 

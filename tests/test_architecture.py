@@ -5,6 +5,8 @@ under the one `keel` namespace."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -186,3 +188,16 @@ def test_the_git_check_sees_argv_lists_calls_and_flock(tmp_path):
         "runs git at line 3",
         "flock at line 4",
     ]
+
+
+def test_import_keel_offers_every_public_name_and_loads_it_only_when_asked():
+    probe = (
+        "import sys, keel\n"
+        "assert 'keel.agent.api' not in sys.modules\n"
+        "missing = [n for n in keel.__all__ if getattr(keel, n, None) is None]\n"
+        "print(missing, sorted(keel._PUBLIC) == sorted(set(keel.__all__) - {'__version__'}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.split() == ["[]", "True"], done.stderr
