@@ -45,4 +45,5 @@ async def test_run_task_drives_a_session_to_its_end(scripted_server, tmp_path: P
     assert (
         seen[0] == "session.started" and seen[-1] == "session.finished" and "tool.finished" in seen
     )
-    assert "alpha" in server.requests[-1].messages[-1]["content"]
+    tool_results = [m["content"] for m in server.requests[-1].messages if m["role"] == "tool"]
+    assert len(tool_results) == 1 and "alpha" in tool_results[0]
