@@ -100,9 +100,10 @@ class TextPrinter(Printer):
                 file=self.err,
             )
         elif finished.status != "completed":
+            grant = " --budget TOKENS" if finished.status == "budget_exhausted" else ""
             print(
                 f"keel: stopped ({finished.status}): {finished.reason}. "
-                f"Resume with: keel run --resume {self.session_id}",
+                f"Resume with: keel run --resume {self.session_id}{grant}",
                 file=self.err,
             )
 
