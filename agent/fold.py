@@ -162,9 +162,16 @@ def _summarized(state: SessionState, event: ContextSummarized) -> SessionState:
 
 
 def _aborted(state: SessionState, event: TurnAborted) -> SessionState:
-    """Calls cut off get a result; an interrupted task tells the model the user stopped it."""
+    """Calls cut off get a result; an interrupted task tells the model the user stopped it. The loop guard
+    starts over: a call made again after a cut is the cut's doing, not the model going round in circles."""
     repaired = tuple(
         tool_result(call, UNFINISHED_RESULT) for call in unanswered_calls(state.history)
     )
     note = (user(INTERRUPTED_NOTE),) if state.task_open and event.reason == "interrupted" else ()
-    return replace(state, history=(*state.history, *repaired, *note), task_open=False)
+    return replace(
+        state,
+        history=(*state.history, *repaired, *note),
+        task_open=False,
+        repeated_call="",
+        repeats=0,
+    )

@@ -236,15 +236,24 @@ class Session:
         self._events.put_nowait(event)
 
     def _resume(self) -> None:
-        """Close the turn a dead process left open; `--budget N` on resume grants N more tokens."""
+        """Close the turn a dead process left open, and grant the task a fresh budget on top of what it used."""
         state = self.state
         if state.task_open or unanswered_calls(state.history):
             self._emit(TurnAborted(turn_id=state.turn_id, reason="crashed"))
+        grant = self._resume_grant()
+        budget = None if grant is None else state.task_tokens + grant
+        default = self.settings.budget if self.settings.budget is not None else state.default_budget
+        self._emit(BudgetSet(budget=budget, default_budget=default, reason="resume"))
+
+    def _resume_grant(self) -> int | None:
+        """As much as a new run would get: --budget (or the config's), the session's /budget, an estimate."""
         if self.settings.budget is not None:
-            grant = state.task_tokens + self.settings.budget
-            self._emit(
-                BudgetSet(budget=grant, default_budget=self.settings.budget, reason="resume")
-            )
+            return self.settings.budget
+        if self.state.default_budget is not None:
+            return self.state.default_budget
+        if not self.settings.auto_budget or not self.state.task_prompt:
+            return None
+        return auto_budget(self.state.task_prompt, count_repo_files(self.root))
 
     async def _work_loop(self) -> None:
         while True:

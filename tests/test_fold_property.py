@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 from keel_cli import git_repo
 
@@ -142,7 +142,7 @@ class Model:
 class Run:
     live: SessionState
     log: Path
-    events: list[AnyEvent] = field(default_factory=list)
+    config: SessionSettings
 
 
 async def until(session: Session, done: type | tuple[type, ...], on_event: Any = None) -> None:
@@ -182,11 +182,18 @@ async def drive(plan: Plan, model: Model, server: ScriptedServer, repo: Path) ->
             else:
                 session.submit(op)
         live = session.state
-    return Run(live=live, log=session.log.path)
+    return Run(live=live, log=session.log.path, config=config)
 
 
-def rebuild(events: list[AnyEvent], live: SessionState) -> SessionState:
-    return fold(events, SessionState(session_id=live.session_id, max_steps=live.max_steps))
+def resumed_state(run: Run) -> SessionState:
+    """The state `keel run --resume` starts from: a Session built on the log (not started)."""
+
+    async def build() -> SessionState:
+        session = Session(run.config, resume=run.log)
+        await session.close()
+        return session.state
+
+    return asyncio.run(build())
 
 
 def served_usage(requests: list[RecordedRequest]) -> TokenUsage:
@@ -229,13 +236,30 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scripted_server: Any)
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
+@example(  # masking, then summaries at the threshold
+    plan=Plan(window=4_500, protocol="auto", ops=[Prompt(["read"] * 7), Prompt(["read"] * 7)])
+)
+@example(  # the switch to text, a malformed call, an interrupt, then /compact and a budget stop
+    plan=Plan(
+        window=32_768,
+        protocol="auto",
+        ops=[
+            Prompt(["read", "switch", "malformed", "empty", "read"], interrupt=True),
+            Compact(),
+            SetBudget(budget=3_000),
+            Prompt(["read", "bad_json", "unknown_tool", "read"]),
+        ],
+    )
+)
 @given(plan=plans())
 def test_live_state_equals_the_state_folded_from_the_log(world: Any, plan: Plan) -> None:
     model, server, repo = world
     served = len(server.requests)
     run = asyncio.run(drive(plan, model, server, repo))
     events = read_events(run.log)
-    assert snapshot(rebuild(events, run.live)) == snapshot(run.live)
+    initial = SessionState(session_id=run.live.session_id, max_steps=run.live.max_steps)
+    assert snapshot(fold(events, initial)) == snapshot(run.live)
+    assert snapshot(resumed_state(run)) == snapshot(run.live)
     assert run.live.usage == served_usage(server.requests[served:])
     for logged in events:  # what the examples exercised: pytest --hypothesis-show-statistics
         if isinstance(logged, ContextSummarized):

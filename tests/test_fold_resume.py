@@ -11,6 +11,8 @@ import pytest
 from keel_cli import git_repo, run_streamed
 from test_fold_property import served_usage
 
+from keel.agent.context.budget import auto_budget
+from keel.agent.fold import fold
 from keel.agent.protocol import (
     BudgetSet,
     Compact,
@@ -129,7 +131,9 @@ def test_the_text_tool_protocol_survives_a_resume(scripted_server, repo, tmp_pat
 
 
 def reads(request: ChatRequest) -> Reply:
-    return Reply(tool_calls=[ScriptedToolCall(name="read_file", arguments={"path": "notes.txt"})])
+    """Reads forever, each call a little different (the same call five times is a loop, stopped as one)."""
+    arguments = {"path": "notes.txt", "limit": len(request.messages)}
+    return Reply(tool_calls=[ScriptedToolCall(name="read_file", arguments=arguments)])
 
 
 def test_budgets_are_events_that_a_resume_keeps_and_extends(scripted_server, repo):
@@ -149,12 +153,35 @@ def test_budgets_are_events_that_a_resume_keeps_and_extends(scripted_server, rep
             return session.state
 
     log = sessions_dir() / f"{asyncio.run(live())}.jsonl"
-    kept = asyncio.run(resumed())
-    assert (kept.budget, kept.default_budget) == (4_000, 4_000)
-    granted = asyncio.run(resumed(budget=1_000))
-    assert (granted.budget, granted.default_budget) == (kept.task_tokens + 1_000, 1_000)
+    used = fold(read_events(log), SessionState(session_id=log.stem)).task_tokens
+    kept = asyncio.run(
+        resumed()
+    )  # a resume grants the session's /budget again, on top of what was used
+    assert (kept.budget, kept.default_budget) == (used + 4_000, 4_000)
+    granted = asyncio.run(resumed(budget=1_000))  # --budget N grants N
+    assert (granted.budget, granted.default_budget) == (used + 1_000, 1_000)
     grants = [e for e in read_events(log) if isinstance(e, BudgetSet)]
-    assert grants[-1].reason == "resume" and grants[-1].budget == granted.budget
+    assert [(g.reason, g.budget) for g in grants] == [
+        ("requested", 4_000),
+        ("resume", used + 4_000),
+        ("resume", used + 1_000),
+    ]
+
+
+def test_a_resume_without_a_budget_grants_a_fresh_estimate(scripted_server, repo, tmp_path):
+    server = scripted_server(reads)
+    stopped = run_streamed(server.url, "read forever", cwd=repo, home=tmp_path / "home")
+    assert stopped.returncode == 3 and stopped.events[-1]["status"] == "budget_exhausted"
+    estimate = auto_budget("read forever", 1)
+    assert [e["budget"] for e in stopped.events if e["type"] == "budget.set"] == [estimate]
+    used = stopped.events[-1]["task_usage"]["total_tokens"]
+    finish = scripted_server(["Done reading."])
+    resumed = run_streamed(
+        finish.url, "--resume", stopped.events[0]["session_id"], cwd=repo, home=tmp_path / "home"
+    )
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    grant = next(e for e in resumed.events if e["type"] == "budget.set")
+    assert grant["reason"] == "resume" and grant["budget"] == used + estimate
 
 
 def test_a_turn_cut_off_by_a_crash_is_closed_on_resume(scripted_server, repo):
@@ -176,7 +203,10 @@ def test_a_turn_cut_off_by_a_crash_is_closed_on_resume(scripted_server, repo):
     log.write_text("".join(json.dumps(line) + "\n" for line in lines))
 
     async def resume() -> list:
-        async with Session(settings(server.url, repo), resume=log) as session:
+        session = Session(settings(server.url, repo), resume=log)
+        assert (session.state.task_open, session.state.repeats) == (True, 1)
+        async with session:
+            assert session.state.repeats == 0  # the call made again is no loop of the model's
             session.submit(Continue())
             return await until_finished(session)
 

@@ -100,10 +100,9 @@ class TextPrinter(Printer):
                 file=self.err,
             )
         elif finished.status != "completed":
-            grant = " --budget TOKENS" if finished.status == "budget_exhausted" else ""
             print(
                 f"keel: stopped ({finished.status}): {finished.reason}. "
-                f"Resume with: keel run --resume {self.session_id}{grant}",
+                f"Resume with: keel run --resume {self.session_id}",
                 file=self.err,
             )
 
