@@ -52,9 +52,8 @@ class SessionLog:
             return event
         try:
             return parse_event(redacted)
-        except (
-            ValidationError
-        ):  # redaction broke the line (a resume skips it); the live state keeps the event
+        except ValidationError:
+            # redaction broke the line, which a resume will skip; the live state still takes the event
             return event
 
     def sync(self) -> None:

@@ -222,6 +222,23 @@ def test_a_turn_cut_off_by_a_crash_is_closed_on_resume(scripted_server, repo):
     )  # a crash, not the user
 
 
+def test_what_the_log_redacts_the_live_state_holds_redacted_too(scripted_server, repo):
+    key = "sk-proj-" + "a1B2c3D4" * 4
+    server = scripted_server([Reply(text=f"The key is {key}.")])
+
+    async def live() -> tuple[SessionState, Path]:
+        async with Session(settings(server.url, repo)) as session:
+            session.submit(UserPrompt(text="what is the key?"))
+            finished = (await until_finished(session))[-1]
+            assert key in finished.final_message  # the person sees it; the log and the state do not
+            return session.state, session.log.path
+
+    state, log = asyncio.run(live())
+    assert state.history[-1].content == "The key is [REDACTED]."
+    rebuilt = fold(read_events(log), SessionState(session_id=state.session_id))
+    assert [m.model_dump() for m in rebuilt.history] == [m.model_dump() for m in state.history]
+
+
 def test_older_logs_still_read():
     """Lines written before status, turn ids and the closed error set parse, filled in from what they hold."""
     finished = parse_event(
