@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 from keel.agent.config_files import keel_home
 
 if TYPE_CHECKING:
-    from keel.agent.protocol import Error
+    from keel.agent.protocol import Error, ErrorClass
 
-INTERNAL_ERROR = "InternalError"  # the error_class of an internal error's event
+INTERNAL_ERROR: ErrorClass = "InternalError"  # the error_class of an internal error's event
 # Tests only: a fault point's name (see inject_fault) makes keel's own code raise there, as a bug would.
 FAULT_ENV = "KEEL_TEST_FAULT"
 

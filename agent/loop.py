@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from keel.agent.approval import Approvals
-from keel.agent.context import ContextManager
+from keel.agent.context.manager import ContextManager
 from keel.agent.errors import ContextWindowExceeded, ToolsUnsupported
 from keel.agent.git.checkpoints import CheckpointGuard
-from keel.agent.messages import Message, tool_result, user
 from keel.agent.model.client import ChatModel, ModelReply
 from keel.agent.protocol import (
     AnyEvent,
@@ -21,10 +19,13 @@ from keel.agent.protocol import (
     Error,
     ToolCall,
     ToolFinished,
+    ToolProtocolChanged,
     ToolStarted,
+    ToolStatus,
     UserMessage,
+    error_class_of,
 )
-from keel.agent.state import LimitExceeded, SessionState
+from keel.agent.state import LimitExceeded, SessionState, call_signature
 from keel.agent.text_protocol import MalformedToolCall, parse_tool_calls
 from keel.prompts import render
 from keel.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
@@ -45,11 +46,12 @@ class TaskComplete(Exception):
 
 
 class AgentLoop:
-    """Runs steps for one task over a session's state; flow leaves it by TaskComplete or LimitExceeded."""
+    """Runs steps for one task; it reads the session's state and changes it only by emitting events. Flow
+    leaves it by TaskComplete or LimitExceeded."""
 
     def __init__(
         self,
-        state: SessionState,
+        current: Callable[[], SessionState],
         model: ChatModel,
         registry: ToolRegistry,
         tool_context: ToolContext,
@@ -59,7 +61,7 @@ class AgentLoop:
         ask_person: AskPerson | None,
         checkpoints: CheckpointGuard | None = None,
     ) -> None:
-        self.state = state
+        self.current = current
         self.model = model
         self.registry = registry
         self.tool_context = tool_context
@@ -69,6 +71,10 @@ class AgentLoop:
         self.ask_person = ask_person
         self.checkpoints = checkpoints
 
+    @property
+    def state(self) -> SessionState:
+        return self.current()
+
     async def run(self) -> None:
         while True:
             await self.step()
@@ -77,32 +83,28 @@ class AgentLoop:
         """One model call and the tool calls it asked for."""
         self.state.check_limits()
         reply = await self._call_model()
+        correction: str | None
         try:
             calls = self._calls_of(reply)
         except MalformedToolCall as exc:
             calls, correction = [], str(exc)
         else:
             correction = None if calls or reply.text.strip() else EMPTY_REPLY
-        assistant = Message(role="assistant", content=reply.text, tool_calls=calls)
-        self.state.record(assistant, reply.usage, reply.cost)
         self.emit(
             AssistantMessage(text=reply.text, tool_calls=calls, usage=reply.usage, cost=reply.cost)
         )
-        self.context.after_model_call(self.state, reply.usage)
+        self.context.after_model_call(reply.usage)
         if correction is not None:
-            self.state.record(user(correction))
             self.emit(UserMessage(text=correction, origin="keel"))
         elif not calls:
             raise TaskComplete(reply.text)
         for call in calls:
-            result = await self._execute(call)
-            self.state.record(tool_result(call, result.output))
-        self.state.steps += 1
+            await self._execute(call)
 
     async def _call_model(self) -> ModelReply:
         overflows = 0
         while True:
-            await self.context.fit(self.state)
+            await self.context.fit()
             self.state.check_limits()  # summarizing costs tokens too
             request = self.context.build_request(self.state)
             tools = self.registry.schemas() if self.state.tool_protocol == "native" else None
@@ -111,46 +113,52 @@ class AgentLoop:
             except ToolsUnsupported as exc:
                 if self.state.tool_protocol == "text":
                     raise
-                self.state.switch_to_text_protocol()
                 self.emit(
                     Error(
-                        error_class=exc.error_class,
+                        error_class=error_class_of(exc.error_class),
                         message=f"{exc}; switching to the text tool protocol",
                     )
                 )
+                self.emit(ToolProtocolChanged(tool_protocol="text", reason=str(exc)))
             except ContextWindowExceeded as exc:
                 overflows += 1
                 if overflows > MAX_CONTEXT_RETRIES:
                     raise
                 self.emit(
                     Error(
-                        error_class=exc.error_class,
+                        error_class=error_class_of(exc.error_class),
                         message=f"{exc}; compacting the context and retrying",
                     )
                 )
-                await self.context.compact(self.state, reason="provider_overflow")
+                await self.context.compact(reason="provider_overflow")
 
     def _on_delta(self, text: str) -> None:
         self.emit(AssistantDelta(text=text))
 
     def _calls_of(self, reply: ModelReply) -> list[ToolCall]:
-        """Native calls as sent; in the text protocol the calls written in the reply (native ones if none)."""
-        if self.state.tool_protocol == "text":
+        """Native calls as sent; in the text protocol the calls written in the reply (native ones if none).
+        Calls without an id get one the fold counts (`state.calls`)."""
+        state = self.state
+        if state.tool_protocol == "text":
             parsed = parse_tool_calls(reply.text)
             if parsed or not reply.tool_calls:
                 return [
-                    ToolCall(id=self.state.next_call_id(), name=p.name, arguments=p.arguments)
-                    for p in parsed
+                    ToolCall(id=state.call_id(n), name=p.name, arguments=p.arguments)
+                    for n, p in enumerate(parsed, 1)
                 ]
-        return [
-            c if c.id else c.model_copy(update={"id": self.state.next_call_id()})
-            for c in reply.tool_calls
-        ]
+        unnamed = 0
+        calls = []
+        for call in reply.tool_calls:
+            if not call.id:
+                unnamed += 1
+                call = call.model_copy(update={"id": state.call_id(unnamed)})
+            calls.append(call)
+        return calls
 
-    async def _execute(self, call: ToolCall) -> ToolResult:
+    async def _execute(self, call: ToolCall) -> None:
         started = time.monotonic()
         shown_args = _arguments_for_display(call.arguments)
-        repeats = self.state.note_call(_signature(call.name, shown_args))
+        repeats = self.state.repeats_of(call_signature(call.name, shown_args))
         if repeats >= LOOP_STOP:
             raise LimitExceeded(
                 "loop_detected",
@@ -158,9 +166,9 @@ class AgentLoop:
             )
         self.emit(ToolStarted(call_id=call.id, name=call.name, arguments=shown_args))
         try:
-            result = await self._validated_run(call, shown_args)
+            result, status = await self._validated_run(call, shown_args)
         except ToolError as exc:
-            result = ToolResult(output=f"Error: {exc}", ok=False)
+            result, status = ToolResult(output=f"Error: {exc}", ok=False), "error"
         if repeats >= LOOP_WARN:
             warning = render("loop_warning", name=call.name, count=repeats, limit=LOOP_STOP)
             result = result.model_copy(update={"output": f"{result.output}\n\n{warning}"})
@@ -168,23 +176,25 @@ class AgentLoop:
             ToolFinished(
                 call_id=call.id,
                 name=call.name,
-                ok=result.ok,
+                status=status,
                 output=result.output,
                 diff=result.diff,
                 duration_ms=int((time.monotonic() - started) * 1000),
             )
         )
-        return result
 
-    async def _validated_run(self, call: ToolCall, shown_args: dict[str, Any]) -> ToolResult:
+    async def _validated_run(
+        self, call: ToolCall, shown_args: dict[str, Any]
+    ) -> tuple[ToolResult, ToolStatus]:
         parsed = call.arguments if "_raw" in shown_args else shown_args  # decoded once, for display
         tool, args = self.registry.validate(call.name, parsed)
         refusal = await self._refusal(call, tool, shown_args)
         if refusal is not None:
-            return ToolResult(output=refusal, ok=False)
+            return ToolResult(output=refusal, ok=False), "denied"
         if self.checkpoints is not None and tool.kind is not ToolKind.READ:
             await self.checkpoints.before_change(self.state.task_prompt)
-        return await self.registry.run(tool, args, self.tool_context)
+        result = await self.registry.run(tool, args, self.tool_context)
+        return result, "ok" if result.ok else "error"
 
     async def _refusal(self, call: ToolCall, tool: Tool, shown_args: dict[str, Any]) -> str | None:
         """None when the call may run; otherwise what the model is told instead."""
@@ -203,10 +213,6 @@ class AgentLoop:
         return (
             f"Denied: the user did not approve this {tool.name} call. Ask them or try another way."
         )
-
-
-def _signature(name: str, arguments: dict[str, Any]) -> str:
-    return name + json.dumps(arguments, sort_keys=True)
 
 
 def _arguments_for_display(raw: str) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,11 +26,9 @@ class Message(BaseModel):
     # a plain (excluded) field, not a private attribute: it is read for every message of every request
     native_wire: dict[str, Any] | None = Field(default=None, exclude=True, repr=False)
 
-    def set_content(self, text: str) -> None:
-        """Change the text (masking does), dropping what was derived from the old one."""
-        self.content = text
-        self.token_count = None
-        self.native_wire = None
+    def with_content(self, text: str) -> Message:
+        """A copy with another text (masking makes one), without what was derived from the old text."""
+        return self.model_copy(update={"content": text, "token_count": None, "native_wire": None})
 
 
 def system(text: str) -> Message:
@@ -75,7 +74,9 @@ def _text_result(message: Message) -> str:
     return f'<tool_result name="{message.name}">\n{message.content}\n</tool_result>'
 
 
-def to_wire(messages: list[Message], protocol: Literal["native", "text"]) -> list[dict[str, Any]]:
+def to_wire(
+    messages: Sequence[Message], protocol: Literal["native", "text"]
+) -> list[dict[str, Any]]:
     """The messages in OpenAI chat format (read-only: native ones are cached on the messages); in the
     text protocol tool results travel as user messages."""
     if protocol == "native":

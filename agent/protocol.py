@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import secrets
 import time
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 
 
 class Model(BaseModel):
@@ -42,42 +43,55 @@ class ToolCall(Model):
 # ---------------------------------------------------------------- ops (front end -> core)
 
 
-class UserPrompt(Model):
+def new_op_id() -> str:
+    """A short random id; an op that starts a turn lends it to the turn and to every event of the turn."""
+    return secrets.token_hex(6)
+
+
+class OpBase(Model):
+    """Every op has an id, generated unless the front end names it."""
+
+    id: str = Field(default_factory=new_op_id)
+
+
+class UserPrompt(OpBase):
     type: Literal["user_prompt"] = "user_prompt"
     text: str
 
 
-class Continue(Model):
+class Continue(OpBase):
     """Go on with the current task without a new message (after a budget stop, a crash or an interrupt)."""
 
     type: Literal["continue"] = "continue"
 
 
-class Interrupt(Model):
+class Interrupt(OpBase):
+    """Stop the running turn (or drop the queued ones); each is answered by `turn.aborted`."""
+
     type: Literal["interrupt"] = "interrupt"
 
 
 ApprovalDecision = Literal["allow_once", "allow_session", "deny"]
 
 
-class Approve(Model):
+class Approve(OpBase):
     type: Literal["approve"] = "approve"
     call_id: str
     decision: ApprovalDecision
 
 
-class Compact(Model):
+class Compact(OpBase):
     """Ask for a summary of the context now (the TUI's /compact)."""
 
     type: Literal["compact"] = "compact"
 
 
-class SetBudget(Model):
+class SetBudget(OpBase):
     type: Literal["set_budget"] = "set_budget"
     budget: int | None
 
 
-class Shutdown(Model):
+class Shutdown(OpBase):
     type: Literal["shutdown"] = "shutdown"
 
 
@@ -91,7 +105,10 @@ Op = Annotated[
 
 
 class Event(Model):
+    """`turn_id` names the op (and so the turn) that caused the event; "" outside any turn."""
+
     ts: float = Field(default_factory=time.time)
+    turn_id: str = ""
 
 
 class SessionStarted(Event):
@@ -105,6 +122,21 @@ class SessionStarted(Event):
     budget: int | None = None
     resumed: bool = False
     sandbox: str = ""  # what confines run_command: "bubblewrap", "landlock (ABI 6: …)", …
+
+
+class TurnStarted(Event):
+    """A turn begins: a task (a prompt, or Continue) or a compaction; `turn_id` is the op's id."""
+
+    type: Literal["turn.started"] = "turn.started"
+    kind: Literal["task", "compact"] = "task"
+
+
+class TurnAborted(Event):
+    """A turn ended early: it answers an Interrupt (the turn's id), or on resume closes the turn a dead process
+    left open (`crashed`)."""
+
+    type: Literal["turn.aborted"] = "turn.aborted"
+    reason: Literal["interrupted", "crashed"] = "interrupted"
 
 
 class UserMessage(Event):
@@ -121,11 +153,15 @@ class AssistantDelta(Event):
 
 
 class AssistantMessage(Event):
+    """One model reply; `usage` is this call's, the totals are the task's and the session's after it."""
+
     type: Literal["assistant.message"] = "assistant.message"
     text: str
     tool_calls: list[ToolCall] = []
     usage: TokenUsage = TokenUsage()
     cost: float | None = None
+    task_usage: TokenUsage = TokenUsage()
+    session_usage: TokenUsage = TokenUsage()
 
 
 class ModelRetry(Event):
@@ -163,23 +199,45 @@ class ToolStarted(Event):
     arguments: dict[str, Any]
 
 
+ToolStatus = Literal["ok", "error", "denied"]
+
+
 class ToolFinished(Event):
+    """`status` says how the call ended (denied: the approval policy or the person refused it); `ok` is
+    `status == "ok"`, kept for older readers."""
+
     type: Literal["tool.finished"] = "tool.finished"
     call_id: str
     name: str
-    ok: bool
+    ok: bool = True
     output: str
     diff: str | None = None
     duration_ms: int = 0
+    status: ToolStatus = "ok"
+
+    @model_validator(mode="after")
+    def _agree(self) -> Self:
+        """Either field may be given (a log written before `status` has only `ok`); they must agree."""
+        if "status" in self.model_fields_set:
+            self.ok = self.status == "ok"
+        else:
+            self.status = "ok" if self.ok else "error"
+        return self
 
 
 class ContextSummarized(Event):
+    """The older history was replaced by a summary; `usage` is the summarization call's."""
+
     type: Literal["context.summarized"] = "context.summarized"
     tokens_before: int
     tokens_after: int
     summary: str
     kept_messages: int = 0
     reason: str = "threshold"
+    usage: TokenUsage = TokenUsage()
+    cost: float | None = None
+    task_usage: TokenUsage = TokenUsage()
+    session_usage: TokenUsage = TokenUsage()
 
 
 class ContextMasked(Event):
@@ -192,20 +250,91 @@ class ContextMasked(Event):
     tokens_after: int
 
 
+class ToolProtocolChanged(Event):
+    """The session now calls tools this way (the provider rejected native tools)."""
+
+    type: Literal["tool_protocol.changed"] = "tool_protocol.changed"
+    tool_protocol: Literal["native", "text"]
+    reason: str = ""
+
+
+class BudgetSet(Event):
+    """A budget grant: `budget` is the running task's, `default_budget` the next tasks' (None: an estimate,
+    or no budget when estimates are off)."""
+
+    type: Literal["budget.set"] = "budget.set"
+    budget: int | None
+    default_budget: int | None = None
+    reason: Literal["requested", "estimate", "resume"] = "requested"
+
+
 class BudgetUpdated(Event):
+    """After each model call: `used` of the task's `budget`, the context's fill, and the usage totals."""
+
     type: Literal["budget.updated"] = "budget.updated"
     used: int
     budget: int | None
     context_tokens: int = 0
     context_window: int = 0
+    task_usage: TokenUsage = TokenUsage()
+    session_usage: TokenUsage = TokenUsage()
+
+
+ErrorClass = Literal[
+    # the provider's, as it (or litellm) names them
+    "AuthenticationError",
+    "PermissionDeniedError",
+    "NotFoundError",
+    "BadRequestError",
+    "ConflictError",
+    "UnprocessableEntityError",
+    "ContentPolicyViolationError",
+    "RateLimitError",
+    "InternalServerError",
+    "BadGatewayError",
+    "ServiceUnavailableError",
+    "Timeout",
+    "APIConnectionError",
+    "APIError",
+    "ContextWindowExceededError",
+    "ProviderError",  # any other provider failure
+    # the embedded model's
+    "ModelWorkerDied",
+    "LocalModelUnavailable",
+    "LocalModelError",
+    # keel's own
+    "CheckpointError",
+    "InternalError",
+]
+ERROR_CLASSES: frozenset[str] = frozenset(get_args(ErrorClass))
+_ERROR_ALIASES: dict[str, ErrorClass] = {
+    "TimeoutError": "Timeout",
+    "ConnectionError": "APIConnectionError",
+    "ConnectionRefusedError": "APIConnectionError",
+    "ConnectionResetError": "APIConnectionError",
+    "ContextWindowExceeded": "ContextWindowExceededError",
+}
+
+
+def error_class_of(name: str) -> ErrorClass:
+    """The closed-set class for an error's name; a provider class keel does not know is `ProviderError`."""
+    if name in ERROR_CLASSES:
+        return name  # type: ignore[return-value]
+    return _ERROR_ALIASES.get(name, "ProviderError")
 
 
 class Error(Event):
     type: Literal["error"] = "error"
-    error_class: str
+    error_class: ErrorClass
     message: str
     fatal: bool = False
     detail: str = ""
+
+    @field_validator("error_class", mode="before")
+    @classmethod
+    def _closed(cls, value: object) -> object:
+        """Logs written before the set was closed name other classes: read them as their closed-set class."""
+        return error_class_of(value) if isinstance(value, str) else value
 
 
 FinishStatus = Literal[
@@ -214,7 +343,8 @@ FinishStatus = Literal[
 
 
 class SessionFinished(Event):
-    """Ends one task; an interactive session may take another prompt after it."""
+    """Ends one task; an interactive session may take another prompt after it. `usage` is the session's
+    total (as `session_usage`), `task_usage` this task's."""
 
     type: Literal["session.finished"] = "session.finished"
     status: FinishStatus
@@ -223,10 +353,14 @@ class SessionFinished(Event):
     steps: int
     cost: float | None = None
     reason: str = ""
+    task_usage: TokenUsage = TokenUsage()
+    session_usage: TokenUsage = TokenUsage()
 
 
 AnyEvent = Annotated[
     SessionStarted
+    | TurnStarted
+    | TurnAborted
     | UserMessage
     | AssistantDelta
     | AssistantMessage
@@ -237,6 +371,8 @@ AnyEvent = Annotated[
     | ToolFinished
     | ContextSummarized
     | ContextMasked
+    | ToolProtocolChanged
+    | BudgetSet
     | BudgetUpdated
     | Error
     | SessionFinished,

@@ -9,14 +9,15 @@ from typing import Any, Self
 
 from keel.agent.approval import Approvals
 from keel.agent.config import DEFAULT_CONTEXT_WINDOW, keel_home
-from keel.agent.context import ContextManager
 from keel.agent.context.budget import auto_budget, count_repo_files
+from keel.agent.context.manager import ContextManager
 from keel.agent.context.summarizer import Summarizer
 from keel.agent.diagnostics import internal_error_event
 from keel.agent.errors import ProviderError
+from keel.agent.fold import apply, fold, unanswered_calls
 from keel.agent.git.checkpoints import CheckpointGuard
+from keel.agent.leftovers import remove_leftover_temp_files
 from keel.agent.loop import AgentLoop, TaskComplete
-from keel.agent.messages import user
 from keel.agent.model.client import ChatModel, ModelClient, context_window_of
 from keel.agent.model.redact import RedactingModel, Redactor
 from keel.agent.protocol import (
@@ -24,7 +25,11 @@ from keel.agent.protocol import (
     ApprovalDecision,
     ApprovalRequested,
     Approve,
+    AssistantMessage,
+    BudgetSet,
+    BudgetUpdated,
     Compact,
+    ContextSummarized,
     Continue,
     Error,
     FinishStatus,
@@ -35,24 +40,31 @@ from keel.agent.protocol import (
     SetBudget,
     Shutdown,
     ToolCall,
+    TurnAborted,
+    TurnStarted,
     UserMessage,
     UserPrompt,
+    error_class_of,
 )
-from keel.agent.replay import mark_interrupted, restore_state, written_paths
 from keel.agent.settings import SessionSettings
 from keel.agent.state import LimitExceeded, SessionState
 from keel.agent.store import SessionLog, new_session_id, read_events, sessions_dir
 from keel.agent.system_prompt import SystemPrompt
 from keel.agent.workspace_facts import gather_facts, load_instructions
 from keel.tools import default_tools
-from keel.tools.base import Tool, ToolContext, ToolError
-from keel.tools.editing.fileio import remove_leftover_temp_files
+from keel.tools.base import Tool, ToolContext
 from keel.tools.exec.sandbox_mechanism import sandbox_mechanism
 from keel.tools.registry import ToolRegistry
 
+TurnOp = UserPrompt | Continue | Compact
+
 
 class Session:
-    """One agent session. `submit` ops, `async for event in events()`; `close` ends it and its children."""
+    """One agent session. `submit` ops, `async for event in events()`; `close` ends it and its children.
+
+    Every event is logged, applied to `state` (keel.agent.fold.apply) and then published, in that order; the
+    loop and the context manager only read the state and emit events.
+    """
 
     def __init__(
         self,
@@ -71,18 +83,8 @@ class Session:
         self.registry = ToolRegistry(
             tools if tools is not None else default_tools(), redact=self.redactor.redact
         )
-        protocol = "text" if settings.tool_protocol == "text" else "native"
-        self.state = SessionState(
-            session_id=self.id,
-            tool_protocol=protocol,
-            max_steps=settings.max_steps,
-            budget=settings.budget,
-        )
-        self._fixed_budget = settings.budget
-        if prior:
-            restore_state(self.state, prior)
-            if settings.budget is not None:  # on resume, --budget N grants N more tokens
-                self.state.budget = self.state.task_tokens + settings.budget
+        self.state = fold(prior, SessionState(session_id=self.id, max_steps=settings.max_steps))
+        self._resumed = bool(prior)
         self.window = context_window_of(
             settings.model, settings.context_window, DEFAULT_CONTEXT_WINDOW, settings.api_base
         )
@@ -90,7 +92,7 @@ class Session:
             root=self.root, scratch=keel_home() / "scratch" / self.id, sandbox=settings.sandbox
         )
         if prior:
-            self._remove_leftover_temp_files(prior)
+            remove_leftover_temp_files(prior, self.tool_context)
         inner = model or ModelClient(
             model=settings.model,
             api_base=settings.api_base,
@@ -109,7 +111,12 @@ class Session:
             compact=settings.compact_prompt,
         )
         self.context = ContextManager(
-            prompt, self.window, settings.context, Summarizer(self.model, self.window), self._emit
+            prompt,
+            self.window,
+            settings.context,
+            Summarizer(self.model, self.window),
+            self._emit,
+            self._current,
         )
         self.approvals = Approvals(settings.approval)
         self.checkpoints = (
@@ -118,7 +125,7 @@ class Session:
             else None
         )
         self.loop = AgentLoop(
-            self.state,
+            self._current,
             self.model,
             self.registry,
             self.tool_context,
@@ -128,11 +135,11 @@ class Session:
             self._ask_person if settings.interactive else None,
             self.checkpoints,
         )
-        self._resumed = bool(prior)
         self._events: asyncio.Queue[AnyEvent | None] = asyncio.Queue()
-        self._work: asyncio.Queue[UserPrompt | Continue | Compact] = asyncio.Queue()
+        self._work: asyncio.Queue[TurnOp] = asyncio.Queue()
         self._pending_approvals: dict[str, asyncio.Future[ApprovalDecision]] = {}
         self._turn: asyncio.Task[None] | None = None
+        self._turn_id = ""  # the running turn's; every event it causes carries it
         self._worker: asyncio.Task[None] | None = None
         self._closing = False
         self._closed = False
@@ -145,19 +152,22 @@ class Session:
         await self.close()
 
     def start(self) -> None:
+        text = self.settings.tool_protocol == "text" or self.state.tool_protocol == "text"
         self._emit(
             SessionStarted(
                 session_id=self.id,
                 model=self.settings.model,
                 cwd=str(self.root),
                 context_window=self.window,
-                tool_protocol=self.state.tool_protocol,
+                tool_protocol="text" if text else "native",
                 approval=self.settings.approval,
-                budget=self.state.budget,
+                budget=self.state.budget if self._resumed else self.settings.budget,
                 resumed=self._resumed,
                 sandbox=sandbox_mechanism(self.settings.sandbox).description,
             )
         )
+        if self._resumed:
+            self._resume()
         self._worker = asyncio.create_task(self._work_loop())
 
     def submit(self, op: Op) -> None:
@@ -174,7 +184,7 @@ class Session:
             if future is not None and not future.done():
                 future.set_result(op.decision)
         elif isinstance(op, SetBudget):
-            self.state.budget = self._fixed_budget = op.budget
+            self._emit(BudgetSet(budget=op.budget, default_budget=op.budget, turn_id=op.id))
         elif isinstance(op, Shutdown):
             asyncio.get_running_loop().create_task(self.close())
 
@@ -205,62 +215,102 @@ class Session:
     def busy(self) -> bool:
         return self._turn is not None and not self._turn.done()
 
+    def _current(self) -> SessionState:
+        return self.state
+
     def _emit(self, event: AnyEvent) -> None:
+        """Log the event, apply it to the state, then publish it: the one place the state changes."""
         if self._closed:
             return
-        self.log.append(event)
+        if not event.turn_id:
+            event.turn_id = self._turn_id
+        after = apply(self.state, event)
+        if isinstance(
+            event, AssistantMessage | ContextSummarized | BudgetUpdated | SessionFinished
+        ):
+            event.task_usage, event.session_usage = after.task_usage, after.usage
+        logged = self.log.append(event)
+        if logged is not event:  # secrets were redacted in the log: fold what a resume will read
+            after = apply(self.state, logged)
+        self.state = after
         self._events.put_nowait(event)
+
+    def _resume(self) -> None:
+        """Close the turn a dead process left open, and grant the task a fresh budget on top of what it used."""
+        state = self.state
+        if state.task_open or unanswered_calls(state.history):
+            self._emit(TurnAborted(turn_id=state.turn_id, reason="crashed"))
+        grant = self._resume_grant()
+        budget = None if grant is None else state.task_tokens + grant
+        default = self.settings.budget if self.settings.budget is not None else state.default_budget
+        self._emit(BudgetSet(budget=budget, default_budget=default, reason="resume"))
+
+    def _resume_grant(self) -> int | None:
+        """As much as a new run would get: --budget (or the config's), the session's /budget, an estimate."""
+        if self.settings.budget is not None:
+            return self.settings.budget
+        if self.state.default_budget is not None:
+            return self.state.default_budget
+        if not self.settings.auto_budget or not self.state.task_prompt:
+            return None
+        return auto_budget(self.state.task_prompt, count_repo_files(self.root))
 
     async def _work_loop(self) -> None:
         while True:
             item = await self._work.get()
-            if isinstance(item, Compact):
-                work = self._compact()
-            else:
-                work = self._run_task(item.text if isinstance(item, UserPrompt) else None)
+            self._turn_id = item.id
+            work = self._compact() if isinstance(item, Compact) else self._run_task(item)
             self._turn = asyncio.create_task(work)
             await asyncio.wait([self._turn])
-            if self._turn.cancelled() and not isinstance(item, Compact):
-                self._finish(
-                    "interrupted", "", "interrupted before it started"
-                )  # cancelled before it ran
+            if self._turn.cancelled():  # cancelled before it ran
+                self._abort_unstarted(item)
+            self._turn_id = ""
 
     def _drop_queued_work(self) -> None:
-        """An interrupt with no turn running: the prompts still waiting end as interrupted."""
+        """An interrupt with no turn running: the turns still waiting are aborted."""
         while not self._work.empty():
-            if not isinstance(self._work.get_nowait(), Compact):
-                self._finish("interrupted", "", "interrupted before it started")
+            self._abort_unstarted(self._work.get_nowait())
 
-    def _finish(self, status: FinishStatus, final: str, reason: str) -> None:
+    def _abort_unstarted(self, op: TurnOp) -> None:
+        self._emit(TurnAborted(turn_id=op.id))
+        if not isinstance(op, Compact):
+            self._finish("interrupted", "", "interrupted before it started", op.id)
+
+    def _finish(self, status: FinishStatus, final: str, reason: str, turn_id: str = "") -> None:
+        state = self.state
         self._emit(
             SessionFinished(
                 status=status,
                 final_message=final,
-                usage=self.state.usage,
-                steps=self.state.steps,
-                cost=self.state.cost,
+                usage=state.usage,
+                steps=state.steps,
+                cost=state.cost,
                 reason=reason,
+                turn_id=turn_id,
             )
         )
         self.log.sync()
 
     async def _compact(self) -> None:
+        self._emit(TurnStarted(kind="compact"))
         try:
-            await self.context.compact(self.state, reason="requested")
+            await self.context.compact(reason="requested")
         except ProviderError as exc:
-            self._emit(Error(error_class=exc.error_class, message=str(exc)))
+            self._emit(Error(error_class=error_class_of(exc.error_class), message=str(exc)))
+        except asyncio.CancelledError:
+            self._emit(TurnAborted())
 
-    async def _run_task(self, text: str | None) -> None:
+    async def _run_task(self, op: UserPrompt | Continue) -> None:
         """Run a task to its end; every way it can end is turned into one session.finished here."""
-        if self.checkpoints is not None:
-            self.checkpoints.new_turn()
-        if text is not None:
-            self._emit(UserMessage(text=text))
-            self.state.start_task(user(text))
-            self.state.budget = await self._budget_for(text)
         status: FinishStatus = "completed"
         final, reason = "", ""
         try:
+            self._emit(TurnStarted(kind="task"))
+            if self.checkpoints is not None:
+                self.checkpoints.new_turn()
+            if isinstance(op, UserPrompt):
+                self._emit(UserMessage(text=op.text))
+                self._estimate_budget(op.text)
             await self.loop.run()
         except TaskComplete as done:
             final = done.final_message
@@ -268,30 +318,23 @@ class Session:
             status, reason = stop.status, stop.reason
         except ProviderError as exc:
             status, reason = "error", f"{exc.error_class}: {exc}"
-            self._emit(Error(error_class=exc.error_class, message=str(exc), fatal=True))
+            error_class = error_class_of(exc.error_class)
+            self._emit(Error(error_class=error_class, message=str(exc), fatal=True))
         except asyncio.CancelledError:
             status, reason = "interrupted", "interrupted by the user"
-            mark_interrupted(self.state.history)
+            self._emit(TurnAborted())
         except Exception as exc:  # noqa: BLE001 - a bug of ours ends the task cleanly; its traceback is logged
             error = internal_error_event(exc, self.id, self.redactor.redact)
             status, reason = "error", error.message
             self._emit(error)
         self._finish(status, final, reason)
 
-    async def _budget_for(self, prompt: str) -> int | None:
-        """The task's budget: the one set (flag, config, /budget), else the estimate from the task."""
-        if self._fixed_budget is not None or not self.settings.auto_budget:
-            return self._fixed_budget
+    def _estimate_budget(self, prompt: str) -> None:
+        """A task with no budget set (flag, config, /budget) gets the estimate from the task."""
+        if self.state.default_budget is not None or not self.settings.auto_budget:
+            return
         files = count_repo_files(self.root)  # reads the index header: no thread or process needed
-        return auto_budget(prompt, files)
-
-    def _remove_leftover_temp_files(self, prior: list[AnyEvent]) -> None:
-        """A write killed mid-way (the process died) leaves its temp file beside the target: clean up."""
-        for written in written_paths(prior):
-            try:
-                remove_leftover_temp_files(self.tool_context.resolve(written))
-            except ToolError:  # a path outside the workspace was refused when it was called, too
-                continue
+        self._emit(BudgetSet(budget=auto_budget(prompt, files), reason="estimate"))
 
     def _checkpoint_failed(self, message: str) -> None:
         self._emit(

@@ -1,8 +1,13 @@
-"""What a session knows as it runs: the history, the counters and the limits the loop checks."""
+"""What a session knows as it runs: the history, the counters and the limits the loop checks.
+
+The state is immutable; it changes only by `keel.agent.fold.apply(state, event)`, live and on resume alike.
+"""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from keel.agent.messages import Message
 from keel.agent.model.client import ToolProtocolName
@@ -18,63 +23,36 @@ class LimitExceeded(Exception):
         self.reason = reason
 
 
-@dataclass
+@dataclass(frozen=True)
 class SessionState:
-    """The mutable state of one session; events and the session log are derived from its changes."""
+    """One session's state, a fold of its events: `usage` is the session's total, `task_usage` the task's."""
 
     session_id: str
-    tool_protocol: ToolProtocolName
-    max_steps: int
-    budget: int | None = None
-    history: list[Message] = field(default_factory=list)
-    summaries: list[str] = field(default_factory=list)
+    max_steps: int = 200
+    tool_protocol: ToolProtocolName = "native"
+    budget: int | None = None  # the running task's
+    default_budget: int | None = None  # the next tasks' (None: estimated, if estimates are on)
+    history: tuple[Message, ...] = ()
+    summaries: tuple[str, ...] = ()
     task_prompt: str = ""
-    user_prompts: list[str] = field(default_factory=list)
+    user_prompts: tuple[str, ...] = ()
     usage: TokenUsage = field(default_factory=TokenUsage)
+    task_usage: TokenUsage = field(default_factory=TokenUsage)
     cost: float | None = None
     steps: int = 0
-    task_tokens: int = 0
     masked_upto: int = 0
-    epoch: int = 0
+    epoch: int = (
+        0  # bumped when earlier history changes (masking, a summary), for token counts kept aside
+    )
     repeated_call: str = ""
     repeats: int = 0
-    _calls: int = 0
+    calls: int = 0  # call ids keel generated so far
+    turn_id: str = ""  # the last turn's id
+    task_open: bool = False  # a task turn started and has not ended
 
-    def record(
-        self, message: Message, usage: TokenUsage | None = None, cost: float | None = None
-    ) -> None:
-        self.history.append(message)
-        self.add_usage(usage, cost)
-
-    def add_usage(self, usage: TokenUsage | None, cost: float | None = None) -> None:
-        """Count a model call's tokens: the session's totals and the task's budget."""
-        if usage is not None:
-            self.usage = self.usage + usage
-            self.task_tokens += usage.total_tokens
-        if cost is not None:
-            self.cost = (self.cost or 0.0) + cost
-
-    def start_task(self, message: Message) -> None:
-        """A new prompt: steps, the budget and the loop guard count from zero (a file re-read is no loop)."""
-        self.task_prompt = message.content
-        self.user_prompts.append(message.content)
-        self.steps = 0
-        self.task_tokens = 0
-        self.repeated_call, self.repeats = "", 0
-        self.history.append(message)
-
-    def apply_summary(self, summary: str, kept_messages: int) -> None:
-        """Replace all but the last `kept_messages` messages by a summary of them."""
-        self.history = self.history[len(self.history) - kept_messages :] if kept_messages else []
-        self.summaries.append(summary)
-        self.masked_upto = 0
-        self.epoch += 1
-
-    def note_call(self, signature: str) -> int:
-        """How many times in a row this exact call has now been made."""
-        self.repeats = self.repeats + 1 if signature == self.repeated_call else 1
-        self.repeated_call = signature
-        return self.repeats
+    @property
+    def task_tokens(self) -> int:
+        return self.task_usage.total_tokens
 
     def check_limits(self) -> None:
         if self.budget is not None and self.task_tokens >= self.budget:
@@ -84,20 +62,19 @@ class SessionState:
         if self.steps >= self.max_steps:
             raise LimitExceeded("max_steps", f"reached the limit of {self.max_steps} steps")
 
-    def next_call_id(self) -> str:
-        self._calls += 1
-        return f"call_{self.session_id[-6:]}_{self._calls}"
+    def call_id(self, offset: int) -> str:
+        """The id keel gives the `offset`-th (from 1) new call without one; the fold counts them."""
+        return f"{self.call_prefix}{self.calls + offset}"
 
-    def restore_call_counter(self) -> None:
-        """After a replay, continue numbering generated call ids past those in the history."""
-        prefix = f"call_{self.session_id[-6:]}_"
-        numbers = [
-            int(call.id[len(prefix) :])
-            for message in self.history
-            for call in message.tool_calls
-            if call.id.startswith(prefix) and call.id[len(prefix) :].isdigit()
-        ]
-        self._calls = max(numbers, default=self._calls)
+    @property
+    def call_prefix(self) -> str:
+        return f"call_{self.session_id[-6:]}_"
 
-    def switch_to_text_protocol(self) -> None:
-        self.tool_protocol = "text"
+    def repeats_of(self, signature: str) -> int:
+        """How many times in a row this exact call will have been made, counting this one."""
+        return self.repeats + 1 if signature == self.repeated_call else 1
+
+
+def call_signature(name: str, arguments: dict[str, Any]) -> str:
+    """What makes two calls the same call, for the loop guard."""
+    return name + json.dumps(arguments, sort_keys=True)

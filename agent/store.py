@@ -37,14 +37,24 @@ class SessionLog:
             self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115
         self._unsynced = False
 
-    def append(self, event: AnyEvent) -> None:
-        """Write one event; deltas are not logged (the assistant.message after them holds the same text), nor
-        is a local model's progress (how a call went, not what happened)."""
+    def append(self, event: AnyEvent) -> AnyEvent:
+        """Write one event and return it as logged: itself, or its redacted copy when it held a secret. Deltas
+        are not logged (the assistant.message after them holds the same text), nor is a local model's progress
+        (how a call went, not what happened)."""
         if isinstance(event, AssistantDelta | ModelProgress):
-            return
-        self._file.write(self.redactor.redact(event.model_dump_json()) + "\n")
+            return event
+        line = event.model_dump_json()
+        redacted = self.redactor.redact(line)
+        self._file.write(redacted + "\n")
         self._file.flush()
         self._unsynced = True
+        if redacted == line:
+            return event
+        try:
+            return parse_event(redacted)
+        except ValidationError:
+            # redaction broke the line, which a resume will skip; the live state still takes the event
+            return event
 
     def sync(self) -> None:
         """Make what was written durable (at turn boundaries); nothing to do when nothing was written since."""

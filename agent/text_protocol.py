@@ -83,7 +83,7 @@ def _as_call(value: Any) -> ParsedCall | None:
 
 
 def _calls_in(blocks: list[str]) -> list[ParsedCall]:
-    calls = []
+    calls: list[ParsedCall] = []
     for block in blocks:
         value = _repair(_leading_object(block) or "")
         items = value if isinstance(value, list) else [value]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import sys
 import time
+from dataclasses import replace
 
 from _common import row
 
@@ -52,12 +53,12 @@ def turn(rng: random.Random, step: int) -> list[Message]:
 
 def main() -> None:
     rng = random.Random(7)
-    state = SessionState(session_id="bench-000000", tool_protocol="native", max_steps=10**6)
-    state.history.append(Message(role="user", content="a long task"))
+    history = [Message(role="user", content="a long task")]
     step = 0
-    while sum(count_message(m) for m in state.history) < 100_000:
-        state.history.extend(turn(rng, step))
+    while sum(count_message(m) for m in history) < 100_000:
+        history.extend(turn(rng, step))
         step += 1
+    state = SessionState(session_id="bench-000000", max_steps=10**6, history=tuple(history))
     ledger = TokenLedger(prefix_tokens=2_000)
     ledger.estimate(state)  # the history so far is counted once, as it would have been step by step
     steps = 50
@@ -65,7 +66,7 @@ def main() -> None:
 
     incremental = 0.0
     for messages in new_turns:
-        state.history.extend(messages)
+        state = replace(state, history=(*state.history, *messages))
         start = time.perf_counter()
         size = ledger.estimate(state)
         incremental += time.perf_counter() - start

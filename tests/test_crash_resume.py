@@ -32,7 +32,7 @@ PARALLEL = 4
 KILLS_PER_SESSION = 5
 SEED = 20250807
 INTERRUPTED = (
-    "Interrupted before it finished."  # what keel.agent.replay answers an unfinished call with
+    "Interrupted before it finished."  # what keel.agent.fold answers an unfinished call with
 )
 FINAL = "All twelve steps are done."
 

@@ -89,7 +89,9 @@ def test_tool_calls_move_through_approval_to_their_result():
         and tool.state == "approval"
         and transcript.stats.status == "approval"
     )
-    transcript.apply(ToolFinished(call_id="c1", name="run_command", ok=False, output="Denied: no"))
+    transcript.apply(
+        ToolFinished(call_id="c1", name="run_command", status="denied", output="not approved")
+    )
     assert tool.state == "denied" and transcript.stats.status == "running"
     transcript.apply(ToolStarted(call_id="c2", name="edit_file", arguments={"path": "a.py"}))
     transcript.apply(ToolFinished(call_id="c2", name="edit_file", ok=True, output="ok", diff="+x"))

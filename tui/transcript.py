@@ -23,6 +23,8 @@ _FINISHED_STATUS: dict[str, AgentStatus] = {
     "loop_detected": "stopped",
 }
 
+_TOOL_STATE: dict[str, ToolState] = {"ok": "ok", "error": "failed", "denied": "denied"}
+
 
 @dataclass
 class UserEntry:
@@ -222,8 +224,7 @@ class Transcript:
             changes.append(Change("updated", index))
         tool = self.entries[index]
         assert isinstance(tool, ToolEntry)
-        denied = not event.ok and event.output.startswith("Denied")
-        tool.state = "ok" if event.ok else ("denied" if denied else "failed")
+        tool.state = _TOOL_STATE[event.status]
         tool.output, tool.diff, tool.duration_ms = event.output, event.diff, event.duration_ms
         return changes
 
@@ -240,6 +241,10 @@ class Transcript:
             f"{fmt.tokens(event.tokens_after)} tokens"
         )
         return [self.note(text)]
+
+    def _on_budget_set(self, event: Any) -> list[Change]:
+        self.stats.budget = event.budget
+        return [Change("stats")]
 
     def _on_budget_updated(self, event: Any) -> list[Change]:
         stats = self.stats

@@ -127,12 +127,10 @@ async def run_shell(
 
 
 async def _interrupt_when_stopped(session: Session, stop: asyncio.Event) -> None:
+    """Interrupt the attempt once, when the batch stops: the session answers with turn.aborted (a queued
+    prompt is aborted too), then the task's session.finished, which ends the attempt's event loop."""
     await stop.wait()
-    while (
-        True
-    ):  # an Interrupt sent before the turn has started is dropped, so repeat until it lands
-        session.submit(Interrupt())
-        await asyncio.sleep(0.1)
+    session.submit(Interrupt())
 
 
 class Attempt:

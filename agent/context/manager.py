@@ -8,9 +8,10 @@ from typing import Any
 from keel.agent.config import ContextSettings
 from keel.agent.context.budget import budget_note, status_line
 from keel.agent.context.ledger import TokenLedger
-from keel.agent.context.masking import apply_masking, mask_boundary
+from keel.agent.context.masking import mask_boundary, mask_history
 from keel.agent.context.summarizer import Summarizer
 from keel.agent.errors import ContextWindowExceeded
+from keel.agent.fold import apply
 from keel.agent.messages import Message, system, to_wire, user
 from keel.agent.model.tokens import count_json, count_text
 from keel.agent.protocol import (
@@ -30,7 +31,8 @@ KEEP_UNMASKED_SHARE = 0.2  # of the window: recent tool outputs that masking lea
 
 
 class ContextManager:
-    """Builds requests and keeps them under the window: masking first, then self-summarization."""
+    """Builds requests and keeps them under the window: masking first, then self-summarization. It changes
+    the state only by emitting events (context.masked, context.summarized)."""
 
     def __init__(
         self,
@@ -39,8 +41,11 @@ class ContextManager:
         settings: ContextSettings,
         summarizer: Summarizer,
         emit: Callable[[AnyEvent], None],
+        current: Callable[[], SessionState],
     ) -> None:
+        """`emit` hands an event to the session, which applies it; `current` is the state as it is now."""
         self.system_prompt = system_prompt
+        self.current = current
         self.window = window
         self.settings = settings
         self.summarizer = summarizer
@@ -77,7 +82,7 @@ class ContextManager:
         return self._prefix_messages
 
     def _summary_block(self, state: SessionState) -> str:
-        limit, chain = int(self.window * 0.15), []
+        limit, chain = int(self.window * 0.15), list[str]()
         for summary in reversed(state.summaries):
             limit -= count_text(summary)
             if chain and limit < 0:
@@ -94,7 +99,7 @@ class ContextManager:
 
     def build_request(self, state: SessionState) -> list[dict[str, Any]]:
         """The next request in wire format, with the status line as its last message."""
-        messages = self._prefix(state) + state.history
+        messages = [*self._prefix(state), *state.history]
         self._last_raw = (
             self.ledger.prefix_tokens + self.ledger.history_tokens(state) + STATUS_RESERVE
         )
@@ -107,19 +112,24 @@ class ContextManager:
             messages.append(user(status))
         return to_wire(messages, state.tool_protocol)
 
-    def after_model_call(self, state: SessionState, usage: TokenUsage) -> None:
+    def after_model_call(self, usage: TokenUsage) -> None:
+        """Learn from the reply's prompt tokens and report the budget (the reply is already applied)."""
         self.ledger.reconcile(self._last_raw, usage.prompt_tokens)
+        state = self.current()
         self.emit(
             BudgetUpdated(
                 used=state.task_tokens,
                 budget=state.budget,
                 context_tokens=usage.prompt_tokens,
                 context_window=self.window,
+                task_usage=state.task_usage,
+                session_usage=state.usage,
             )
         )
 
-    async def fit(self, state: SessionState) -> None:
+    async def fit(self) -> None:
         """Before a call: mask old outputs past a first threshold, summarize past the trigger."""
+        state = self.current()
         before = self.context_tokens(state)
         if before >= self.trigger * MASK_SHARE_OF_TRIGGER:
             upto = mask_boundary(
@@ -128,19 +138,19 @@ class ContextManager:
                 int(self.window * KEEP_UNMASKED_SHARE),
             )
             if upto > state.masked_upto:
-                masked = apply_masking(state, upto)
-                after = self.context_tokens(state)
-                self.emit(
-                    ContextMasked(
-                        masked_upto=upto, masked=masked, tokens_before=before, tokens_after=after
-                    )
+                _, masked = mask_history(state.history, state.masked_upto, upto)
+                event = ContextMasked(
+                    masked_upto=upto, masked=masked, tokens_before=before, tokens_after=0
                 )
-                before = after
+                event.tokens_after = self.context_tokens(apply(state, event))
+                self.emit(event)
+                before = event.tokens_after
         if before >= self.trigger:
-            await self.compact(state, reason="threshold")
+            await self.compact(reason="threshold")
 
-    async def compact(self, state: SessionState, reason: str) -> None:
+    async def compact(self, reason: str) -> None:
         """Summarize now; after an overflow, each retry keeps less of the recent history."""
+        state = self.current()
         before = self.context_tokens(state)
         for shrink in range(3):
             try:
@@ -152,13 +162,14 @@ class ContextManager:
                     raise
                 continue
             break
-        state.apply_summary(summary.text, summary.kept_messages)
-        self.emit(
-            ContextSummarized(
-                tokens_before=before,
-                tokens_after=self.context_tokens(state),
-                summary=summary.text,
-                kept_messages=summary.kept_messages,
-                reason=reason,
-            )
+        event = ContextSummarized(
+            tokens_before=before,
+            tokens_after=0,
+            summary=summary.text,
+            kept_messages=summary.kept_messages,
+            reason=reason,
+            usage=summary.usage,
+            cost=summary.cost,
         )
+        event.tokens_after = self.context_tokens(apply(state, event))
+        self.emit(event)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from keel.agent.messages import Message
 from keel.agent.model.tokens import count_message
 from keel.agent.protocol import ToolCall
-from keel.agent.state import SessionState
 from keel.prompts import plural
 
 MASK_MARK = "[output omitted to save context"
@@ -30,7 +30,7 @@ def placeholder(message: Message, call: ToolCall | None) -> str:
     return f"{MASK_MARK}: {message.name}({args}) returned {plural(lines, 'line')}, {plural(len(message.content), 'char')}; call it again if needed]"
 
 
-def mask_boundary(history: list[Message], keep_turns: int, keep_tokens: int) -> int:
+def mask_boundary(history: Sequence[Message], keep_turns: int, keep_tokens: int) -> int:
     """The index before which tool outputs get masked.
 
     Everything older than the recent turns that fit in `keep_tokens` goes, but never the last `keep_turns`
@@ -51,14 +51,18 @@ def mask_boundary(history: list[Message], keep_turns: int, keep_tokens: int) -> 
     return boundary
 
 
-def apply_masking(state: SessionState, upto: int) -> int:
-    """Mask tool outputs in history[:upto]; returns how many were masked. Deterministic, so replay repeats it."""
-    calls = {c.id: c for m in state.history[:upto] for c in m.tool_calls}
+def mask_history(
+    history: Sequence[Message], start: int, upto: int
+) -> tuple[tuple[Message, ...], int]:
+    """History with the tool outputs of history[start:upto] masked, and how many were; pure, so the fold and a
+    preview of it agree."""
+    calls = {c.id: c for m in history[:upto] for c in m.tool_calls}
     masked = 0
-    for message in state.history[state.masked_upto : upto]:
+    result = list(history)
+    for index in range(start, min(upto, len(history))):
+        message = history[index]
         if message.role == "tool" and not message.content.startswith(MASK_MARK):
-            message.set_content(placeholder(message, calls.get(message.tool_call_id or "")))
+            text = placeholder(message, calls.get(message.tool_call_id or ""))
+            result[index] = message.with_content(text)
             masked += 1
-    state.masked_upto = max(state.masked_upto, upto)
-    state.epoch += 1
-    return masked
+    return tuple(result), masked

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from keel.agent.errors import ContextWindowExceeded
 from keel.agent.messages import Message
 from keel.agent.model.client import ChatModel
 from keel.agent.model.tokens import count_message, count_text
+from keel.agent.protocol import TokenUsage
 from keel.agent.state import SessionState
 from keel.prompts import render
 
@@ -19,11 +21,15 @@ TOOL_RESULT_CHARS = (2_000, 400, 100)  # tried in turn until the transcript fits
 
 @dataclass
 class Summary:
+    """What the summarizer wrote, how many recent messages stay verbatim, and what the call cost."""
+
     text: str
     kept_messages: int
+    usage: TokenUsage
+    cost: float | None = None
 
 
-def kept_tail(history: list[Message], limit: int) -> int:
+def kept_tail(history: Sequence[Message], limit: int) -> int:
     """How many of the last messages to keep verbatim: whole turns, starting at an assistant message."""
     total, start = 0, len(history)
     for index in range(len(history) - 1, -1, -1):
@@ -48,7 +54,7 @@ def _render_message(message: Message, tool_chars: int) -> str:
     return f"{message.role.upper()}:\n{message.content}{calls}"
 
 
-def render_transcript(messages: list[Message], limit: int) -> tuple[str, int]:
+def render_transcript(messages: Sequence[Message], limit: int) -> tuple[str, int]:
     """The messages as text within `limit` tokens: tool results cut shorter, then the oldest dropped."""
     for tool_chars in TOOL_RESULT_CHARS:
         parts = [_render_message(m, tool_chars) for m in messages]
@@ -75,7 +81,8 @@ class Summarizer:
     async def summarize(
         self, state: SessionState, shrink: int = 0, requested: bool = False
     ) -> Summary:
-        """Summarize all but the recent turns; `shrink` > 0 retries with less, after an overflow."""
+        """Summarize all but the recent turns; `shrink` > 0 retries with less, after an overflow. The state is
+        only read: the caller emits the summary as an event."""
         recent_limit = (
             int(self.window * (RECENT_SHARE_REQUESTED if requested else RECENT_SHARE)) >> shrink
         )
@@ -109,6 +116,5 @@ class Summarizer:
             {"role": "user", "content": request},
         ]
         reply = await self.model.complete(messages, None, lambda _: None, max_tokens=output_tokens)
-        state.add_usage(reply.usage, reply.cost)
         text = reply.text.strip() or "(the model wrote an empty summary)"
-        return Summary(text=text, kept_messages=kept)
+        return Summary(text=text, kept_messages=kept, usage=reply.usage, cost=reply.cost)

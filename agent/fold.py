@@ -1,0 +1,177 @@
+"""The one way a session's state changes: `apply(state, event)`, a pure function used live and on resume."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+from keel.agent.context.masking import mask_history
+from keel.agent.messages import Message, tool_result, user
+from keel.agent.protocol import (
+    AnyEvent,
+    AssistantMessage,
+    BudgetSet,
+    ContextMasked,
+    ContextSummarized,
+    SessionFinished,
+    SessionStarted,
+    TokenUsage,
+    ToolCall,
+    ToolFinished,
+    ToolProtocolChanged,
+    ToolStarted,
+    TurnAborted,
+    TurnStarted,
+    UserMessage,
+)
+from keel.agent.state import SessionState, call_signature
+
+INTERRUPTED_NOTE = "[The user interrupted this turn. Wait for their next message.]"
+UNFINISHED_RESULT = "Interrupted before it finished."
+
+
+def apply(state: SessionState, event: AnyEvent) -> SessionState:
+    """The state after `event`; depends on nothing else, changes nothing (events that report only, such as
+    deltas, retries or budget.updated, leave the state as it is)."""
+    match event:
+        case SessionStarted():
+            return _started(state, event)
+        case TurnStarted():
+            return replace(state, turn_id=event.turn_id, task_open=event.kind == "task")
+        case UserMessage(origin="user"):
+            return _new_task(state, event.text)
+        case UserMessage():  # keel's correction of a reply it could not use: a step of its own
+            return replace(state, history=(*state.history, user(event.text)), steps=state.steps + 1)
+        case AssistantMessage():
+            return _assistant(state, event)
+        case ToolStarted():
+            signature = call_signature(event.name, event.arguments)
+            return replace(state, repeated_call=signature, repeats=state.repeats_of(signature))
+        case ToolFinished():
+            return _tool_finished(state, event)
+        case ContextMasked():
+            history, _ = mask_history(state.history, state.masked_upto, event.masked_upto)
+            return replace(
+                state,
+                history=history,
+                masked_upto=max(state.masked_upto, event.masked_upto),
+                epoch=state.epoch + 1,
+            )
+        case ContextSummarized():
+            return _summarized(state, event)
+        case ToolProtocolChanged():
+            return replace(state, tool_protocol=event.tool_protocol)
+        case BudgetSet():
+            return replace(state, budget=event.budget, default_budget=event.default_budget)
+        case TurnAborted():
+            return _aborted(state, event)
+        case SessionFinished():
+            return replace(state, task_open=False)
+    return state
+
+
+def fold(events: Iterable[AnyEvent], state: SessionState) -> SessionState:
+    """`state` after every event in order: a session rebuilt from its log."""
+    for event in events:
+        state = apply(state, event)
+    return state
+
+
+def unanswered_calls(history: Sequence[Message]) -> list[ToolCall]:
+    """The last assistant message's tool calls that have no result yet (an interrupt or a crash cut them off)."""
+    last = next(
+        (i for i in range(len(history) - 1, -1, -1) if history[i].role == "assistant"), None
+    )
+    if last is None:
+        return []
+    answered = {m.tool_call_id for m in history[last + 1 :] if m.role == "tool"}
+    return [call for call in history[last].tool_calls if call.id not in answered]
+
+
+def _started(state: SessionState, event: SessionStarted) -> SessionState:
+    """A fresh session takes its budget from the start; a resumed one keeps the one its log built."""
+    state = replace(state, session_id=event.session_id, tool_protocol=event.tool_protocol)
+    if event.resumed:
+        return state
+    return replace(state, budget=event.budget, default_budget=event.budget)
+
+
+def _new_task(state: SessionState, text: str) -> SessionState:
+    """A new prompt: steps, the budget and the loop guard count from zero (a file re-read is no loop)."""
+    return replace(
+        state,
+        history=(*state.history, user(text)),
+        task_prompt=text,
+        user_prompts=(*state.user_prompts, text),
+        steps=0,
+        task_usage=TokenUsage(),
+        budget=state.default_budget,
+        repeated_call="",
+        repeats=0,
+    )
+
+
+def _spend(state: SessionState, usage: TokenUsage, cost: float | None) -> SessionState:
+    """Count a model call's tokens: the session's totals and the task's."""
+    return replace(
+        state,
+        usage=state.usage + usage,
+        task_usage=state.task_usage + usage,
+        cost=state.cost if cost is None else (state.cost or 0.0) + cost,
+    )
+
+
+def _assistant(state: SessionState, event: AssistantMessage) -> SessionState:
+    """A reply: history and usage; asking for tools makes it a step; generated call ids are counted."""
+    message = Message(role="assistant", content=event.text, tool_calls=list(event.tool_calls))
+    prefix = state.call_prefix
+    numbers = [
+        int(call.id[len(prefix) :])
+        for call in event.tool_calls
+        if call.id.startswith(prefix) and call.id[len(prefix) :].isdigit()
+    ]
+    state = replace(
+        state,
+        history=(*state.history, message),
+        steps=state.steps + 1 if event.tool_calls else state.steps,
+        calls=max([state.calls, *numbers]),
+    )
+    return _spend(state, event.usage, event.cost)
+
+
+def _tool_finished(state: SessionState, event: ToolFinished) -> SessionState:
+    call = next(
+        (c for m in reversed(state.history) for c in m.tool_calls if c.id == event.call_id), None
+    )
+    if call is None:
+        return state
+    return replace(state, history=(*state.history, tool_result(call, event.output)))
+
+
+def _summarized(state: SessionState, event: ContextSummarized) -> SessionState:
+    """All but the last `kept_messages` messages are replaced by the summary; the summary call is spent."""
+    kept = event.kept_messages
+    state = replace(
+        state,
+        history=state.history[len(state.history) - kept :] if kept else (),
+        summaries=(*state.summaries, event.summary),
+        masked_upto=0,
+        epoch=state.epoch + 1,
+    )
+    return _spend(state, event.usage, event.cost)
+
+
+def _aborted(state: SessionState, event: TurnAborted) -> SessionState:
+    """Calls cut off get a result; an interrupted task tells the model the user stopped it. The loop guard
+    starts over: a call made again after a cut is the cut's doing, not the model going round in circles."""
+    repaired = tuple(
+        tool_result(call, UNFINISHED_RESULT) for call in unanswered_calls(state.history)
+    )
+    note = (user(INTERRUPTED_NOTE),) if state.task_open and event.reason == "interrupted" else ()
+    return replace(
+        state,
+        history=(*state.history, *repaired, *note),
+        task_open=False,
+        repeated_call="",
+        repeats=0,
+    )
