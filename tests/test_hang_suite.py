@@ -1,7 +1,7 @@
 """Commands that hang naive agents (pagers, prompts, editors, stray children, servers, floods) must not hang run_command.
 
-Each case is ended by what run_command notices (end of input, a read from the terminal, a child holding
-the output open), never by its timeout; it leaves no process behind and keeps memory bounded. Each runs
+Each case comes back without running into its timeout (run_command notices the end of input, a read from
+the terminal, a child holding the output open), leaves no process behind and keeps memory bounded. Each runs
 unconfined and (where bubblewrap works) in the default workspace-write sandbox.
 """
 
