@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import jinja2
 
 _HERE = Path(__file__).parent
 
 
 @cache
-def _environment() -> Any:
+def _environment() -> jinja2.Environment:
     import jinja2
 
     return jinja2.Environment(
@@ -26,7 +29,7 @@ def _environment() -> Any:
 
 
 @cache
-def _template(name: str) -> Any:
+def _template(name: str) -> jinja2.Template:
     return _environment().get_template(f"{name}.j2")
 
 

@@ -8,9 +8,10 @@ import pytest
 from keel_cli import git_repo
 from test_batch import FILES, FIXES, Agent, check_batch_outcome, run_batch, snapshot, write_tasks
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("ray") is None, reason="ray is not installed"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed"),
+]
 
 
 def test_eight_tasks_two_attempts_on_a_local_ray(scripted_server, tmp_path):

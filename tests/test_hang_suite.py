@@ -1,13 +1,13 @@
 """Commands that hang naive agents (pagers, prompts, editors, stray children, servers, floods) must not hang run_command.
 
-Each case returns within its timeout + 2 s, leaves no process behind, and keeps memory bounded;
-each runs unconfined and (where bubblewrap works) in the default workspace-write sandbox.
+Each case comes back without running into its timeout (run_command notices the end of input, a read from
+the terminal, a child holding the output open), leaves no process behind and keeps memory bounded. Each runs
+unconfined and (where bubblewrap works) in the default workspace-write sandbox.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import subprocess
 import sys
@@ -16,6 +16,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from process_support import processes_in
 
 from keel.tools.base import ToolContext
 from keel.tools.exec.sandbox import SandboxMode, SandboxPolicy, bwrap_problem
@@ -24,22 +25,6 @@ from keel.tools.run_command import RunCommandArgs, RunCommandTool
 
 PY = sys.executable
 MODES = [SandboxMode.FULL_ACCESS, SandboxMode.WORKSPACE_WRITE]
-
-
-def processes_in(directory: Path) -> list[int]:
-    """Live processes whose working directory is inside `directory` (every command starts there)."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            cwd = os.readlink(f"/proc/{entry.name}/cwd")
-            state = Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z" and (cwd == str(directory) or cwd.startswith(f"{directory}/")):
-            found.append(int(entry.name))
-    return found
 
 
 @pytest.fixture(params=MODES, ids=lambda mode: mode.value)
@@ -60,19 +45,14 @@ async def ctx(request, tmp_path: Path):
 
 
 async def run_bounded(ctx: ToolContext, command: str, timeout: int) -> str:
-    """Run a command, check it came back within timeout + 2 s and left nothing running."""
-    started = time.monotonic()
+    """Run a command, check it came back without running into its timeout and left nothing running."""
     result = await asyncio.wait_for(
-        RunCommandTool().run(RunCommandArgs(command=command, timeout=timeout), ctx), timeout + 30
+        RunCommandTool().run(RunCommandArgs(command=command, timeout=timeout), ctx), timeout + 60
     )
-    took = time.monotonic() - started
     left = processes_in(ctx.root)
-    print(
-        f"\n[{ctx.sandbox.mode.value}] {command!r}: returned in {took:.2f} s "
-        f"(limit {timeout + 2} s); processes left: {len(left)}"
-    )
+    print(f"\n[{ctx.sandbox.mode.value}] {command!r}: processes left: {len(left)}")
     print(result.output[-600:])
-    assert took < timeout + 2
+    assert "timed out after" not in result.output
     assert left == []
     return result.output
 

@@ -23,6 +23,7 @@ from keel.agent.model.local.assemble import (
 from keel.agent.model.local.spec import MODEL_FILE
 
 
+@pytest.mark.slow
 @needs_pieces
 def test_the_pieces_are_assembled_once_and_then_reused(assembled):
     target, messages = assembled
@@ -37,6 +38,7 @@ def test_the_pieces_are_assembled_once_and_then_reused(assembled):
     assert not list(target.parent.glob("*.partial-*"))
 
 
+@pytest.mark.slow
 @needs_pieces
 def test_a_truncated_file_is_reported_and_reassembled(assembled, tmp_path):
     target = tmp_path / "models" / MODEL_FILE
@@ -56,6 +58,7 @@ def test_a_truncated_file_is_reported_and_reassembled(assembled, tmp_path):
     assert target.stat().st_size == EXPECTED_SIZE and check_model_file(target) is None
 
 
+@pytest.mark.slow
 @needs_pieces
 def test_a_corrupted_file_of_the_right_size_is_caught_by_its_checksum(assembled, tmp_path):
     target = tmp_path / "models" / MODEL_FILE
@@ -177,6 +180,7 @@ def test_keel_runs_on_the_embedded_model_with_nothing_configured(assembled, tmp_
     assert "assembling" not in result.stderr  # the linked, verified file was reused
 
 
+@pytest.mark.slow
 @needs_llama
 @needs_pieces
 def test_a_configured_keel_local_model_is_the_embedded_one_and_keeps_a_chosen_protocol(

@@ -16,6 +16,7 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -212,6 +213,7 @@ def calls(base: Path) -> st.SearchStrategy[list[tuple[str, dict]]]:
     )
 
 
+@pytest.mark.slow
 def test_no_file_tool_writes_outside_the_workspace(tmp_path, tmp_path_factory):
     scratch = tmp_path_factory.mktemp("fuzz-scratch")
     around = Path(os.path.realpath(tmp_path))

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from process_support import processes_in
 
 from keel.tools.base import ToolContext, ToolError
 from keel.tools.exec.output_capture import OutputCapture, clean_terminal_text, render_head_tail
@@ -18,22 +18,6 @@ from keel.tools.registry import ToolRegistry
 from keel.tools.run_command import RunCommandArgs, RunCommandTool
 
 PY = sys.executable
-
-
-def processes_in(directory: Path) -> list[int]:
-    """Live processes whose working directory is inside `directory` (every command starts there)."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            cwd = os.readlink(f"/proc/{entry.name}/cwd")
-            state = Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z" and (cwd == str(directory) or cwd.startswith(f"{directory}/")):
-            found.append(int(entry.name))
-    return found
 
 
 @pytest.fixture

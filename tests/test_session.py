@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from pathlib import Path
 
 import pytest
 from keel_cli import git_repo
+from process_support import processes_in
 
 from keel.agent.protocol import (
     ApprovalRequested,
@@ -69,22 +69,21 @@ def valid_tool_history(messages: list[dict]) -> bool:
 async def test_interrupt_stops_a_streaming_reply_and_the_next_turn_continues(
     scripted_server, workspace
 ):
-    server = scripted_server(
-        [Reply(text="word " * 400, chunk_delay=0.02), Reply(text="Back again.")]
-    )
+    long_reply = "word " * 400  # 250 chunks, 20 ms apart
+    server = scripted_server([Reply(text=long_reply, chunk_delay=0.02), Reply(text="Back again.")])
     async with Session(settings(server, workspace)) as session:
         session.submit(UserPrompt(text="write a lot"))
-        interrupted_at: list[float] = []
+        interrupted: list[AssistantDelta] = []
 
         def interrupt_on_first_delta(event) -> None:
-            if isinstance(event, AssistantDelta) and not interrupted_at:
-                interrupted_at.append(time.monotonic())
+            if isinstance(event, AssistantDelta) and not interrupted:
+                interrupted.append(event)
                 session.submit(Interrupt())
 
         seen = await until_finished(session, interrupt_on_first_delta)
-        elapsed = time.monotonic() - interrupted_at[0]
         assert seen[-1].status == "interrupted"
-        assert elapsed < 1.0, f"interrupt took {elapsed:.2f}s"
+        streamed = "".join(e.text for e in seen if isinstance(e, AssistantDelta))
+        assert long_reply.startswith(streamed) and len(streamed) < len(long_reply)  # cut short
 
         session.submit(UserPrompt(text="go on"))
         seen = await until_finished(session)
@@ -94,20 +93,19 @@ async def test_interrupt_stops_a_streaming_reply_and_the_next_turn_continues(
     assert any("interrupted" in str(m["content"]) for m in messages)
 
 
-async def test_interrupt_kills_a_running_command_within_a_second(scripted_server, workspace):
-    server = scripted_server([command_call("echo started; sleep 30"), Reply(text="ok")])
+async def test_interrupt_kills_a_running_command(scripted_server, workspace):
+    server = scripted_server([command_call("echo started; sleep 600"), Reply(text="ok")])
     async with Session(settings(server, workspace)) as session:
         session.submit(UserPrompt(text="wait"))
-        started: list[float] = []
 
         def interrupt_when_running(event) -> None:
             if isinstance(event, ToolStarted):
-                started.append(time.monotonic())
                 asyncio.get_running_loop().call_later(0.5, session.submit, Interrupt())
 
-        seen = await until_finished(session, interrupt_when_running)
+        # ended by the interrupt, not by the command (which sleeps far beyond this bound)
+        seen = await asyncio.wait_for(until_finished(session, interrupt_when_running), 120)
         assert seen[-1].status == "interrupted"
-        assert time.monotonic() - started[0] < 1.5
+        assert processes_in(workspace) == []
         session.submit(UserPrompt(text="and now?"))
         await until_finished(session)
     messages = server.requests[-1].messages
@@ -211,8 +209,8 @@ async def test_interrupt_before_the_turn_starts_still_ends_it(scripted_server, w
         session.submit(UserPrompt(text="one"))
         session.submit(Interrupt())
         seen = await until_finished(session)
-    assert seen[-1].status == "interrupted"
-    assert server.requests == [] or seen[-1].final_message == ""
+    assert seen[-1].status == "interrupted" and seen[-1].final_message == ""
+    assert server.requests == []  # the prompt was dropped before it reached the model
 
 
 async def test_closing_mid_turn_logs_how_the_turn_ended(scripted_server, workspace):

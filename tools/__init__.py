@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # keel.tools.base loads pydantic, which importing this package should not
     from keel.tools.base import Tool
 
 
-def default_tools() -> list[Tool]:
+def default_tools() -> list[Tool[Any]]:
     """One instance of every tool in DESIGN's table, in the order the model sees them."""
     from keel.tools.apply_patch import ApplyPatchTool
     from keel.tools.code_map import CodeMapTool

@@ -27,7 +27,7 @@ class LintArgs(ToolArgs):
 
 def _walk(directory: Path) -> list[Path]:
     """Every file under a directory, leaving out VCS, dependency, build and hidden directories."""
-    found = []
+    found: list[Path] = []
     for current, dirs, names in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith("."))
         found.extend(Path(current) / name for name in sorted(names))

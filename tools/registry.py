@@ -22,7 +22,7 @@ def _strip_titles(schema: Any) -> Any:
 
 
 @cache
-def schema_of(tool: type[Tool]) -> dict[str, Any]:
+def schema_of(tool: type[Tool[Any]]) -> dict[str, Any]:
     """The OpenAI function-calling schema of a tool, derived from its Args model once per process (read-only)."""
     return {
         "type": "function",
@@ -74,7 +74,7 @@ def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
 class ToolRegistry:
     """The tools of one session, by name."""
 
-    def __init__(self, tools: list[Tool], redact: Callable[[str], str] | None = None) -> None:
+    def __init__(self, tools: list[Tool[Any]], redact: Callable[[str], str] | None = None) -> None:
         """`redact` masks known secrets in every result before the model or anyone else sees it."""
         self._tools = {tool.name: tool for tool in tools}
         self._schemas = [schema_of(type(tool)) for tool in tools]
@@ -84,10 +84,10 @@ class ToolRegistry:
         return name in self._tools
 
     @property
-    def tools(self) -> list[Tool]:
+    def tools(self) -> list[Tool[Any]]:
         return list(self._tools.values())
 
-    def get(self, name: str) -> Tool:
+    def get(self, name: str) -> Tool[Any]:
         try:
             return self._tools[name]
         except KeyError:
@@ -98,7 +98,7 @@ class ToolRegistry:
         """Derived once: the request prefix must be byte-identical from call to call."""
         return self._schemas
 
-    def validate(self, name: str, raw: str | dict[str, Any] | None) -> tuple[Tool, ToolArgs]:
+    def validate(self, name: str, raw: str | dict[str, Any] | None) -> tuple[Tool[Any], ToolArgs]:
         """The tool and its validated arguments, or a ToolError saying what to fix."""
         tool = self.get(name)
         try:
@@ -106,7 +106,7 @@ class ToolRegistry:
         except ValidationError as exc:
             raise ToolError(f"invalid arguments for {name}: {_describe_validation(exc)}") from None
 
-    async def run(self, tool: Tool, args: ToolArgs, ctx: ToolContext) -> ToolResult:
+    async def run(self, tool: Tool[Any], args: ToolArgs, ctx: ToolContext) -> ToolResult:
         """Run one validated call; every failure becomes a result the model can read, never a crash."""
         try:
             result = await tool.run(args, ctx)

@@ -185,7 +185,8 @@ class RunCommandTool(Tool[RunCommandArgs]):
         self, table: JobTable, command: str, running: RunningCommand, notes: list[str]
     ) -> ToolResult:
         job = table.add(command, running)
-        await asyncio.wait({job.watcher}, timeout=BACKGROUND_SETTLE)
+        if job.watcher is not None:
+            await asyncio.wait({job.watcher}, timeout=BACKGROUND_SETTLE)
         lines = [f"started {job.status()}"]
         if not job.is_running:
             await running.drain(LINGER_AFTER_EXIT)

@@ -22,6 +22,7 @@ from keel.tui.warmup import freeze_loaded_objects
 
 if TYPE_CHECKING:
     from keel.agent.config import KeelConfig
+    from keel.agent.config_files import ConfigSources
     from keel.agent.protocol import AnyEvent
     from keel.agent.settings import SessionSettings
     from keel.tui.first_settings import DeferredSettings
@@ -148,8 +149,8 @@ def initial_settings(config: KeelConfig, cwd: Path, history: list[AnyEvent]) -> 
     return settings_from_config(config, cwd, interactive=True, prepare=False)
 
 
-def main(*args: object, **kwargs: object) -> int:
+def main(sources: ConfigSources, cwd: Path, resume_id: str | None = None) -> int:
     """The entry point's old home (`keel.tui.app:main`), for an install made before it moved to keel.tui.launch."""
     from keel.tui.launch import main as launch
 
-    return launch(*args, **kwargs)
+    return launch(sources, cwd, resume_id)

@@ -16,6 +16,7 @@ import sys
 import threading
 from collections.abc import Callable
 from contextlib import suppress
+from typing import Any
 
 from keel.agent.errors import ExitCode
 
@@ -92,7 +93,7 @@ def _become_ui(lifeline: int) -> None:
     threading.Thread(target=watch, name="keel-lifeline", daemon=True).start()
 
 
-def _supervise(pid: int, watched: set[int]) -> int:
+def _supervise(pid: int, watched: set[signal.Signals]) -> int:
     """Wait for the UI to end (its wait status); meanwhile forward signals and follow its stops."""
     while True:
         info = signal.sigwaitinfo(watched)
@@ -130,7 +131,7 @@ def _stopped(pid: int) -> bool:
         return False
 
 
-def _after(status: int, saved: list) -> int:
+def _after(status: int, saved: list[Any]) -> int:
     """Reset the terminal when the UI could not, say why it ended; the exit code to pass on."""
     import termios
 
@@ -150,7 +151,7 @@ def _after(status: int, saved: list) -> int:
     return code
 
 
-def _restore(saved: list) -> None:
+def _restore(saved: list[Any]) -> None:
     import termios
 
     previous = signal.signal(signal.SIGTTOU, signal.SIG_IGN)  # in the background too

@@ -110,7 +110,8 @@ def run_ray(
     )  # after ray.init, which sets its own
     try:
         remote = ray.remote(num_cpus=1, max_retries=0)(attempt_in_worker)
-        flag = ray.remote(num_cpus=0)(StopFlag).remote()
+        # Any: Ray types an actor handle's methods as plain methods, without their .remote
+        flag: Any = ray.remote(num_cpus=0)(StopFlag).remote()
         in_flight: dict[Any, AttemptSpec] = {}
         queue = iter(specs)
 

@@ -65,7 +65,7 @@ def is_direct_model(model: str, api_base: str | None) -> bool:
     parts = urlsplit(api_base)
     return (
         parts.scheme in ("http", "https")
-        and bool(parts.hostname)
+        and parts.hostname is not None
         and not _uses_proxy(parts.scheme, parts.hostname)
     )
 

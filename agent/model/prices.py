@@ -20,9 +20,10 @@ def _price_map() -> dict[str, dict[str, Any]]:
         return {}
     try:
         with open(Path(next(iter(spec.submodule_search_locations))) / MAP_FILE, "rb") as file:
-            return json.load(file)
+            prices: dict[str, dict[str, Any]] = json.load(file)
     except (OSError, ValueError):
         return {}
+    return prices
 
 
 def model_info(model: str) -> dict[str, Any] | None:

@@ -301,7 +301,9 @@ class _Handler(BaseHTTPRequestHandler):
                 response = completion_body(reply, model, outcome.response_number, prompt_tokens)
                 self._send_json(200, response, cut_after=reply.drop_after_chunks)
 
-    def _stream(self, outcome: _Outcome, body: dict, model: str, prompt_tokens: int) -> None:
+    def _stream(
+        self, outcome: _Outcome, body: dict[str, Any], model: str, prompt_tokens: int
+    ) -> None:
         reply, server = outcome.reply, self.scripted
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         chunks = stream_chunks(
@@ -337,7 +339,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_json(
         self,
         status: int,
-        payload: dict,
+        payload: dict[str, Any],
         headers: dict[str, str] | None = None,
         cut_after: int | None = None,
     ) -> None:

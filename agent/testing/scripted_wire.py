@@ -161,7 +161,9 @@ def call_id(reply: Reply, response_number: int, index: int) -> str:
     return reply.tool_calls[index].id or f"call_{response_number}_{index}"
 
 
-def completion_body(reply: Reply, model: str, response_number: int, prompt_tokens: int) -> dict:
+def completion_body(
+    reply: Reply, model: str, response_number: int, prompt_tokens: int
+) -> dict[str, Any]:
     """The body of a non-streaming chat completion."""
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
     if reply.tool_calls:
@@ -203,7 +205,7 @@ def stream_chunks(
     include_usage: bool,
     text_chunk_chars: int,
     args_chunk_chars: int,
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """The chunk objects of a streamed reply, in order, as OpenAI sends them (without [DONE])."""
     head = {
         "id": f"chatcmpl-{response_number}",
@@ -213,7 +215,7 @@ def stream_chunks(
         "system_fingerprint": None,
     }
 
-    def chunk(delta: dict, finish_reason: str | None = None) -> dict:
+    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
         body = {
             **head,
             "choices": [
@@ -265,13 +267,13 @@ ERROR_SHAPES: dict[int, tuple[str, str | None, str]] = {
 }
 
 
-def error_body(status: int, message: str | None = None) -> dict:
+def error_body(status: int, message: str | None = None) -> dict[str, Any]:
     """An OpenAI-style error body for `status` (400 is the context-length error: use that helper)."""
     kind, code, default = ERROR_SHAPES.get(status, ("server_error", None, f"HTTP {status}"))
     return {"error": {"message": message or default, "type": kind, "param": None, "code": code}}
 
 
-def context_length_body(limit: int, prompt_tokens: int) -> dict:
+def context_length_body(limit: int, prompt_tokens: int) -> dict[str, Any]:
     """OpenAI's exact 400 body for a prompt over the model's context window."""
     message = (
         f"This model's maximum context length is {limit} tokens. However, your messages "

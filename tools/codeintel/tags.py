@@ -69,7 +69,10 @@ class FileTags:
 
     def to_plain(self) -> PlainTags:
         """Builtin types only, for `marshal` (the fastest serializer for such data)."""
-        return tuple(tuple(definition) for definition in self.definitions), self.references
+        definitions = tuple(
+            (d.name, d.kind, d.line, d.end_line, d.depth, d.signature) for d in self.definitions
+        )
+        return definitions, self.references
 
     @classmethod
     def from_plain(cls, plain: PlainTags) -> FileTags:
@@ -211,7 +214,7 @@ _local = threading.local()  # tree-sitter parsers must not be shared between thr
 
 
 def _compiled(language: str) -> tuple[Parser, Query, Query]:
-    cache = _local.__dict__.setdefault("compiled", {})
+    cache: dict[str, tuple[Parser, Query, Query]] = _local.__dict__.setdefault("compiled", {})
     if language not in cache:
         spec = _SPECS[language]
         lang = grammar(language)

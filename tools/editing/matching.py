@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -251,7 +251,7 @@ def _diagonal_votes(lines: list[str], needle: list[str], size: int) -> dict[int,
     positions: dict[str, list[int]] = {}
     for index, line in enumerate(lines):
         positions.setdefault(line.strip(), []).append(index)
-    votes: dict[int, float] = Counter()
+    votes: defaultdict[int, float] = defaultdict(float)
     for offset, line in enumerate(needle):
         hits = positions.get(line.strip(), []) if line.strip() else []
         for index in hits:

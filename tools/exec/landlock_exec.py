@@ -57,7 +57,7 @@ def _call(function: str, *args: object) -> int:
     """A libc function with every integer passed as a C long (syscall() reads longs); OSError on failure."""
     call = getattr(_libc(), function)
     call.restype = ctypes.c_long
-    result = call(*(ctypes.c_long(arg) if isinstance(arg, int) else arg for arg in args))
+    result: int = call(*(ctypes.c_long(arg) if isinstance(arg, int) else arg for arg in args))
     if result < 0:
         code = ctypes.get_errno()
         raise OSError(code, os.strerror(code))

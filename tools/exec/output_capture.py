@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 from keel.prompts import plural
 
@@ -126,7 +127,7 @@ class OutputCapture:
         self._head = bytearray()
         self._tail = bytearray()
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = path.open("wb")
+        self._file: BinaryIO | None = path.open("wb")
 
     def feed(self, chunk: bytes) -> None:
         """Take the next bytes of the stream."""

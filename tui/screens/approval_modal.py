@@ -15,7 +15,10 @@ from textual.widgets import Button, Static
 from keel.tui import format as fmt
 
 if TYPE_CHECKING:
-    from keel.agent.protocol import ApprovalRequested
+    from keel.agent.protocol import (
+        ApprovalDecision,  # noqa: F401 (ruff misses the base's string)
+        ApprovalRequested,
+    )
 
 
 class ApprovalModal(ModalScreen["ApprovalDecision"]):
@@ -56,7 +59,9 @@ class ApprovalModal(ModalScreen["ApprovalDecision"]):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        self.dismiss(event.button.id)  # type: ignore[arg-type]
+        self.action_decide(event.button.id or "")
 
     def action_decide(self, decision: str) -> None:
-        self.dismiss(decision)  # type: ignore[arg-type]
+        match decision:  # a button's id or a binding's argument
+            case "allow_once" | "allow_session" | "deny":
+                self.dismiss(decision)

@@ -16,7 +16,7 @@ def status_text(name: str, stats: SessionStats) -> Text:
         if stats.context_window
         else "context –"
     )
-    parts = [
+    parts: list[str | tuple[str, str]] = [
         (name, "bold"),
         stats.model or "no model (/model NAME)",
         context,

@@ -11,7 +11,7 @@ import json
 import os
 import queue
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
@@ -319,7 +319,7 @@ class LocalEngine:
         sampling: Sampling = Sampling(),
         continuation: str = "",
         on_prompt: PromptProgress | None = None,
-    ) -> AsyncIterator[str]:
+    ) -> AsyncGenerator[str, None]:
         """Text pieces of the reply (after `continuation`, its given start) as the model produces them; the
         decoding runs on the engine's thread. `on_prompt(done, total)` hears how a long prompt's reading goes."""
         loop = asyncio.get_running_loop()

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from pydantic import BaseModel
 
@@ -237,8 +237,8 @@ class ModelWorker:
 
     async def generate(
         self,
-        messages: list[dict],
-        tools: list[dict] | None,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
         sampling: SamplingSpec,
         on_piece: Callable[[str], None],
         on_progress: ProgressListener,
