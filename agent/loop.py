@@ -31,7 +31,7 @@ from keel.prompts import render
 from keel.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
 from keel.tools.registry import ToolRegistry, parse_arguments
 
-AskPerson = Callable[[ToolCall, Tool, dict[str, Any]], Awaitable[ApprovalDecision | None]]
+AskPerson = Callable[[ToolCall, Tool[Any], dict[str, Any]], Awaitable[ApprovalDecision | None]]
 MAX_CONTEXT_RETRIES = 3
 LOOP_WARN, LOOP_STOP = 3, 5
 EMPTY_REPLY = "Your reply was empty. Continue the task with a tool call, or give your final answer."
@@ -196,7 +196,9 @@ class AgentLoop:
         result = await self.registry.run(tool, args, self.tool_context)
         return result, "ok" if result.ok else "error"
 
-    async def _refusal(self, call: ToolCall, tool: Tool, shown_args: dict[str, Any]) -> str | None:
+    async def _refusal(
+        self, call: ToolCall, tool: Tool[Any], shown_args: dict[str, Any]
+    ) -> str | None:
         """None when the call may run; otherwise what the model is told instead."""
         verdict = self.approvals.verdict(tool.name, tool.kind)
         if verdict == "allow":

@@ -69,7 +69,7 @@ class Session:
     def __init__(
         self,
         settings: SessionSettings,
-        tools: list[Tool] | None = None,
+        tools: list[Tool[Any]] | None = None,
         resume: Path | None = None,
         model: ChatModel | None = None,
     ) -> None:
@@ -345,7 +345,7 @@ class Session:
         )
 
     async def _ask_person(
-        self, call: ToolCall, tool: Tool, arguments: dict[str, Any]
+        self, call: ToolCall, tool: Tool[Any], arguments: dict[str, Any]
     ) -> ApprovalDecision:
         future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
         self._pending_approvals[call.id] = future

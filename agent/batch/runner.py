@@ -72,7 +72,8 @@ class CommandOutcome(BaseModel):
 def last_lines(text: str, limit: int = 200) -> str:
     """The whole last lines of an output that fit in `limit` characters (the end of one long line
     from a word on), marked with … where something was left out."""
-    lines, kept, size = text.strip().splitlines(), [], 0
+    lines, size = text.strip().splitlines(), 0
+    kept: list[str] = []
     for line in reversed(lines):
         if size + len(line) + 1 > limit:
             break

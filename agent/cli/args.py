@@ -17,7 +17,9 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(ExitCode.USAGE, f"keel: {message} (see `{self.prog} --help`)\n")
 
-    def parse_args(self, args: Any = None, namespace: Any = None) -> argparse.Namespace:  # type: ignore[override]
+    def parse_args(  # type: ignore[override]
+        self, args: Any = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
         """Unknown flags are reported by the subcommand's parser, so the help it names is the one to read."""
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
@@ -27,7 +29,10 @@ class Parser(argparse.ArgumentParser):
     def _command_parser(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
         for action in self._actions:
             if isinstance(action, argparse._SubParsersAction):
-                return action.choices.get(getattr(parsed, "command", None) or "", self)
+                chosen: argparse.ArgumentParser = action.choices.get(
+                    getattr(parsed, "command", None) or "", self
+                )
+                return chosen
         return self
 
 

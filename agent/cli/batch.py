@@ -9,11 +9,13 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from keel.agent.cli.flags import add_model_flags, config_flags
 from keel.agent.errors import ExitCode, KeelError, UsageError
 from keel.prompts import plural
+
+AnyParser = TypeVar("AnyParser", bound=argparse.ArgumentParser)
 
 
 def _positive(text: str) -> int:
@@ -90,7 +92,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_batch_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_batch_parser(subparsers: argparse._SubParsersAction[AnyParser]) -> AnyParser:
     """Register `keel batch` on the CLI's subparsers."""
     parser = subparsers.add_parser(
         "batch",
@@ -104,7 +106,7 @@ def add_batch_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def _out_dir(args: argparse.Namespace, cwd: Path) -> Path:
     if args.out is not None:
-        return (cwd / args.out).resolve()
+        return Path(cwd, args.out).resolve()
     if args.resume:
         raise UsageError("--resume needs --out DIR: the directory of the batch to continue")
     from keel.agent.config import keel_home

@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 GROUP = "keel.frontends"
 DISTRIBUTION = "keel"
@@ -27,7 +27,7 @@ def load_frontend(name: str) -> Callable[..., Any] | None:
     found: Any = importlib.import_module(module.strip())
     for part in attribute.split("[")[0].strip().split("."):
         found = getattr(found, part)
-    return found
+    return cast(Callable[..., Any], found)
 
 
 def _own_entry_point(name: str) -> str | None:

@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from keel import __version__
 from keel.agent.errors import ExitCode
@@ -31,7 +31,7 @@ def _read_prompt(args: argparse.Namespace) -> str | None:
 
     if args.prompt_file is not None:
         try:
-            return args.prompt_file.read_text(encoding="utf-8")
+            return str(args.prompt_file.read_text(encoding="utf-8"))
         except OSError as exc:
             raise UsageError(
                 f"cannot read the prompt file {args.prompt_file}: {exc.strerror}"
@@ -47,7 +47,7 @@ def _read_prompt(args: argparse.Namespace) -> str | None:
         raise UsageError(
             'the prompt is empty; say what to do, e.g. keel run "make the failing test pass"'
         )
-    return args.prompt
+    return str(args.prompt) if args.prompt is not None else None
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
 
         args = parse(argv)
     else:  # the TUI's launch: argparse (some 2-3 ms) has nothing to parse
-        args = NO_ARGUMENTS
+        args = cast("argparse.Namespace", NO_ARGUMENTS)
     from keel.agent.diagnostics import inject_fault, set_debug
     from keel.agent.errors import KeelError
 

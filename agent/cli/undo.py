@@ -6,10 +6,12 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from keel.agent.errors import ExitCode, UsageError
 from keel.prompts import plural
+
+AnyParser = TypeVar("AnyParser", bound=argparse.ArgumentParser)
 
 if TYPE_CHECKING:  # the parser is built on every launch; checkpoints load with the command
     from keel.agent.git.checkpoints import Checkpoint, CheckpointStore, FileChange
@@ -18,7 +20,7 @@ MAX_SHOWN_CHANGES = 40
 ACTION_WORDS = {"M": "revert", "A": "restore", "D": "delete"}
 
 
-def add_undo_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_undo_parser(subparsers: argparse._SubParsersAction[AnyParser]) -> AnyParser:
     undo = subparsers.add_parser(
         "undo",
         help="undo the last turn's changes (or restore a chosen checkpoint)",

@@ -294,7 +294,7 @@ class ModelClient:
             )
         except Exception:  # noqa: BLE001 - litellm raises a bare Exception for a model it has no price for
             return None
-        return prompt_cost + completion_cost
+        return float(prompt_cost + completion_cost)
 
 
 def context_window_of(
