@@ -299,6 +299,12 @@ class Session:
             self._emit(Error(error_class=error_class_of(exc.error_class), message=str(exc)))
         except asyncio.CancelledError:
             self._emit(TurnAborted())
+        except Exception as exc:  # noqa: BLE001 - a bug of ours: logged with its traceback, the session goes on
+            self._emit(
+                internal_error_event(exc, self.id, self.redactor.redact).model_copy(
+                    update={"fatal": False}
+                )
+            )
 
     async def _run_task(self, op: UserPrompt | Continue) -> None:
         """Run a task to its end; every way it can end is turned into one session.finished here."""

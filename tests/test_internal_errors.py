@@ -4,6 +4,7 @@ raised at a documented fault point (KEEL_TEST_FAULT), not by mocking keel's code
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 from pathlib import Path
 
@@ -146,3 +147,43 @@ def test_a_ui_holds_debug_tracebacks_until_it_lets_go_of_the_terminal(
         set_debug(False)
     assert "ValueError: a bug while the ** draws" in shown and "Traceback" in shown
     assert log == tmp_path / "logs" / "s1.log" and "a bug while the ** draws" in log.read_text()
+
+
+async def test_a_bug_during_compact_is_logged_and_the_session_goes_on(
+    scripted_server, repo, tmp_path, monkeypatch
+):
+    from keel.agent.protocol import Compact, Error, SessionFinished, TurnStarted, UserPrompt
+    from keel.agent.session import Session
+    from keel.agent.settings import SessionSettings
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("KEEL_HOME", str(home))
+    # the compact request is served (the fault strikes as keel handles the reply), then the second prompt
+    server = scripted_server(["first answer", "a summary keel fails to handle", "second answer"])
+    settings = SessionSettings(cwd=repo, model="openai/any", api_base=server.url, checkpoints=False)
+    async with Session(settings) as session:
+        session.submit(UserPrompt(text="first"))
+        async for event in session.events():
+            if isinstance(event, SessionFinished):
+                break
+        monkeypatch.setenv(FAULT_ENV, "model.reply")
+        session.submit(Compact())
+        errors = []
+        async with asyncio.timeout(
+            30
+        ):  # before the fix, no error came and the compact's task died silently
+            async for event in session.events():
+                if isinstance(event, Error):
+                    errors.append(event)
+                    break
+        monkeypatch.delenv(FAULT_ENV)
+        session.submit(UserPrompt(text="second"))
+        turns = []
+        async for event in session.events():
+            turns.append(event)
+            if isinstance(event, SessionFinished):
+                break
+    assert [(e.error_class, e.fatal) for e in errors] == [(INTERNAL_ERROR, False)]
+    assert len(logs(home)) == 1
+    assert isinstance(turns[0], TurnStarted) and turns[-1].status == "completed"
+    assert turns[-1].final_message == "second answer"
