@@ -99,11 +99,13 @@ def test_ctrl_z_suspends_to_the_shell_and_fg_brings_the_ui_back(scripted_server,
         terminal.keys("C-z")
         terminal.wait_for("Stopped")
         assert terminal.modes() == RESTORED
+        terminal.wait_for_prompt("shell$")
         terminal.keys("fg", "Enter")
         terminal.wait_for_modes(IN_THE_UI)
         terminal.wait_for("Ask keel")
         terminal.keys("C-q")
         terminal.wait_for_modes(RESTORED)
+        terminal.wait_for_prompt("shell$")
         terminal.keys("echo KEEL-EXIT=$?", "Enter")
         assert "KEEL-EXIT=0" in terminal.wait_for("KEEL-EXIT=")
     finally:

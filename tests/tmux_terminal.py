@@ -90,6 +90,19 @@ class Terminal:
             time.sleep(0.2)
         raise AssertionError(f"{text!r} never appeared; the screen shows:\n{self.screen()}")
 
+    def wait_for_prompt(self, prompt: str, timeout: float = 60) -> None:
+        """Until the shell's prompt is the screen's last line: it has taken the terminal back and reads again
+        (keys typed before that may be flushed with the shell's terminal settings)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            lines = [line for line in self.screen().splitlines() if line.strip()]
+            if lines and lines[-1].strip() == prompt.strip():
+                return
+            time.sleep(0.2)
+        raise AssertionError(
+            f"the prompt {prompt!r} never came back; the screen shows:\n{self.screen()}"
+        )
+
     def wait_for_modes(self, modes: str, timeout: float = 30) -> None:
         deadline = time.monotonic() + timeout
         while self.modes() != modes:
