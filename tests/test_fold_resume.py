@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from keel_cli import git_repo, run_streamed
+from session_support import until_finished
 from test_fold_property import served_usage
 
 from keel.agent.context.budget import auto_budget
@@ -48,15 +49,6 @@ def settings(url: str, repo: Path, **overrides: object) -> SessionSettings:
     return SessionSettings(
         cwd=repo, model="openai/any", api_base=url, checkpoints=False, **overrides
     )
-
-
-async def until_finished(session: Session) -> list:
-    seen = []
-    async for event in session.events():
-        seen.append(event)
-        if isinstance(event, SessionFinished):
-            return seen
-    raise AssertionError("the session closed without finishing the task")
 
 
 def model(request: ChatRequest) -> Reply:

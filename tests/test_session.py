@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from keel_cli import git_repo
 from process_support import processes_in
+from session_support import until_finished
 
 from keel.agent.protocol import (
     ApprovalRequested,
     Approve,
     AssistantDelta,
     Interrupt,
-    SessionFinished,
     ToolFinished,
     ToolStarted,
     UserPrompt,
@@ -36,17 +36,6 @@ def settings(server, workspace: Path, **overrides) -> SessionSettings:
     return SessionSettings(
         cwd=workspace, model="openai/any", api_base=server.url, retry_base_delay=0.01, **overrides
     )
-
-
-async def until_finished(session: Session, on_event=None) -> list:
-    seen = []
-    async for event in session.events():
-        seen.append(event)
-        if on_event is not None:
-            on_event(event)
-        if isinstance(event, SessionFinished):
-            return seen
-    raise AssertionError("the session closed without finishing the task")
 
 
 def command_call(command: str) -> Reply:

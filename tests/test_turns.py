@@ -10,6 +10,7 @@ from typing import get_args
 
 import pytest
 from keel_cli import git_repo, run_streamed
+from session_support import collect
 
 from keel.agent.protocol import (
     AnyEvent,
@@ -39,17 +40,6 @@ def settings(url: str, repo: Path) -> SessionSettings:
 
 def call(name: str, **arguments: object) -> Reply:
     return Reply(tool_calls=[ScriptedToolCall(name=name, arguments=arguments)])
-
-
-async def collect(session: Session, until: type, on_event=None) -> list[AnyEvent]:
-    seen: list[AnyEvent] = []
-    async for event in session.events():
-        seen.append(event)
-        if on_event is not None:
-            on_event(event)
-        if isinstance(event, until):
-            return seen
-    raise AssertionError("the session closed early")
 
 
 def test_interrupt_is_answered_by_turn_aborted_with_the_turn_id(scripted_server, repo):
