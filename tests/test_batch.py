@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import re
 import shutil
@@ -17,9 +16,7 @@ from pathlib import Path
 import pytest
 from keel_cli import KEEL, KeelResult, git_repo, keel_env, run_keel
 
-from keel.agent.batch.progress import Progress
 from keel.agent.batch.results import ResultRow, pass_at_k
-from keel.agent.batch.runner import CommandOutcome
 from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
 from keel.tools.exec.sandbox import bwrap_problem
 
@@ -32,6 +29,11 @@ FILES = {
 TEST = "test -f .ready && python3 check.py"
 # How many of each task's two attempts fix the bug: pass counts 2, 1, 0, 2, 1, 0, 2, 1.
 FIXES = {f"t{n}": [True, False] if n % 3 == 1 else [n % 3 == 0] * 2 for n in range(8)}
+
+
+def model_flags(url: str) -> list[str]:
+    """The scripted server as the batch's model."""
+    return ["--model", "openai/any", "--api-base", url]
 
 
 def run_batch(*args: str, cwd: Path, home: Path, timeout: float = 240) -> KeelResult:
@@ -170,10 +172,7 @@ def test_eight_tasks_two_attempts_four_at_once(scripted_server, tmp_path):
     out, home = tmp_path / "out", tmp_path / "home"
     result = run_batch(
         str(tasks),
-        "--model",
-        "openai/any",
-        "--api-base",
-        server.url,
+        *model_flags(server.url),
         "-j",
         "4",
         "--attempts",
@@ -250,17 +249,7 @@ def test_ctrl_c_interrupts_running_attempts_and_cleans_up(scripted_server, tmp_p
     before = snapshot(repo)
     out, home = tmp_path / "out", tmp_path / "home"
     tasks = write_tasks(tmp_path / "tasks.jsonl", ["t0", "t1", "t2", "t3"], repo)
-    flags = [
-        str(tasks),
-        "--model",
-        "openai/any",
-        "--api-base",
-        server.url,
-        "--out",
-        str(out),
-        "-j",
-        "2",
-    ]
+    flags = [str(tasks), *model_flags(server.url), "--out", str(out), "-j", "2"]
     process = subprocess.Popen(
         [*BATCH, *flags],
         cwd=tmp_path,
@@ -313,10 +302,7 @@ def test_failed_setup_and_a_hanging_test_are_recorded(scripted_server, tmp_path)
     (tmp_path / "tasks.jsonl").write_text("".join(json.dumps(task) + "\n" for task in tasks))
     result = run_batch(
         "tasks.jsonl",
-        "--model",
-        "openai/any",
-        "--api-base",
-        server.url,
+        *model_flags(server.url),
         "--out",
         str(out),
         "--command-timeout",
@@ -378,27 +364,6 @@ def test_a_malformed_tasks_file_is_a_usage_error_naming_the_line(tmp_path, lines
     assert not (tmp_path / "out").exists()
 
 
-def test_pass_at_k_is_the_unbiased_estimator():
-    assert pass_at_k(2, 1, 1) == 0.5
-    assert pass_at_k(2, 1, 2) == 1.0
-    assert pass_at_k(5, 2, 2) == pytest.approx(1 - 3 / 10)
-    assert pass_at_k(10, 0, 5) == 0.0
-    assert pass_at_k(3, 3, 1) == 1.0
-    assert pass_at_k(1, 1, 4) == 1.0  # fewer attempts than k: k is capped
-    assert pass_at_k(0, 0, 1) == 0.0
-
-
-def test_progress_redraws_one_line_on_a_terminal():
-    stream = io.StringIO()
-    progress = Progress({"a": 2, "b": 2}, stream=stream, tty=True)
-    progress.add(ResultRow(id="a", attempt=1, status="completed", passed=True, tokens=1500))
-    progress.add(ResultRow(id="a", attempt=2, status="max_steps", tokens=20_000))
-    progress.close()
-    text = stream.getvalue()
-    assert text.count("\r") == 2 and text.endswith("\n") and text.count("\n") == 1
-    assert "tasks 1/2 · attempts 2/4 · pass 1/2 (50%) · 22k tokens" in text
-
-
 def test_an_attempt_that_errors_keeps_its_error_and_its_branch_is_removed(tmp_path):
     repo = git_repo(tmp_path / "repo", FILES)
     before = snapshot(repo)
@@ -442,15 +407,7 @@ def test_only_attempts_that_changed_something_keep_a_branch(scripted_server, tmp
         tmp_path / "tasks.jsonl", ["t0", "t1"], repo
     )  # setup commits `.ready` on each branch
     result = run_batch(
-        str(tasks),
-        "--model",
-        "openai/any",
-        "--api-base",
-        server.url,
-        "--out",
-        str(out),
-        cwd=tmp_path,
-        home=home,
+        str(tasks), *model_flags(server.url), "--out", str(out), cwd=tmp_path, home=home
     )
     assert result.returncode == 0, result.stderr
     idle, worker = sorted(rows_of(out), key=lambda row: row.id)
@@ -471,16 +428,7 @@ def test_approval_and_sandbox_flags_reach_every_attempt(scripted_server, tmp_pat
     out, home = tmp_path / "out", tmp_path / "home"
     tasks = write_tasks(tmp_path / "tasks.jsonl", ["t0"], repo)
     policy = ["--approval", "read-only", "--sandbox", "read-only"]
-    batch = [
-        "batch",
-        str(tasks),
-        "--model",
-        "openai/any",
-        "--api-base",
-        server.url,
-        "--out",
-        str(out),
-    ]
+    batch = ["batch", str(tasks), *model_flags(server.url), "--out", str(out)]
     args = [*policy, *batch] if where == "before batch" else [*batch, *policy]
     result = run_keel(*args, cwd=tmp_path, home=home)
     assert result.returncode == 0, result.stderr
@@ -514,10 +462,7 @@ def test_the_sandbox_flag_confines_batch_commands(scripted_server, tmp_path):
     tasks = write_tasks(tmp_path / "tasks.jsonl", ["t0"], repo)
     result = run_batch(
         str(tasks),
-        "--model",
-        "openai/any",
-        "--api-base",
-        server.url,
+        *model_flags(server.url),
         "--out",
         str(out),
         "--sandbox",
@@ -530,36 +475,3 @@ def test_the_sandbox_flag_confines_batch_commands(scripted_server, tmp_path):
     events = [json.loads(line) for line in Path(row.session_log).read_text().splitlines()]
     [command] = [e for e in events if e["type"] == "tool.finished"]
     assert "Read-only file system" in command["output"], command["output"]
-
-
-def test_progress_cuts_a_long_reason_at_a_word_with_an_ellipsis():
-    stream = io.StringIO()
-    reason = (
-        "test `python3 check.py` exited with 1: " + "AssertionError: add(2, 3) returned -1 " * 6
-    )
-    Progress({"a": 1}, stream=stream, tty=False).add(
-        ResultRow(id="a", attempt=1, status="completed", reason=reason)
-    )
-    detail = stream.getvalue().split(" fail (", 1)[1].split(") · tasks", 1)[0]
-    assert detail.endswith("…") and len(detail) <= 120
-    assert reason.startswith(detail[:-1]) and reason[len(detail) - 1] == " "  # cut between words
-
-
-def test_progress_on_a_terminal_shows_an_error_in_full():
-    stream = io.StringIO()
-    reason = "APIConnectionError: could not connect to http://127.0.0.1:9/v1 " + "(details) " * 20
-    progress = Progress({"a": 1}, stream=stream, tty=True)
-    progress.add(ResultRow(id="a", attempt=1, status="error", reason=reason))
-    progress.close()
-    assert f"keel batch: a#1 error: {reason.strip()}\n" in stream.getvalue()
-
-
-def test_a_failed_command_is_described_by_its_last_whole_lines():
-    tail = (
-        "/tmp/some/long/path/" * 20 + "\nE   assert add(2, 3) == 5\nFAILED test_calc.py::test_add\n"
-    )
-    outcome = CommandOutcome(command="pytest -q", exit_code=1, tail=tail)
-    assert (
-        outcome.describe()
-        == "`pytest -q` exited with 1: …\nE   assert add(2, 3) == 5\nFAILED test_calc.py::test_add"
-    )
