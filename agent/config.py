@@ -20,6 +20,7 @@ from keel.tools.exec.sandbox_policy import SandboxPolicy
 
 ApprovalPolicy = Literal["read-only", "auto-edit", "full-auto"]
 ToolProtocol = Literal["auto", "native", "text"]
+PromptProfile = Literal["auto", "full", "compact"]
 DEFAULT_CONTEXT_WINDOW = 32_768
 # keel's instructions and tool descriptions take about 2,500 tokens: below this nothing fits beside them
 MIN_CONTEXT_WINDOW = 4_096
@@ -49,6 +50,20 @@ class ModelSettings(Strict):
     api_base: str | None = None
     context_window: ContextWindow = None
     tool_protocol: ToolProtocol | None = None
+    prompt: PromptProfile | None = None
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    parallel_calls: bool | None = None
+
+
+class LoopSettings(Strict):
+    """When a reply ends the task: corrections of replies that tried to call a tool and failed, one nudge
+    when a task that asks for a change ends with nothing changed (README: "How a task ends")."""
+
+    correct_attempted_calls: bool = True
+    max_corrections: int = Field(
+        default=3, ge=1, description="corrections in a row before the task stops with an error"
+    )
+    nudge_without_change: Literal["small-models", "always", "never"] = "small-models"
 
 
 class ContextSettings(Strict):
@@ -69,6 +84,12 @@ class ModelChoice(Strict):
     context_window: ContextWindow = None
     tool_protocol: ToolProtocol = "auto"
     approval: ApprovalPolicy | None = None
+    # the small-model profile (agent/profile.py): "auto" picks it by the model's size or window
+    prompt: PromptProfile = "auto"
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    parallel_calls: bool | None = (
+        None  # run every call of a text-protocol reply, not only the first
+    )
 
 
 class RunSettings(Strict):
@@ -86,6 +107,7 @@ class RunSettings(Strict):
     # snapshot the workspace before each turn's first change, for `keel undo`
     checkpoints: bool = True
     context: ContextSettings = ContextSettings()
+    loop: LoopSettings = LoopSettings()
     sandbox: SandboxPolicy = SandboxPolicy()
 
 
@@ -104,6 +126,11 @@ class KeelConfig(RunSettings, ModelChoice):
             api_base=self.api_base or own.api_base,
             context_window=self.context_window or own.context_window,
             tool_protocol=own.tool_protocol if self.tool_protocol == "auto" else self.tool_protocol,
+            prompt=own.prompt if self.prompt == "auto" else self.prompt,
+            temperature=self.temperature if self.temperature is not None else own.temperature,
+            parallel_calls=(
+                self.parallel_calls if self.parallel_calls is not None else own.parallel_calls
+            ),
         )
 
 

@@ -40,13 +40,24 @@ def apply(state: SessionState, event: AnyEvent) -> SessionState:
             return replace(state, turn_id=event.turn_id, task_open=event.kind == "task")
         case UserMessage(origin="user"):
             return _new_task(state, event.text)
-        case UserMessage():  # keel's correction of a reply it could not use: a step of its own
-            return replace(state, history=(*state.history, user(event.text)), steps=state.steps + 1)
+        case UserMessage():  # keel's correction or nudge: a step of its own
+            return replace(
+                state,
+                history=(*state.history, user(event.text)),
+                steps=state.steps + 1,
+                corrections=state.corrections + (event.purpose == "correction"),
+                nudged=state.nudged or event.purpose == "nudge",
+            )
         case AssistantMessage():
             return _assistant(state, event)
         case ToolStarted():
             signature = call_signature(event.name, event.arguments)
-            return replace(state, repeated_call=signature, repeats=state.repeats_of(signature))
+            return replace(
+                state,
+                repeated_call=signature,
+                repeats=state.repeats_of(signature),
+                last_ran_ok=state.last_ran_ok and signature == state.repeated_call,
+            )
         case ToolFinished():
             return _tool_finished(state, event)
         case ContextMasked():
@@ -108,6 +119,10 @@ def _new_task(state: SessionState, text: str) -> SessionState:
         budget=state.default_budget,
         repeated_call="",
         repeats=0,
+        last_ran_ok=False,
+        corrections=0,
+        nudged=False,
+        task_tools_ok=frozenset(),
     )
 
 
@@ -135,6 +150,7 @@ def _assistant(state: SessionState, event: AssistantMessage) -> SessionState:
         history=(*state.history, message),
         steps=state.steps + 1 if event.tool_calls else state.steps,
         calls=max([state.calls, *numbers]),
+        corrections=0 if event.tool_calls else state.corrections,
     )
     return _spend(state, event.usage, event.cost)
 
@@ -145,7 +161,13 @@ def _tool_finished(state: SessionState, event: ToolFinished) -> SessionState:
     )
     if call is None:
         return state
-    return replace(state, history=(*state.history, tool_result(call, event.output)))
+    ok = event.status == "ok"
+    return replace(
+        state,
+        history=(*state.history, tool_result(call, event.output)),
+        last_ran_ok=ok,
+        task_tools_ok=state.task_tools_ok | {event.name} if ok else state.task_tools_ok,
+    )
 
 
 def _summarized(state: SessionState, event: ContextSummarized) -> SessionState:

@@ -7,10 +7,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from keel.agent.approval import Approvals
+from keel.agent.config import LoopSettings
 from keel.agent.context.manager import ContextManager
 from keel.agent.errors import ContextWindowExceeded, ToolsUnsupported
 from keel.agent.git.checkpoints import CheckpointGuard
 from keel.agent.model.client import ChatModel, ModelReply
+from keel.agent.profile import ModelProfile
 from keel.agent.protocol import (
     AnyEvent,
     ApprovalDecision,
@@ -25,8 +27,9 @@ from keel.agent.protocol import (
     UserMessage,
     error_class_of,
 )
+from keel.agent.reply_reading import EMPTY_REPLY, call_example, read_reply
 from keel.agent.state import LimitExceeded, SessionState, call_signature
-from keel.agent.text_protocol import MalformedToolCall, parse_tool_calls
+from keel.agent.task_intent import asks_for_change
 from keel.prompts import render
 from keel.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
 from keel.tools.registry import ToolRegistry, parse_arguments
@@ -34,7 +37,9 @@ from keel.tools.registry import ToolRegistry, parse_arguments
 AskPerson = Callable[[ToolCall, Tool[Any], dict[str, Any]], Awaitable[ApprovalDecision | None]]
 MAX_CONTEXT_RETRIES = 3
 LOOP_WARN, LOOP_STOP = 3, 5
-EMPTY_REPLY = "Your reply was empty. Continue the task with a tool call, or give your final answer."
+EMPTY_REPLY_CORRECTION = (
+    "Your reply was empty. Continue the task with a tool call, or give your final answer."
+)
 
 
 class TaskComplete(Exception):
@@ -60,6 +65,8 @@ class AgentLoop:
         emit: Callable[[AnyEvent], None],
         ask_person: AskPerson | None,
         checkpoints: CheckpointGuard | None = None,
+        policy: LoopSettings | None = None,
+        profile: ModelProfile | None = None,
     ) -> None:
         self.current = current
         self.model = model
@@ -70,6 +77,8 @@ class AgentLoop:
         self.emit = emit
         self.ask_person = ask_person
         self.checkpoints = checkpoints
+        self.policy = policy or LoopSettings()
+        self.profile = profile or ModelProfile()
 
     @property
     def state(self) -> SessionState:
@@ -80,26 +89,76 @@ class AgentLoop:
             await self.step()
 
     async def step(self) -> None:
-        """One model call and the tool calls it asked for."""
+        """One model call and the tool calls it asked for; a reply without a call ends the task only when
+        it is not a failed attempt at one and, for a task that asks for a change, something was changed or
+        the model was asked once (README: "How a task ends")."""
         self.state.check_limits()
         reply = await self._call_model()
-        correction: str | None
-        try:
-            calls = self._calls_of(reply)
-        except MalformedToolCall as exc:
-            calls, correction = [], str(exc)
-        else:
-            correction = None if calls or reply.text.strip() else EMPTY_REPLY
+        read = read_reply(
+            reply,
+            self.state,
+            self.registry.names(),
+            self.profile.parallel_calls,
+            self.policy.correct_attempted_calls,
+        )
         self.emit(
-            AssistantMessage(text=reply.text, tool_calls=calls, usage=reply.usage, cost=reply.cost)
+            AssistantMessage(
+                text=reply.text, tool_calls=read.calls, usage=reply.usage, cost=reply.cost
+            )
         )
         self.context.after_model_call(reply.usage)
-        if correction is not None:
-            self.emit(UserMessage(text=correction, origin="keel"))
-        elif not calls:
+        if read.problem is not None:
+            self._correct(read.problem, read.tool)
+            return
+        if not read.calls:
+            if self._ends_unchanged():
+                self.emit(UserMessage(text=self._nudge(), origin="keel", purpose="nudge"))
+                return
             raise TaskComplete(reply.text)
-        for call in calls:
-            await self._execute(call)
+        for number, call in enumerate(read.calls):
+            unrun = read.not_run if number == 0 else []
+            await self._execute(call, render("calls_not_run", names=unrun) if unrun else "")
+
+    def _correct(self, problem: str, tool: str | None) -> None:
+        """Tell the model what was wrong with its attempt and how to send it; after `max_corrections` in a
+        row the task stops (the model is not going to get there)."""
+        if self.state.corrections >= self.policy.max_corrections:
+            raise LimitExceeded(
+                "error",
+                f"the model's last {self.state.corrections + 1} replies could not be run; the last: "
+                f"{problem}",
+            )
+        if problem == EMPTY_REPLY:
+            text = EMPTY_REPLY_CORRECTION
+        else:
+            name = tool or "read_file"
+            example = call_example(name, self.registry.schema(name))
+            text = render("call_correction", problem=problem, example=example)
+        self.emit(UserMessage(text=text, origin="keel", purpose="correction"))
+
+    def _ends_unchanged(self) -> bool:
+        """The task asks for a change, nothing that changes files ran successfully, edits are allowed, and
+        the model has not had its nudge yet (by default only small models get one: they announce edits they
+        never made; a capable model that changed nothing usually meant to)."""
+        state = self.state
+        nudges = self.policy.nudge_without_change
+        if (
+            state.nudged
+            or nudges == "never"
+            or (nudges == "small-models" and not self.profile.compact)
+        ):
+            return False
+        if self.approvals.verdict("edit_file", ToolKind.EDIT) == "deny":
+            return False
+        if not asks_for_change(state.task_prompt):
+            return False
+        return all(self.registry.get(name).kind is ToolKind.READ for name in state.task_tools_ok)
+
+    def _nudge(self) -> str:
+        names = self.registry.names()
+        return render(
+            "no_change_nudge", edit_tool="edit_file" if "edit_file" in names else "a tool"
+        )
 
     async def _call_model(self) -> ModelReply:
         overflows = 0
@@ -107,7 +166,7 @@ class AgentLoop:
             await self.context.fit()
             self.state.check_limits()  # summarizing costs tokens too
             request = self.context.build_request(self.state)
-            tools = self.registry.schemas() if self.state.tool_protocol == "native" else None
+            tools = self.context.tool_schemas(self.state.tool_protocol)
             try:
                 return await self.model.complete(request, tools, self._on_delta)
             except ToolsUnsupported as exc:
@@ -135,43 +194,36 @@ class AgentLoop:
     def _on_delta(self, text: str) -> None:
         self.emit(AssistantDelta(text=text))
 
-    def _calls_of(self, reply: ModelReply) -> list[ToolCall]:
-        """Native calls as sent; in the text protocol the calls written in the reply (native ones if none).
-        Calls without an id get one the fold counts (`state.calls`)."""
-        state = self.state
-        if state.tool_protocol == "text":
-            parsed = parse_tool_calls(reply.text)
-            if parsed or not reply.tool_calls:
-                return [
-                    ToolCall(id=state.call_id(n), name=p.name, arguments=p.arguments)
-                    for n, p in enumerate(parsed, 1)
-                ]
-        unnamed = 0
-        calls = []
-        for call in reply.tool_calls:
-            if not call.id:
-                unnamed += 1
-                call = call.model_copy(update={"id": state.call_id(unnamed)})
-            calls.append(call)
-        return calls
-
-    async def _execute(self, call: ToolCall) -> None:
+    async def _execute(self, call: ToolCall, note: str = "") -> None:
+        """Run one call and log its result; `note` is appended to the result (calls of the reply not run)."""
         started = time.monotonic()
         shown_args = _arguments_for_display(call.arguments)
-        repeats = self.state.repeats_of(call_signature(call.name, shown_args))
+        signature = call_signature(call.name, shown_args)
+        repeats = self.state.repeats_of(signature)
         if repeats >= LOOP_STOP:
             raise LimitExceeded(
                 "loop_detected",
                 f"the model made the same {call.name} call {repeats} times in a row",
             )
+        again = self._already_answered(call.name, signature)
         self.emit(ToolStarted(call_id=call.id, name=call.name, arguments=shown_args))
-        try:
-            result, status = await self._validated_run(call, shown_args)
-        except ToolError as exc:
-            result, status = ToolResult(output=f"Error: {exc}", ok=False), "error"
+        status: ToolStatus
+        if again:
+            result, status = ToolResult(output=render("repeated_call", name=call.name)), "ok"
+        else:
+            try:
+                result, status = await self._validated_run(call, shown_args)
+            except ToolError as exc:
+                result, status = ToolResult(output=f"Error: {exc}", ok=False), "error"
         if repeats >= LOOP_WARN:
-            warning = render("loop_warning", name=call.name, count=repeats, limit=LOOP_STOP)
-            result = result.model_copy(update={"output": f"{result.output}\n\n{warning}"})
+            note = "\n\n".join(
+                filter(
+                    None,
+                    [render("loop_warning", name=call.name, count=repeats, limit=LOOP_STOP), note],
+                )
+            )
+        if note:
+            result = result.model_copy(update={"output": f"{result.output}\n\n{note}"})
         self.emit(
             ToolFinished(
                 call_id=call.id,
@@ -182,6 +234,17 @@ class AgentLoop:
                 duration_ms=int((time.monotonic() - started) * 1000),
             )
         )
+
+    def _already_answered(self, name: str, signature: str) -> bool:
+        """For a small model: the same read as its last call, which succeeded, is answered with a pointer
+        to the result it has instead of the same output again (it re-reads instead of acting)."""
+        state = self.state
+        if not self.profile.compact or signature != state.repeated_call or not state.last_ran_ok:
+            return False
+        if name not in self.registry:
+            return False
+        tool = self.registry.get(name)
+        return tool.kind is ToolKind.READ and tool.same_result_again
 
     async def _validated_run(
         self, call: ToolCall, shown_args: dict[str, Any]

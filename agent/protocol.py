@@ -140,11 +140,13 @@ class TurnAborted(Event):
 
 
 class UserMessage(Event):
-    """A message to the model in the user's turn: the user's prompt, or keel's correction of a bad reply."""
+    """A message to the model in the user's turn: the user's prompt, or one keel wrote (`purpose` says why)."""
 
     type: Literal["user.message"] = "user.message"
     text: str
     origin: Literal["user", "keel"] = "user"
+    # keel's own messages: a correction of a reply it could not use, or a nudge before it ends the task
+    purpose: Literal["correction", "nudge"] | None = None
 
 
 class AssistantDelta(Event):

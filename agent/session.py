@@ -20,6 +20,7 @@ from keel.agent.leftovers import remove_leftover_temp_files
 from keel.agent.loop import AgentLoop, TaskComplete
 from keel.agent.model.client import ChatModel, ModelClient, context_window_of
 from keel.agent.model.redact import RedactingModel, Redactor
+from keel.agent.profile import ModelProfile
 from keel.agent.protocol import (
     AnyEvent,
     ApprovalDecision,
@@ -51,7 +52,7 @@ from keel.agent.state import LimitExceeded, SessionState
 from keel.agent.store import SessionLog, new_session_id, read_events, sessions_dir
 from keel.agent.system_prompt import SystemPrompt
 from keel.agent.workspace_facts import gather_facts, load_instructions
-from keel.tools import default_tools
+from keel.tools import default_tools, small_model_tools
 from keel.tools.base import Tool, ToolContext
 from keel.tools.exec.sandbox_mechanism import sandbox_mechanism
 from keel.tools.registry import ToolRegistry
@@ -80,8 +81,9 @@ class Session:
         self.id = resume.stem if resume else new_session_id()
         self.redactor = Redactor.from_environment(extra=settings.secrets)
         self.log = SessionLog(resume or sessions_dir() / f"{self.id}.jsonl", self.redactor)
+        offered = small_model_tools() if settings.compact_prompt else default_tools()
         self.registry = ToolRegistry(
-            tools if tools is not None else default_tools(), redact=self.redactor.redact
+            tools if tools is not None else offered, redact=self.redactor.redact
         )
         self.state = fold(prior, SessionState(session_id=self.id, max_steps=settings.max_steps))
         self._resumed = bool(prior)
@@ -102,6 +104,7 @@ class Session:
             on_retry=self._emit,
             on_progress=self._emit,
             context_window=settings.context_window,
+            extra={} if settings.temperature is None else {"temperature": settings.temperature},
         )
         self.model = RedactingModel(inner, self.redactor)
         prompt = SystemPrompt(
@@ -134,6 +137,12 @@ class Session:
             self._emit,
             self._ask_person if settings.interactive else None,
             self.checkpoints,
+            settings.loop,
+            ModelProfile(
+                compact=settings.compact_prompt,
+                temperature=settings.temperature,
+                parallel_calls=settings.parallel_calls,
+            ),
         )
         self._events: asyncio.Queue[AnyEvent | None] = asyncio.Queue()
         self._work: asyncio.Queue[TurnOp] = asyncio.Queue()

@@ -9,6 +9,7 @@ from pydantic import Field
 from keel.agent.config import ApprovalPolicy, KeelConfig, RunSettings, ToolProtocol
 from keel.agent.model.local.spec import describe_embedded, is_embedded
 from keel.agent.model.redact import secrets_in_url
+from keel.agent.profile import model_profile
 
 
 class SessionSettings(RunSettings):
@@ -26,7 +27,9 @@ class SessionSettings(RunSettings):
     tool_protocol: ToolProtocol = "auto"
     approval: ApprovalPolicy = "full-auto"
     interactive: bool = False
-    compact_prompt: bool = False
+    compact_prompt: bool = False  # the small-model profile (agent/profile.py)
+    temperature: float | None = None
+    parallel_calls: bool = False  # every call of a text-protocol reply runs, not only the first
     # secret values found in the config (URL passwords, URL keys), redacted like env ones
     secrets: list[str] = Field(default_factory=list)
 
@@ -54,6 +57,9 @@ def settings_from_config(
 def _configured(config: KeelConfig, cwd: Path, interactive: bool) -> SessionSettings:
     own = config.for_model()
     assert config.model is not None  # settings_from_config chose one
+    profile = model_profile(
+        config.model, own.api_base, own.prompt, own.temperature, own.parallel_calls
+    )
     return SessionSettings(
         **{name: getattr(config, name) for name in RunSettings.model_fields},
         cwd=cwd,
@@ -63,6 +69,9 @@ def _configured(config: KeelConfig, cwd: Path, interactive: bool) -> SessionSett
         tool_protocol=own.tool_protocol or "auto",
         approval=config.approval or ("auto-edit" if interactive else "full-auto"),
         interactive=interactive,
+        compact_prompt=profile.compact,
+        temperature=profile.temperature,
+        parallel_calls=profile.parallel_calls,
         secrets=[
             secret
             for url in [config.api_base, *(m.api_base for m in config.models.values())]
@@ -86,6 +95,5 @@ def _embedded(config: KeelConfig, cwd: Path, interactive: bool, prepare: bool) -
         update={
             "context_window": endpoint.context_window,
             "tool_protocol": chosen if chosen in ("native", "text") else endpoint.tool_protocol,
-            "compact_prompt": endpoint.compact_prompt,
         }
     )

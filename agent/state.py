@@ -46,6 +46,10 @@ class SessionState:
     )
     repeated_call: str = ""
     repeats: int = 0
+    last_ran_ok: bool = False  # the call in `repeated_call` ran and succeeded
+    corrections: int = 0  # keel's corrections since the model last made a call
+    nudged: bool = False  # this task had its nudge before ending with nothing changed
+    task_tools_ok: frozenset[str] = frozenset()  # tools that ran and succeeded in this task
     calls: int = 0  # call ids keel generated so far
     turn_id: str = ""  # the last turn's id
     task_open: bool = False  # a task turn started and has not ended

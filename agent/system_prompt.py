@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from keel.agent.model.client import ToolProtocolName
+from keel.agent.model.local.compact_tools import compact_tool_schemas
 from keel.agent.workspace_facts import Instructions, WorkspaceFacts
 from keel.prompts import render
 from keel.tools.registry import ToolRegistry
@@ -20,6 +22,7 @@ class SystemPrompt:
     registry: ToolRegistry
     compact: bool = False
     _rendered: dict[str, str] = field(default_factory=dict)
+    _schemas: list[dict[str, Any]] | None = None
 
     def text(self, protocol: ToolProtocolName) -> str:
         if protocol not in self._rendered:
@@ -32,6 +35,13 @@ class SystemPrompt:
             )
         return self._rendered[protocol]
 
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """The schemas the model is offered: a small model's say less (keel.agent.model.local.compact_tools)."""
+        if self._schemas is None:
+            full = self.registry.schemas()
+            self._schemas = compact_tool_schemas(full) if self.compact else full
+        return self._schemas
+
     def _text_tools(self) -> str:
         tools = [
             {
@@ -39,6 +49,6 @@ class SystemPrompt:
                 "description": schema["function"]["description"],
                 "parameters": json.dumps(schema["function"]["parameters"], separators=(",", ":")),
             }
-            for schema in self.registry.schemas()
+            for schema in self.tool_schemas()
         ]
         return render("text_tools", tools=tools)

@@ -9,7 +9,6 @@ import pytest
 from keel.agent.model.local.compact_tools import call_schema, compact_tool_schemas, first_sentence
 from keel.agent.model.local.engine import template_messages
 from keel.agent.model.local.reply_split import ReplySplitter, unwrap_nested_call
-from keel.agent.model.local.turn import repeats_last_call
 from keel.agent.text_protocol import ParsedCall, parse_tool_calls
 from keel.tools import default_tools
 from keel.tools.registry import ToolRegistry
@@ -146,22 +145,6 @@ def history(name: str, arguments: str) -> list[dict]:
         {"role": "assistant", "content": None, "tool_calls": [call]},
         {"role": "tool", "tool_call_id": "c1", "content": "a.py"},
     ]
-
-
-def test_the_same_call_again_is_a_repeat_whatever_its_spacing():
-    messages = history("find_files", '{"pattern": "*"}')
-    assert repeats_last_call(
-        messages, ParsedCall(name="find_files", arguments='{ "pattern" : "*" }')
-    )
-    assert not repeats_last_call(
-        messages, ParsedCall(name="find_files", arguments='{"pattern": "*.py"}')
-    )
-    assert not repeats_last_call(
-        messages, ParsedCall(name="read_file", arguments='{"pattern": "*"}')
-    )
-    assert not repeats_last_call(
-        messages[:1], ParsedCall(name="find_files", arguments='{"pattern": "*"}')
-    )
 
 
 def test_history_is_shaped_for_the_chat_template():

@@ -1,4 +1,5 @@
-"""keel's tools, one per file; `default_tools` is the set every session starts with."""
+"""keel's tools, one per file; `default_tools` is the set every session starts with, `small_model_tools` the
+fewer a small model is offered."""
 
 from __future__ import annotations
 
@@ -33,3 +34,12 @@ def default_tools() -> list[Tool[Any]]:
         RunCommandTool(),
         JobOutputTool(),
     ]
+
+
+SMALL_MODEL_TOOLS = ("read_file", "write_file", "edit_file", "search", "find_files", "run_command")
+
+
+def small_model_tools() -> list[Tool[Any]]:
+    """The tools a small model gets: reading, searching, editing, running. Patches, the code map, the linter
+    and background jobs cost it schema tokens and it rarely uses them well."""
+    return [tool for tool in default_tools() if tool.name in SMALL_MODEL_TOOLS]

@@ -130,6 +130,8 @@ class Tool(ABC, Generic[A]):
     kind: ClassVar[ToolKind]
     description: ClassVar[str]
     Args: ClassVar[type[ToolArgs]]
+    # the same call made twice in a row returns the same result (false for what polls a running process)
+    same_result_again: ClassVar[bool] = True
 
     @abstractmethod
     async def run(self, args: A, ctx: ToolContext) -> ToolResult:

@@ -16,6 +16,7 @@ class JobOutputArgs(ToolArgs):
 class JobOutputTool(Tool[JobOutputArgs]):
     name = "job_output"
     kind = ToolKind.READ  # it only reads or ends processes that an approved run_command started
+    same_result_again = False  # a job's output grows between two identical calls
     description = (
         "Show a background job's status and the output it printed since the last call "
         "(start and end when long); with stop=true, stop the job first."

@@ -94,6 +94,13 @@ class ToolRegistry:
             known = ", ".join(self._tools)
             raise ToolError(f"there is no tool named {name!r}; the tools are: {known}") from None
 
+    def names(self) -> frozenset[str]:
+        return frozenset(self._tools)
+
+    def schema(self, name: str) -> dict[str, Any] | None:
+        """One tool's schema (None for a name that is not a tool)."""
+        return next((s for s in self._schemas if s["function"]["name"] == name), None)
+
     def schemas(self) -> list[dict[str, Any]]:
         """Derived once: the request prefix must be byte-identical from call to call."""
         return self._schemas

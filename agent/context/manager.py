@@ -74,12 +74,16 @@ class ContextManager:
             messages = [system(self.system_prompt.text(state.tool_protocol))]
             if state.summaries:
                 messages.append(user(self._summary_block(state)))
-            tools = self.system_prompt.registry.schemas() if state.tool_protocol == "native" else []
+            tools = self.tool_schemas(state.tool_protocol) or []
             self.ledger.prefix_tokens = sum(count_text(m.content) for m in messages) + count_json(
                 tools
             )
             self._prefix_key, self._prefix_messages = key, messages
         return self._prefix_messages
+
+    def tool_schemas(self, protocol: str) -> list[dict[str, Any]] | None:
+        """What goes in a request's `tools`: the offered schemas in the native protocol, none in the text one."""
+        return self.system_prompt.tool_schemas() if protocol == "native" else None
 
     def _summary_block(self, state: SessionState) -> str:
         limit, chain = int(self.window * 0.15), list[str]()

@@ -281,7 +281,7 @@ class ModelClient:
                         function.name if function else None,
                         function.arguments if function else None,
                     )
-        return assembler.reply(messages, self._cost)
+        return assembler.reply(messages, tools, self._cost)
 
     def _cost(self, usage: TokenUsage) -> float | None:
         if self._direct is not None:

@@ -224,7 +224,7 @@ class OpenAIHTTP:
             raise RetryableProviderError(
                 f"{self.api_base} sent a reply that is not JSON", "APIError"
             ) from exc
-        return assembler.reply(messages, price)
+        return assembler.reply(messages, tools, price)
 
 
 async def _read_stream(

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from keel.agent.model.tokens import count_json, count_text
 from keel.agent.protocol import TokenUsage, ToolCall
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -17,11 +18,6 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 def valid_text(text: str) -> str:
     """Text a provider streamed, with lone UTF-16 surrogates (not encodable, so unloggable) as U+FFFD."""
     return _LONE_SURROGATE.sub("\ufffd", text)
-
-
-def estimate_tokens(text: str) -> int:
-    """A cheap estimate for when the provider reports no usage."""
-    return max(1, len(text) // 4)
 
 
 class ModelReply(BaseModel):
@@ -65,9 +61,12 @@ class ReplyAssembler:
             buffer.arguments.append(valid_text(arguments))
 
     def reply(
-        self, messages: list[dict[str, Any]], price: Callable[[TokenUsage], float | None]
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        price: Callable[[TokenUsage], float | None],
     ) -> ModelReply:
-        """The finished reply, priced; usage is estimated when the provider reported none."""
+        """The finished reply, priced; usage is counted here when the provider reported none."""
         text = "".join(self.text)
         tool_calls = [
             ToolCall(id=b.id or f"call_{i}", name=b.name, arguments="".join(b.arguments))
@@ -75,8 +74,11 @@ class ReplyAssembler:
         ]
         usage = self.usage
         if usage is None or usage.total_tokens == 0:
-            prompt = sum(estimate_tokens(str(m.get("content") or "")) for m in messages)
-            completion = estimate_tokens(text + "".join(c.arguments for c in tool_calls))
+            # the whole request counts: system prompt, calls and results, and the tools' schemas
+            prompt = count_json(messages) + (count_json(tools) if tools else 0)
+            completion = count_text(text) + sum(
+                count_text(c.name) + count_text(c.arguments) for c in tool_calls
+            )
             usage = TokenUsage(
                 prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
             )

@@ -78,6 +78,7 @@ class ScriptedServer:
     served_models: Sequence[str] | None = None  # what GET /v1/models lists (default: model_name)
     text_chunk_chars: int = 8
     args_chunk_chars: int = 4
+    reports_usage: bool = True  # False: a server that never reports usage, asked or not
     port: int = 0
     log: Callable[[str], None] | None = None
     requests: list[RecordedRequest] = field(default_factory=list, init=False)
@@ -305,7 +306,8 @@ class _Handler(BaseHTTPRequestHandler):
         self, outcome: _Outcome, body: dict[str, Any], model: str, prompt_tokens: int
     ) -> None:
         reply, server = outcome.reply, self.scripted
-        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        asked = bool((body.get("stream_options") or {}).get("include_usage"))
+        include_usage = asked and server.reports_usage
         chunks = stream_chunks(
             reply,
             model,

@@ -113,6 +113,10 @@ class RecordedRequest:
     def tool_names(self) -> list[str]:
         return [tool["function"]["name"] for tool in self.tools]
 
+    def last_text(self, role: str | None = None) -> str:
+        """The text of the last message (of `role`, if given); "" when there is none."""
+        return ChatRequest(messages=self.messages).last_text(role)
+
 
 def content_text(content: Any) -> str:
     """The text of a message's content, whether a string or a list of typed parts."""

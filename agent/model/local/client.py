@@ -62,7 +62,7 @@ class EmbeddedClient:
             completion_tokens=done.completion_tokens,
             total_tokens=done.prompt_tokens + done.completion_tokens,
         )
-        return assembler.reply(messages, price)
+        return assembler.reply(messages, tools, price)
 
     def _progress(self, message: Progress) -> None:
         self.on_progress(progress_event(message))

@@ -4,13 +4,12 @@ A 0.5B model asked to call tools writes bare JSON, often naming a tool that does
 So the reply is generated freely until it opens a call (`{` at a line start, `<tool_call>`, or a fence around a
 `{`); from there the
 call is decoded again under a llama.cpp grammar built from the offered tools' schemas (as llama.cpp's own server
-does for tool calls), so it is one well-formed JSON object naming a real tool. And when the model asks for
-exactly the call whose result it already has — it does, instead of answering — it is asked for its answer.
+does for tool calls), so it is one well-formed JSON object naming a real tool. What a repeated or missing call
+means is the agent loop's to decide (keel.agent.loop), where it is logged; nothing is injected here.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import replace
@@ -20,35 +19,6 @@ from keel.agent.model.local.compact_tools import call_schema
 from keel.agent.model.local.engine import Generation, LocalEngine, PromptProgress, Sampling
 from keel.agent.model.local.reply_split import ReplySplitter, unwrap_nested_call
 from keel.agent.text_protocol import MalformedToolCall, ParsedCall, parse_tool_calls
-from keel.prompts import render
-
-
-def _arguments(raw: Any) -> Any:
-    try:
-        return json.loads(raw) if isinstance(raw, str) else raw
-    except json.JSONDecodeError:
-        return raw
-
-
-def _previous_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The last assistant message's calls: its tool calls, or in the text protocol the calls in its text."""
-    for message in reversed(messages):
-        if message.get("role") != "assistant":
-            continue
-        if message.get("tool_calls"):
-            return [call.get("function") or {} for call in message["tool_calls"]]
-        written = _read_call(str(message.get("content") or ""))
-        return [{"name": written.name, "arguments": written.arguments}] if written else []
-    return []
-
-
-def repeats_last_call(messages: list[dict[str, Any]], call: ParsedCall) -> bool:
-    """True when call is the same as the model's previous call, whose result it already has."""
-    return any(
-        previous.get("name") == call.name
-        and _arguments(previous.get("arguments")) == _arguments(call.arguments)
-        for previous in _previous_calls(messages)
-    )
 
 
 def _read_call(text: str) -> ParsedCall | None:
@@ -104,10 +74,6 @@ class LocalTurn:
             names = {tool["function"]["name"] for tool in self.tools or []}
             calls = [unwrap_nested_call(call, names) for call in rest.calls]
             held = rest.content if self.tools else held
-        if calls and repeats_last_call(self.messages, calls[0]):
-            async for piece in self._answer(calls[0].name):
-                yield piece
-            return
         if held:
             yield held
         self.calls = calls[:1] if self.tools else []
@@ -124,13 +90,3 @@ class LocalTurn:
         text = "".join(pieces)
         call = _read_call(text)
         return (call, "") if call else (None, text)
-
-    async def _answer(self, tool_name: str) -> AsyncIterator[str]:
-        """The model repeated its last call: ask it, in so many words, to answer from the results it has."""
-        nudge = {"role": "user", "content": render("local_answer", name=tool_name)}
-        sampling = replace(self.sampling, prose_only=True)
-        async with aclosing(
-            self.engine.stream([*self.messages, nudge], self.tools, self.counts, sampling)
-        ) as pieces:
-            async for piece in pieces:
-                yield piece

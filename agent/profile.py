@@ -1,0 +1,79 @@
+"""The small-model profile: which models get the compact prompt, fewer tools, no bare status line and a low
+temperature, because a 0.5B–3B model copies what it does not need and drifts at a server's default sampling."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel
+
+from keel.agent.config import PromptProfile
+from keel.agent.model.local.names import is_embedded
+from keel.agent.model.prices import context_window
+
+SMALL_MODEL_MAX_BILLIONS = 4.0
+SMALL_WINDOW = 8_192  # a model made with a window this small is a small model, whatever its name
+LOCAL_TEMPERATURE = 0.2
+# "1.5b", "7B", "0.5b" in a model name; "a3b" (a mixture's active share) counts too, the largest wins
+_SIZE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)[bB](?![a-zA-Z0-9])")
+
+
+class ModelProfile(BaseModel):
+    """How a session talks to its model, beyond where the model is."""
+
+    compact: bool = False
+    temperature: float | None = None
+    parallel_calls: bool = False
+
+
+def parameters_in_billions(model: str) -> float | None:
+    """The model's size as its name states it ("qwen2.5-coder-1.5b-instruct" → 1.5), if it does."""
+    sizes = [float(found) for found in _SIZE.findall(model.rsplit("/", 1)[-1])]
+    return max(sizes) if sizes else None
+
+
+def is_small_model(model: str) -> bool:
+    """Small by its stated size, or by the window it was made with; the embedded models always are."""
+    if is_embedded(model):
+        return True
+    size = parameters_in_billions(model)
+    if size is not None:
+        return size <= SMALL_MODEL_MAX_BILLIONS
+    known = context_window(model)
+    return known is not None and known <= SMALL_WINDOW
+
+
+def is_local(model: str, api_base: str | None) -> bool:
+    """The model runs on this machine or the local network: embedded, or served from a private address."""
+    if is_embedded(model):
+        return True
+    host = urlsplit(api_base or "").hostname
+    if not host:
+        return False
+    if host == "localhost" or host.endswith(".local"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private
+
+
+def model_profile(
+    model: str,
+    api_base: str | None,
+    prompt: PromptProfile | None,
+    temperature: float | None,
+    parallel_calls: bool | None,
+) -> ModelProfile:
+    """The configured choices over the automatic ones: `prompt = "compact"` or "full" decides; "auto" (or
+    unset) makes small models compact. A compact model served locally gets a low temperature unless one is
+    set; the embedded models decode greedily unless one is set (KEEL_LOCAL_TEMPERATURE)."""
+    compact = prompt == "compact" or (prompt in (None, "auto") and is_small_model(model))
+    if temperature is None and compact and is_local(model, api_base) and not is_embedded(model):
+        temperature = LOCAL_TEMPERATURE
+    return ModelProfile(
+        compact=compact, temperature=temperature, parallel_calls=bool(parallel_calls)
+    )

@@ -1,0 +1,165 @@
+"""What a model's reply asks keel to do: the calls to run, the calls it wrote but keel will not run, or what was
+wrong with a reply that tried to call a tool and could not be read (it gets a correction, never ends the task)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from keel.agent.model.reply import ModelReply
+from keel.agent.protocol import ToolCall
+from keel.agent.state import SessionState
+from keel.agent.text_protocol import MalformedToolCall, ParsedCall, object_end, parse_tool_calls
+
+EMPTY_REPLY = "your reply was empty"
+_FENCE = re.compile(r"```[ \t]*([\w.-]*)[ \t]*\n(.*?)(?:```|$)", re.DOTALL)
+_NAMED = r'"(?:name|tool|tool_name|function)"\s*:\s*"({names})"'
+_KEYED = r'"({names})"\s*:\s*\{{'  # {"edit_file": {...}}
+_CODE_CALL = r"^[ \t>`]*({names})\s*\("  # edit_file(path="a.py", ...)
+
+
+class ReadReply(BaseModel):
+    """The loop's reading of one reply: calls to run, names of calls left unrun, or a problem to correct."""
+
+    calls: list[ToolCall] = Field(default_factory=list)
+    not_run: list[str] = Field(default_factory=list)
+    problem: str | None = None
+    tool: str | None = None  # the tool the failed attempt named, for the correction's example
+
+
+def read_reply(
+    reply: ModelReply,
+    state: SessionState,
+    tool_names: Collection[str],
+    parallel: bool,
+    correct_attempts: bool,
+) -> ReadReply:
+    """Native calls as sent. Otherwise the calls written in the text: in the text protocol any, in native mode
+    only ones naming a tool (some servers return the model's calls as text); only the first runs unless the
+    model is configured for parallel calls. A reply with no call that looks like a failed attempt at one
+    comes back with the problem (with `correct_attempts` off, only unreadable `<tool_call>` tags do)."""
+    if reply.tool_calls and state.tool_protocol == "native":
+        return ReadReply(calls=_with_ids(reply.tool_calls, state))
+    try:
+        parsed = parse_tool_calls(reply.text)
+    except MalformedToolCall as exc:
+        return ReadReply(problem=str(exc), tool=_named_tool(reply.text, tool_names))
+    if state.tool_protocol == "native":
+        parsed = [call for call in parsed if call.name in tool_names]
+    if parsed:
+        run = parsed if parallel else parsed[:1]
+        return ReadReply(
+            calls=[_call(state, n, call) for n, call in enumerate(run, 1)],
+            not_run=[call.name for call in parsed[len(run) :]],
+        )
+    if reply.tool_calls:  # a text-protocol session whose server sent native calls anyway
+        return ReadReply(calls=_with_ids(reply.tool_calls, state))
+    if not reply.text.strip():
+        return ReadReply(problem=EMPTY_REPLY)
+    if not correct_attempts:
+        return ReadReply()
+    problem = attempted_call(reply.text, tool_names, truncated=reply.finish_reason == "length")
+    return ReadReply(problem=problem, tool=_named_tool(reply.text, tool_names) if problem else None)
+
+
+def _call(state: SessionState, number: int, parsed: ParsedCall) -> ToolCall:
+    return ToolCall(id=state.call_id(number), name=parsed.name, arguments=parsed.arguments)
+
+
+def _with_ids(calls: list[ToolCall], state: SessionState) -> list[ToolCall]:
+    """Calls without an id get one the fold counts (`state.calls`)."""
+    unnamed, named = 0, []
+    for call in calls:
+        if not call.id:
+            unnamed += 1
+            call = call.model_copy(update={"id": state.call_id(unnamed)})
+        named.append(call)
+    return named
+
+
+def _alternatives(tool_names: Collection[str]) -> str:
+    return "|".join(re.escape(name) for name in sorted(tool_names, key=len, reverse=True))
+
+
+def _named_tool(text: str, tool_names: Collection[str]) -> str | None:
+    if not tool_names:
+        return None
+    names = _alternatives(tool_names)
+    for pattern in (_NAMED, _KEYED, _CODE_CALL):
+        found = re.search(pattern.format(names=names), text, re.MULTILINE)
+        if found:
+            return found.group(1)
+    return next((label for label, _ in _FENCE.findall(text) if label in tool_names), None)
+
+
+def attempted_call(text: str, tool_names: Collection[str], truncated: bool) -> str | None:
+    """What went wrong, when a reply with no readable call still tried to make one: JSON (bare or fenced)
+    naming a tool, a fence labelled with a tool's name, a tool written as a function call, or a call the
+    length limit cut off. None for a reply that is an answer."""
+    opens_call = bool(re.search(r"^\s*[{`<]", text, re.MULTILINE))
+    if truncated and opens_call:
+        return (
+            "your reply reached the length limit before the call was complete; send a shorter call "
+            "(change a smaller part of the file at a time)"
+        )
+    if not tool_names:
+        return None
+    names = _alternatives(tool_names)
+    named = re.search(_NAMED.format(names=names), text) or re.search(
+        _KEYED.format(names=names), text
+    )
+    if named:
+        return f"it looks like a call to {named.group(1)}, but {_json_problem(text, named.start())}"
+    for label, _body in _FENCE.findall(text):
+        if label in tool_names:
+            return f"a code block labelled {label} is not a call to {label}"
+    code = re.search(_CODE_CALL.format(names=names), text, re.MULTILINE)
+    if code:
+        return f"{code.group(1)}(...) written as code is not a call to {code.group(1)}"
+    return None
+
+
+def _json_problem(text: str, inside: int) -> str:
+    """Why the JSON object around position `inside` cannot be read, in the terms of the mistake."""
+    line_starts = [m.start(1) for m in re.finditer(r"^[ \t]*({)", text[: inside + 1], re.MULTILINE)]
+    start = line_starts[-1] if line_starts else max(text.rfind("{", 0, inside + 1), 0)
+    end = object_end(text, start)
+    candidate = text[start:] if end is None else text[start : end + 1]
+    hint = ""
+    if '"""' in candidate or "'''" in candidate:
+        hint = (
+            "; JSON has no triple-quoted strings: put the text in one string, with \\n for each "
+            'line break and \\" for each quote'
+        )
+    try:
+        value: Any = json.loads(candidate)
+    except json.JSONDecodeError as exc:
+        return f"it is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}){hint}"
+    if isinstance(value, dict) and not isinstance(value.get("arguments", {}), (dict, str)):
+        return 'its "arguments" is not a JSON object'
+    return 'it is not one object with "name" and "arguments"'
+
+
+def call_example(name: str, schema: dict[str, Any] | None) -> str:
+    """One call to the tool, its required arguments filled with placeholders, as the correction shows it."""
+    parameters = (schema or {}).get("function", {}).get("parameters", {})
+    properties = parameters.get("properties", {})
+    arguments = {
+        key: _placeholder(properties.get(key, {})) for key in parameters.get("required", [])
+    }
+    return json.dumps({"name": name, "arguments": arguments})
+
+
+def _placeholder(prop: dict[str, Any]) -> Any:
+    kind = prop.get("type")
+    if kind in ("integer", "number"):
+        return 1
+    if kind == "boolean":
+        return True
+    if kind == "array":
+        return []
+    return "..."

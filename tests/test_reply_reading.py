@@ -1,0 +1,108 @@
+"""The pure decisions behind how a task ends: which prompts ask for a change, which replies are failed attempts
+at a call, which models are small (the loop's end-to-end behaviour is in test_task_ending.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from keel.agent.profile import is_local, is_small_model, model_profile, parameters_in_billions
+from keel.agent.reply_reading import attempted_call, call_example
+from keel.agent.task_intent import asks_for_change
+from keel.tools import default_tools
+from keel.tools.registry import ToolRegistry
+
+TOOLS = ToolRegistry(default_tools()).names()
+SMALL = "openai/qwen2.5-coder-1.5b-instruct"
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "fix the parser",
+        "Can you add a --verbose flag?",
+        "please rename slug to slugify in both files",
+        "add() is broken",
+        "test_parse fails",
+        "look at main.py and fix the off-by-one",
+        "The CLI crashes on empty input",
+        "Make the failing test pass",
+    ],
+)
+def test_prompts_that_ask_for_a_change(prompt):
+    assert asks_for_change(prompt)
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "why does add() fail?",
+        "explain main.py",
+        "what does this repo do",
+        "thanks!",
+        "hello",
+        "Summarize README.md, then suggest improvements",
+    ],
+)
+def test_prompts_that_ask_for_no_change(prompt):
+    assert not asks_for_change(prompt)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "I changed `calc.py` with edit_file; the tests pass now.",
+        'The config is:\n```json\n{"name": "keel", "version": 2}\n```',
+        "```python\ndef read_file(path):\n    return open(path).read()\n```",
+        '{"status": "done"}',
+        "",
+    ],
+)
+def test_answers_are_not_attempted_calls(answer):
+    assert attempted_call(answer, TOOLS, truncated=False) is None
+
+
+def test_an_answer_cut_off_in_prose_is_still_an_answer():
+    assert attempted_call("The function adds two numb", TOOLS, truncated=True) is None
+
+
+def test_the_problem_names_the_mistake_and_where_it_is():
+    problem = attempted_call('{"name": "read_file", "arguments": {"path": a.py}}', TOOLS, False)
+    assert problem is not None and "read_file" in problem and "line 1, column" in problem
+
+
+def test_a_tool_keyed_object_is_an_attempt():
+    problem = attempted_call('{"edit_file": {"path": "a.py", "old_string": x}}', TOOLS, False)
+    assert problem is not None and "edit_file" in problem
+
+
+def test_the_example_call_fills_the_required_arguments():
+    example = call_example("edit_file", ToolRegistry(default_tools()).schema("edit_file"))
+    assert example.startswith('{"name": "edit_file", "arguments": {"path": "..."')
+    assert '"old_string": "..."' in example and '"new_string": "..."' in example
+
+
+@pytest.mark.parametrize(
+    ("model", "billions", "small"),
+    [
+        ("qwen2.5-coder-1.5b-instruct", 1.5, True),
+        ("ollama/llama3.1:8b", 8.0, False),
+        ("Qwen3-30B-A3B-Q4_K_M.gguf", 30.0, False),
+        ("keel-local/qwen2.5-coder-0.5b-instruct", 0.5, True),
+        ("gpt-4o", None, False),
+        ("claude-3-5-sonnet-20241022", None, False),
+    ],
+)
+def test_a_model_is_small_by_the_size_its_name_states(model, billions, small):
+    assert parameters_in_billions(model) == billions
+    assert is_small_model(model) is small
+
+
+def test_a_low_temperature_only_for_a_small_model_on_this_machine_or_network():
+    assert is_local("openai/x", "http://127.0.0.1:8080/v1") and is_local("x", "http://box.local/v1")
+    assert is_local("x", "http://192.168.1.9:11434") and not is_local("x", "https://api.x.ai/v1")
+    assert model_profile(SMALL, "http://localhost:8080/v1", None, None, None).temperature == 0.2
+    assert model_profile(SMALL, "https://api.example.com/v1", None, None, None).temperature is None
+    assert (
+        model_profile("openai/any", "http://localhost:8080/v1", None, None, None).temperature
+        is None
+    )

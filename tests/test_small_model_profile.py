@@ -1,0 +1,193 @@
+"""The small-model profile and the text-call fixes (issue 15's behaviours 3–8): what a served small model is
+sent, one call per reply, repeated reads, usage without a server's count, calls returned as text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from keel_cli import git_repo
+from session_support import until_finished
+
+from keel.agent.config import KeelConfig
+from keel.agent.model.tokens import count_json, count_text
+from keel.agent.protocol import AssistantMessage, ToolFinished, UserPrompt
+from keel.agent.session import Session
+from keel.agent.settings import SessionSettings, settings_from_config
+from keel.agent.store import read_events
+from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+
+SMALL = "openai/qwen2.5-coder-1.5b-instruct"
+CAPABLE = "openai/any"
+CALC = {"calc.py": "def add(a, b):\n    return a - b\n"}
+FIX = {"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    return git_repo(tmp_path / "repo", CALC)
+
+
+def settings(server, workspace: Path, model: str = SMALL, **config) -> SessionSettings:
+    chosen = KeelConfig(model=model, api_base=server.url, retry_base_delay=0.01, **config)
+    return settings_from_config(chosen, workspace, interactive=False)
+
+
+def call(name: str, **arguments) -> Reply:
+    return Reply(tool_calls=[ScriptedToolCall(name=name, arguments=arguments)])
+
+
+def tagged(name: str, **arguments) -> str:
+    import json
+
+    return f"<tool_call>\n{json.dumps({'name': name, 'arguments': arguments})}\n</tool_call>"
+
+
+async def run(session_settings: SessionSettings, prompt: str) -> tuple[list, list]:
+    """The task's events, and the session's log as read back from disk."""
+    async with Session(session_settings) as session:
+        session.submit(UserPrompt(text=prompt))
+        events = await until_finished(session)
+        return events, read_events(session.log.path)
+
+
+# ------------------------------------------------ 3 and 6: what a small model is sent
+
+
+async def test_a_served_small_model_gets_the_compact_profile(scripted_server, workspace):
+    server = scripted_server([call("read_file", path="calc.py"), Reply(text="It subtracts.")])
+    await run(settings(server, workspace), "what does calc.py do?")
+    capable = scripted_server([Reply(text="It subtracts.")])
+    await run(settings(capable, workspace, CAPABLE), "what does calc.py do?")
+
+    small_first, full_first = server.requests[0], capable.requests[0]
+    for request in server.requests:
+        assert "[keel status]" not in str(request.messages)  # no bare status line to copy
+        assert request.body["temperature"] == 0.2  # not the server's default of 0.8
+    assert "[keel status]" in str(full_first.messages) and "temperature" not in full_first.body
+    assert "apply_patch" not in small_first.tool_names and "edit_file" in small_first.tool_names
+
+    def prompt_tokens(request) -> int:
+        return count_json(request.messages) + count_json(request.tools)
+
+    assert prompt_tokens(small_first) < 1_200
+    assert prompt_tokens(full_first) > 2_000
+
+
+async def test_the_profile_and_temperature_are_configurable(scripted_server, workspace):
+    server = scripted_server([Reply(text="ok")])
+    await run(settings(server, workspace, prompt="full", temperature=0.5), "hi")
+    assert "[keel status]" in str(server.requests[0].messages)
+    assert server.requests[0].body["temperature"] == 0.5
+    server = scripted_server([Reply(text="ok")])
+    await run(settings(server, workspace, CAPABLE, prompt="compact"), "hi")
+    assert "apply_patch" not in server.requests[0].tool_names
+
+
+# ------------------------------------------------ 4: a repeated read is answered, and logged
+
+
+async def test_a_repeated_read_points_at_the_result_and_the_task_goes_on(
+    scripted_server, workspace
+):
+    read = call("read_file", path="calc.py")
+    server = scripted_server([read, read, call("edit_file", **FIX), Reply(text="fixed")])
+    events, log = await run(settings(server, workspace), "fix add")
+    results = [e for e in log if isinstance(e, ToolFinished)]
+    assert "return a - b" in results[0].output
+    assert results[1].output.startswith("Not run again") and "return a" not in results[1].output
+    assert events[-1].status == "completed" and events[-1].final_message == "fixed"
+    assert "return a + b" in (workspace / "calc.py").read_text()
+
+
+async def test_a_call_that_failed_runs_again_when_repeated(scripted_server, workspace):
+    read = call("read_file", path="missing.py")
+    server = scripted_server([read, read, Reply(text="there is no missing.py")])
+    _, log = await run(settings(server, workspace), "what is in missing.py?")
+    results = [e for e in log if isinstance(e, ToolFinished)]
+    assert [r.status for r in results] == ["error", "error"]
+    assert all(r.output.startswith("Error") for r in results)
+
+
+async def test_a_capable_model_reading_twice_reads_twice(scripted_server, workspace):
+    read = call("read_file", path="calc.py")
+    server = scripted_server([read, read, Reply(text="ok")])
+    _, log = await run(settings(server, workspace, CAPABLE), "look twice")
+    assert all("return a - b" in e.output for e in log if isinstance(e, ToolFinished))
+
+
+# ------------------------------------------------ 5: one call per reply in the text protocol
+
+
+async def test_only_the_first_text_call_runs_and_the_rest_are_named(scripted_server, workspace):
+    plan = "\n".join(
+        [
+            "First I read it, then patch it.",
+            tagged("read_file", path="calc.py"),
+            tagged("apply_patch", patch="(the patch goes here)"),
+            tagged("run_command", command="touch ran.txt"),
+        ]
+    )
+    server = scripted_server([Reply(text=plan), Reply(text="ok")])
+    _, log = await run(settings(server, workspace, CAPABLE, tool_protocol="text"), "fix add")
+    results = [e for e in log if isinstance(e, ToolFinished)]
+    assert [r.name for r in results] == ["read_file"]
+    assert "Not run: apply_patch, run_command" in results[0].output
+    assert not (workspace / "ran.txt").exists()
+    assert "Not run: apply_patch" in str(server.requests[1].messages)
+
+
+async def test_a_model_configured_for_parallel_calls_runs_them_all(scripted_server, workspace):
+    both = (
+        tagged("read_file", path="calc.py") + "\n" + tagged("run_command", command="touch ran.txt")
+    )
+    server = scripted_server([Reply(text=both), Reply(text="ok")])
+    chosen = settings(server, workspace, CAPABLE, tool_protocol="text", parallel_calls=True)
+    _, log = await run(chosen, "go")
+    assert [e.name for e in log if isinstance(e, ToolFinished)] == ["read_file", "run_command"]
+    assert (workspace / "ran.txt").exists()
+
+
+# ------------------------------------------------ 7: usage when the server reports none
+
+
+async def test_usage_counted_without_the_server_includes_prompt_and_tools(
+    scripted_server, workspace
+):
+    server = scripted_server([Reply(text="It subtracts.")], reports_usage=False)
+    events, _ = await run(settings(server, workspace, CAPABLE), "what does calc.py do?")
+    request = server.requests[0]
+    assert request.body["stream_options"] == {"include_usage": True}
+    counted = next(e for e in events if isinstance(e, AssistantMessage)).usage
+    system_prompt = count_text(request.messages[0]["content"])
+    assert counted.prompt_tokens >= system_prompt + count_json(request.tools)
+    assert counted.prompt_tokens <= 1.2 * (count_json(request.messages) + count_json(request.tools))
+    assert counted.completion_tokens == count_text("It subtracts.")
+
+
+# ------------------------------------------------ 8: a call returned as text in native mode
+
+
+async def test_a_call_returned_as_text_in_native_mode_runs(scripted_server, workspace):
+    server = scripted_server([Reply(text=tagged("edit_file", **FIX)), Reply(text="fixed")])
+    events, _ = await run(settings(server, workspace, CAPABLE), "fix add")
+    results = [e for e in events if isinstance(e, ToolFinished)]
+    assert [r.name for r in results] == ["edit_file"] and results[0].status == "ok"
+    assert (
+        events[-1].final_message == "fixed"
+        and "return a + b" in (workspace / "calc.py").read_text()
+    )
+    replayed = [m for m in server.requests[1].messages if m.get("tool_calls")]
+    assert replayed[0]["tool_calls"][0]["function"]["name"] == "edit_file"
+
+
+async def test_bare_json_naming_a_tool_in_native_mode_runs_but_other_json_is_an_answer(
+    scripted_server, workspace
+):
+    server = scripted_server(
+        ['{"name": "read_file", "arguments": {"path": "calc.py"}}', '{"name": "Ada", "age": 36}']
+    )
+    events, _ = await run(settings(server, workspace, CAPABLE), "who?")
+    assert [e.name for e in events if isinstance(e, ToolFinished)] == ["read_file"]
+    assert events[-1].final_message == '{"name": "Ada", "age": 36}'
