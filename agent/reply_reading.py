@@ -16,6 +16,10 @@ from keel.agent.state import SessionState
 from keel.agent.text_protocol import MalformedToolCall, ParsedCall, object_end, parse_tool_calls
 
 EMPTY_REPLY = "your reply was empty"
+CUT_OFF = (
+    "your reply reached the length limit before the call was complete; send a shorter call "
+    "(change a smaller part of the file at a time)"
+)
 _FENCE = re.compile(r"```[ \t]*([\w.-]*)[ \t]*\n(.*?)(?:```|$)", re.DOTALL)
 _NAMED = r'"(?:name|tool|tool_name|function)"\s*:\s*"({names})"'
 _KEYED = r'"({names})"\s*:\s*\{{'  # {"edit_file": {...}}
@@ -44,10 +48,12 @@ def read_reply(
     comes back with the problem (with `correct_attempts` off, only unreadable `<tool_call>` tags do)."""
     if reply.tool_calls and state.tool_protocol == "native":
         return ReadReply(calls=_with_ids(reply.tool_calls, state))
+    truncated = reply.finish_reason == "length"
     try:
-        parsed = parse_tool_calls(reply.text)
+        parsed = parse_tool_calls(reply.text, complete=truncated)
     except MalformedToolCall as exc:
-        return ReadReply(problem=str(exc), tool=_named_tool(reply.text, tool_names))
+        problem = CUT_OFF if truncated else str(exc)
+        return ReadReply(problem=problem, tool=_named_tool(reply.text, tool_names))
     if state.tool_protocol == "native":
         parsed = [call for call in parsed if call.name in tool_names]
     if parsed:
@@ -62,7 +68,7 @@ def read_reply(
         return ReadReply(problem=EMPTY_REPLY)
     if not correct_attempts:
         return ReadReply()
-    problem = attempted_call(reply.text, tool_names, truncated=reply.finish_reason == "length")
+    problem = attempted_call(reply.text, tool_names, truncated)
     return ReadReply(problem=problem, tool=_named_tool(reply.text, tool_names) if problem else None)
 
 
@@ -102,10 +108,7 @@ def attempted_call(text: str, tool_names: Collection[str], truncated: bool) -> s
     length limit cut off. None for a reply that is an answer."""
     opens_call = bool(re.search(r"^\s*[{`<]", text, re.MULTILINE))
     if truncated and opens_call:
-        return (
-            "your reply reached the length limit before the call was complete; send a shorter call "
-            "(change a smaller part of the file at a time)"
-        )
+        return CUT_OFF
     if not tool_names:
         return None
     names = _alternatives(tool_names)

@@ -23,12 +23,12 @@ class ParsedCall(BaseModel):
     arguments: str
 
 
-def _repair(candidate: str) -> Any:
-    """Decode a JSON object, closing braces a small model forgot; None when it is not one."""
+def _repair(candidate: str, close: bool) -> Any:
+    """Decode a JSON object, closing braces a small model forgot (if `close`); None when it is not one."""
     candidate = candidate.strip()
     if not candidate.startswith("{"):
         return None
-    for extra in ("", "}", "}}", '"}', '"}}'):
+    for extra in ("", "}", "}}", '"}', '"}}') if close else ("",):
         try:
             return json.loads(candidate + extra)
         except json.JSONDecodeError:
@@ -82,19 +82,21 @@ def _as_call(value: Any) -> ParsedCall | None:
     )
 
 
-def _calls_in(blocks: list[str]) -> list[ParsedCall]:
+def _calls_in(blocks: list[str], close: bool) -> list[ParsedCall]:
     calls: list[ParsedCall] = []
     for block in blocks:
-        value = _repair(_leading_object(block) or "")
+        value = _repair(_leading_object(block) or "", close)
         items = value if isinstance(value, list) else [value]
         calls.extend(call for call in map(_as_call, items) if call is not None)
     return calls
 
 
-def parse_tool_calls(text: str) -> list[ParsedCall]:
-    """Calls in `<tool_call>` tags, else in fenced JSON blocks, else a bare JSON object that is the reply."""
+def parse_tool_calls(text: str, complete: bool = False) -> list[ParsedCall]:
+    """Calls in `<tool_call>` tags, else in fenced JSON blocks, else a bare JSON object that is the reply.
+    With `complete`, a call whose object does not close is not read (a reply the length limit cut off)."""
+    close = not complete
     if "<tool_call>" in text:
-        calls = _calls_in(_TAGGED.findall(text))
+        calls = _calls_in(_TAGGED.findall(text), close)
         if not calls:
             raise MalformedToolCall(
                 'your <tool_call> could not be read: put exactly one JSON object with "name" and '
@@ -103,10 +105,10 @@ def parse_tool_calls(text: str) -> list[ParsedCall]:
             )
         return calls
     if "```" in text:
-        fenced = _calls_in(_FENCED.findall(text))
+        fenced = _calls_in(_FENCED.findall(text), close)
         if fenced:
             return fenced
     stripped = text.strip()
     if stripped.startswith("{"):
-        return _calls_in([stripped])
+        return _calls_in([stripped], close)
     return []

@@ -68,17 +68,17 @@ async def test_a_made_up_success_on_a_change_task_gets_one_nudge(scripted_server
         ]
     )
     events = await run(settings(server, workspace), "add() is broken")
-    assert len(keel_messages(events, "nudge")) == 1
-    assert "not changed any file" in server.requests[1].last_text("user")
     assert events[-1].status == "completed" and events[-1].final_message == "Fixed: add() now adds."
+    assert "not changed any file" in server.requests[1].last_text("user")
+    assert len(keel_messages(events, "nudge")) == 1
     assert "return a + b" in (workspace / "calc.py").read_text()
 
 
 async def test_the_nudge_comes_once_and_the_next_answer_ends_the_task(scripted_server, workspace):
     server = scripted_server([Reply(text="Done."), Reply(text="No change is needed: it is right.")])
     events = await run(settings(server, workspace), "fix the add function")
-    assert len(keel_messages(events, "nudge")) == 1 and len(server.requests) == 2
     assert events[-1].final_message == "No change is needed: it is right."
+    assert len(keel_messages(events, "nudge")) == 1 and len(server.requests) == 2
 
 
 @pytest.mark.parametrize(
@@ -93,8 +93,8 @@ async def test_no_nudge_for_a_question_or_a_capable_model(
 ):
     server = scripted_server([Reply(text="It subtracts.")])
     events = await run(settings(server, workspace, model), prompt)
-    assert keel_messages(events, "nudge") == [] and len(server.requests) == 1
-    assert events[-1].final_message == "It subtracts."
+    assert events[-1].final_message == "It subtracts." and len(server.requests) == 1
+    assert keel_messages(events, "nudge") == []
 
 
 async def test_the_nudge_can_be_turned_off_or_on_for_every_model(scripted_server, workspace):
@@ -140,11 +140,11 @@ async def test_a_failed_attempt_at_a_call_is_corrected_not_taken_as_the_answer(
         server = scripted_server([Reply(text=attempt), Reply(text=tagged), Reply(text="ok")])
     chosen = settings(server, workspace, CAPABLE, tool_protocol=protocol)
     events = await run(chosen, "make add add")
+    assert events[-1].status == "completed" and events[-1].final_message == "ok"
+    assert "return a + b" in (workspace / "calc.py").read_text()
     corrections = keel_messages(events, "correction")
     assert len(corrections) == 1 and says in corrections[0], corrections
     assert '"name": "edit_file"' in corrections[0]  # shows how to send the call it tried
-    assert events[-1].status == "completed" and events[-1].final_message == "ok"
-    assert "return a + b" in (workspace / "calc.py").read_text()
 
 
 async def test_a_call_cut_off_by_the_length_limit_is_corrected(scripted_server, workspace):
@@ -153,6 +153,19 @@ async def test_a_call_cut_off_by_the_length_limit_is_corrected(scripted_server, 
     )
     server = scripted_server([cut, Reply(text="gave up")])
     events = await run(settings(server, workspace, CAPABLE), "write big.py")
+    assert events[-1].final_message == "gave up"
+    assert "length limit" in keel_messages(events, "correction")[0]
+
+
+async def test_a_cut_off_call_is_not_completed_by_guessing_its_end(scripted_server, workspace):
+    cut = Reply(
+        text='{"name": "write_file", "arguments": {"path": "calc.py", "content": "def add(a, b',
+        finish_reason="length",
+    )  # closing it with '"}}' would read as a call that writes half a file
+    server = scripted_server([cut, Reply(text="gave up")])
+    events = await run(settings(server, workspace, CAPABLE), "rewrite calc.py")
+    assert events[-1].final_message == "gave up"
+    assert (workspace / "calc.py").read_text() == CALC["calc.py"]
     assert "length limit" in keel_messages(events, "correction")[0]
 
 
@@ -160,8 +173,8 @@ async def test_corrections_in_a_row_end_the_task_as_an_error(scripted_server, wo
     broken = Reply(text='{"name": "read_file", "arguments": {"path": calc.py}}')
     server = scripted_server([broken] * 10)
     events = await run(settings(server, workspace, CAPABLE), "read calc.py")
-    assert len(keel_messages(events, "correction")) == 3 and len(server.requests) == 4
     assert events[-1].status == "error" and "could not be run" in events[-1].reason
+    assert len(keel_messages(events, "correction")) == 3 and len(server.requests) == 4
 
 
 async def test_prose_that_mentions_a_tool_is_an_answer(scripted_server, workspace):
@@ -169,4 +182,5 @@ async def test_prose_that_mentions_a_tool_is_an_answer(scripted_server, workspac
         [Reply(text="I used edit_file to change `calc.py`; run it with python.")]
     )
     events = await run(settings(server, workspace, CAPABLE), "what did you do?")
-    assert keel_messages(events, "correction") == [] and events[-1].status == "completed"
+    assert events[-1].status == "completed" and len(server.requests) == 1
+    assert keel_messages(events, "correction") == []
