@@ -52,8 +52,9 @@ def read_reply(
     try:
         parsed = parse_tool_calls(reply.text, complete=truncated)
     except MalformedToolCall as exc:
-        problem = CUT_OFF if truncated else str(exc)
-        return ReadReply(problem=problem, tool=_named_tool(reply.text, tool_names))
+        return ReadReply(
+            problem=CUT_OFF if truncated else str(exc), tool=_named_tool(reply.text, tool_names)
+        )
     if state.tool_protocol == "native":
         parsed = [call for call in parsed if call.name in tool_names]
     if parsed:
@@ -68,8 +69,8 @@ def read_reply(
         return ReadReply(problem=EMPTY_REPLY)
     if not correct_attempts:
         return ReadReply()
-    problem = attempted_call(reply.text, tool_names, truncated)
-    return ReadReply(problem=problem, tool=_named_tool(reply.text, tool_names) if problem else None)
+    attempt = attempted_call(reply.text, tool_names, truncated)
+    return ReadReply(problem=attempt, tool=_named_tool(reply.text, tool_names) if attempt else None)
 
 
 def _call(state: SessionState, number: int, parsed: ParsedCall) -> ToolCall:
