@@ -177,6 +177,20 @@ def test_an_unknown_embedded_model_stops_run_and_the_tui_with_the_known_names(tm
         assert "unknown embedded model 'keel-local/x'" in lines[0] and NAME_15B in lines[0]
 
 
+def test_the_tuis_first_paint_names_the_chosen_embedded_model(tmp_path, monkeypatch):
+    from keel.agent.config_files import ConfigSources
+    from keel.tui.first_settings import DeferredSettings
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("KEEL_MODEL", raising=False)
+    for named, shown in (
+        (None, QWEN_05B.model),
+        ("keel-local/Qwen2.5-Coder-1.5B-Instruct", NAME_15B),
+    ):
+        sources = ConfigSources.find(tmp_path, {"model": named} if named else {})
+        assert DeferredSettings(sources, tmp_path).model == shown
+
+
 async def test_model_in_the_tui_takes_an_embedded_name_and_refuses_an_unknown_one(
     tmp_path, monkeypatch
 ):

@@ -1,9 +1,9 @@
 """The model worker: a child process that owns llama.cpp, so a crash in native code never takes keel down.
 
 Run as `python -m keel.agent.model.local.worker --embedded NAME --model PATH --context N` by
-keel.agent.model.local.worker_client, as Ollama runs
-its runner. Requests arrive on stdin, replies leave on a private copy of stdout (fd 1 itself is pointed at
-stderr, so nothing llama.cpp prints can corrupt the protocol); stderr is kept by keel for crash reports.
+keel.agent.model.local.worker_client, as Ollama runs its runner. Requests arrive on stdin, replies leave on a
+private copy of stdout (fd 1 itself is pointed at stderr, so nothing llama.cpp prints can corrupt the
+protocol); stderr is kept by keel for crash reports.
 The worker exits when its stdin closes: it never outlives keel.
 """
 
