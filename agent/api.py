@@ -61,8 +61,16 @@ async def run_task(
 
 
 def is_embedded_model(model: str) -> bool:
-    """Whether `model` names the embedded local model (which runs in a worker process of keel's)."""
+    """Whether `model` names an embedded local model (which runs in a worker process of keel's)."""
     return is_embedded(model)
+
+
+def embedded_model_name(model: str | None) -> str:
+    """The full `keel-local/NAME` of the embedded model `model` names (the default for None or a bare
+    `keel-local/`); ConfigError (exit 2) lists the known names for an unknown one. Loads no pydantic."""
+    from keel.agent.model.local.catalog import embedded_model
+
+    return embedded_model(model).model
 
 
 def warm_up() -> None:
@@ -86,7 +94,7 @@ def prepare_model(
     from keel.agent.model.local.endpoint import prepare_embedded_model
 
     try:
-        prepare_embedded_model(settings.context_window, progress)
+        prepare_embedded_model(settings.context_window, progress, settings.model)
     except (KeelError, OSError) as exc:
         return str(exc)
     return None
@@ -97,7 +105,9 @@ async def ready_model(settings: SessionSettings) -> None:
     if is_embedded(settings.model):
         from keel.agent.model.local.endpoint import prepare_embedded_model
 
-        await asyncio.to_thread(prepare_embedded_model, settings.context_window)
+        await asyncio.to_thread(
+            prepare_embedded_model, settings.context_window, None, settings.model
+        )
 
 
 def stop_model_workers() -> None:

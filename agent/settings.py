@@ -81,15 +81,16 @@ def _configured(config: KeelConfig, cwd: Path, interactive: bool) -> SessionSett
 
 
 def _embedded(config: KeelConfig, cwd: Path, interactive: bool, prepare: bool) -> SessionSettings:
-    """No model configured, or a `keel-local/...` one: the embedded local model (LocalModelUnavailable,
-    exit 2, says how to get it). A tool protocol set in the config or by a flag is kept."""
+    """No model configured, or a `keel-local/...` one: that embedded local model, else the default one
+    (LocalModelUnavailable, exit 2, says how to get it; ConfigError names the known ones for an unknown name).
+    A tool protocol set in the config or by a flag is kept."""
     chosen = config.for_model().tool_protocol
     if prepare:
         from keel.agent.model.local.endpoint import prepare_embedded_model
 
-        endpoint = prepare_embedded_model(config.context_window)
+        endpoint = prepare_embedded_model(config.context_window, model=config.model)
     else:
-        endpoint = describe_embedded(config.context_window)
+        endpoint = describe_embedded(config.context_window, config.model)
     settings = _configured(config.model_copy(update={"model": endpoint.model}), cwd, interactive)
     return settings.model_copy(
         update={

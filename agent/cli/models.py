@@ -1,4 +1,4 @@
-"""`keel models`: the configured model, the embedded one and whether it is installed, and how to use others."""
+"""`keel models`: the configured model, the embedded ones and whether each is installed, and how to use others."""
 
 from __future__ import annotations
 
@@ -10,9 +10,15 @@ from pathlib import Path
 from typing import TextIO
 
 from keel.agent.config import KeelConfig
-from keel.agent.errors import ExitCode
-from keel.agent.model.local.assemble import EXPECTED_SIZE, INSTALL_HINT, model_status
-from keel.agent.model.local.spec import LITELLM_MODEL, MODEL_NAME, is_embedded
+from keel.agent.errors import ConfigError, ExitCode
+from keel.agent.model.local.assemble import ModelFileStatus, model_status, said_missing
+from keel.agent.model.local.catalog import (
+    DEFAULT_MODEL,
+    EMBEDDED_MODELS,
+    EmbeddedModel,
+    embedded_model,
+)
+from keel.agent.model.local.names import is_embedded
 from keel.agent.model.local.worker_client import last_crash
 
 REBUILD_HINT = (
@@ -60,42 +66,56 @@ def _package_version(name: str) -> str | None:
         return None
 
 
+def _file_state(status: ModelFileStatus) -> str:
+    if status.verified:
+        return f"{status.path} (assembled and verified)"
+    if status.assembled:
+        return f"{status.path} (assembled; verified on first use)"
+    if status.path.exists():
+        return f"{status.path} (not valid: it is re-assembled on first use)"
+    return f"{status.path} (assembled from the pieces on first use)"
+
+
+def _model_lines(model: EmbeddedModel, runtime: str | None) -> list[str]:
+    """One embedded model: its name, whether it is ready, and how to install or use it."""
+    status = model_status(model)
+    default = model == DEFAULT_MODEL
+    crash = last_crash(status.path)
+    if not runtime or not (status.pieces_installed or status.verified):
+        state = f"not installed: {model.install_command}"
+    elif crash is not None:
+        state = f"installed; keel starts a new worker after a crash. {REBUILD_HINT}"
+    elif default:
+        state = "ready: keel runs on it when no model is configured"
+    else:
+        state = f'ready: keel run --model {model.model} (or model = "{model.model}" in a config)'
+    pieces = (
+        "installed"
+        if status.pieces_installed
+        else f"missing {said_missing(model, status.missing_pieces)}"
+    )
+    lines = [
+        f"  {model.model}{'  (the default)' if default else ''}",
+        f"    {model.title} GGUF, {model.size / 1e6:,.0f} MB",
+        f"    state         {state}",
+        f"    pieces        {pieces}",
+        f"    model file    {_file_state(status)}",
+    ]
+    if crash is not None:
+        lines.append(f"    last crash    {crash.time}: {crash.what}")
+    return lines
+
+
 def _embedded_lines() -> list[str]:
-    status = model_status()
     runtime = (
         _package_version("llama-cpp-python") if importlib.util.find_spec("llama_cpp") else None
     )
-    if status.verified:
-        file_state = f"{status.path} (assembled and verified)"
-    elif status.assembled:
-        file_state = f"{status.path} (assembled; verified on first use)"
-    elif status.path.exists():
-        file_state = f"{status.path} (not valid: it is re-assembled on first use)"
-    else:
-        file_state = f"{status.path} (assembled from the pieces on first use)"
+    installed = f"installed ({runtime})" if runtime else "not installed"
     lines = [
-        f"Embedded model: {MODEL_NAME} (Q4_K_M GGUF, {EXPECTED_SIZE / 1e6:.0f} MB), run by llama.cpp in a worker process",
-        f"  model name        {LITELLM_MODEL}",
-        f"  llama-cpp-python  {'installed (' + runtime + ')' if runtime else 'not installed'}",
-        "  model pieces      "
-        + (
-            "installed"
-            if status.pieces_installed
-            else "missing: " + ", ".join(status.missing_pieces)
-        ),
-        f"  model file        {file_state}",
+        f"Embedded models, run by llama.cpp in a worker process (llama-cpp-python {installed}):"
     ]
-    crash = last_crash(status.path)
-    if crash is not None:
-        lines.append(f"  last crash        {crash.time}: {crash.what}")
-    if not runtime or not status.pieces_installed:
-        lines.append(
-            f"  To use it, {INSTALL_HINT.removesuffix(' (or configure another model: keel models)')}"
-        )
-    elif crash is not None:
-        lines.append(f"  Installed; keel starts a new worker after a crash. {REBUILD_HINT}")
-    else:
-        lines.append("  Ready: keel runs on it when no model is configured.")
+    for model in EMBEDDED_MODELS:
+        lines += _model_lines(model, runtime)
     return lines
 
 
@@ -105,13 +125,18 @@ def _configured_lines(config: KeelConfig) -> list[str]:
             f"Configured model: the one the server at {config.api_base} serves (its /v1/models)"
         ]
     if not config.model:
-        return ["Configured model: none, so keel runs on the embedded model"]
+        return [
+            f"Configured model: none, so keel runs on the default embedded model, {DEFAULT_MODEL.model}"
+        ]
     own = config.for_model()
     line = f"Configured model: {config.model}"
     if own.api_base:
         line += f" at {own.api_base}"
     if is_embedded(config.model):
-        line += " (the embedded model)"
+        try:
+            line += f" (the embedded model {embedded_model(config.model).model})"
+        except ConfigError as exc:
+            line += f" ({exc})"
     details = [line]
     if own.context_window:
         details.append(f"  context window    {own.context_window:,} tokens")

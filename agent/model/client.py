@@ -160,7 +160,9 @@ class ModelClient:
         if is_embedded(self.model):
             from keel.agent.model.local.client import EmbeddedClient
 
-            self._direct = EmbeddedClient(self.context_window, self.extra, self.on_progress)
+            self._direct = EmbeddedClient(
+                self.model, self.context_window, self.extra, self.on_progress
+            )
         elif self.api_base and is_direct_model(self.model, self.api_base):
             self._direct = OpenAIHTTP(self.model, self.api_base, self.timeout, self.extra)
 

@@ -225,6 +225,14 @@ class MainScreen(Screen[None]):
                 f"this session: {handle.stats.model or 'no model'}; new agents: {self.pool.model or 'none'}"
             )
             return
+        from keel.agent.api import embedded_model_name, is_embedded_model
+        from keel.agent.errors import KeelError
+
+        try:
+            model = embedded_model_name(model) if is_embedded_model(model) else model
+        except KeelError as exc:
+            handle.note(str(exc), "error")
+            return
         self.pool.model = model
         if not handle.started:
             handle.set_model(model, self.pool.settings_for(model, handle.settings.cwd))

@@ -19,15 +19,17 @@ from keel.agent.protocol import ModelProgress, TokenUsage
 
 
 class EmbeddedClient:
-    """Streams replies from the embedded model's worker; its progress goes to `on_progress` as events."""
+    """Streams replies from the worker of the embedded model `model` names; its progress goes to `on_progress`
+    as events."""
 
     def __init__(
         self,
+        model: str,
         context_window: int | None,
         extra: dict[str, Any],
         on_progress: Callable[[ModelProgress], None],
     ) -> None:
-        self.endpoint = describe_embedded(context_window)
+        self.endpoint = describe_embedded(context_window, model)
         self.extra = extra
         self.on_progress = on_progress
 

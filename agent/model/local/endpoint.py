@@ -14,12 +14,13 @@ from keel.agent.model.local.spec import EmbeddedEndpoint, describe_embedded
 from keel.agent.model.local.worker_client import ModelWorker, progress_event
 from keel.agent.protocol import ModelProgress
 
-_workers: dict[tuple[Path, int], ModelWorker] = {}
+_workers: dict[tuple[str, Path, int], ModelWorker] = {}
 
 
 def embedded_worker(endpoint: EmbeddedEndpoint) -> ModelWorker:
-    """The one worker of this process for the endpoint's file and context size (not started yet, maybe)."""
-    key = (endpoint.path, endpoint.context_window)
+    """The one worker of this process for the endpoint's model, file and context size (not started yet,
+    maybe)."""
+    key = (endpoint.model, endpoint.path, endpoint.context_window)
     worker = _workers.get(key)
     if worker is None:
         worker = _workers[key] = ModelWorker(*key)
@@ -27,11 +28,14 @@ def embedded_worker(endpoint: EmbeddedEndpoint) -> ModelWorker:
 
 
 def prepare_embedded_model(
-    context_window: int | None = None, progress: Callable[[ModelProgress], None] | None = None
+    context_window: int | None = None,
+    progress: Callable[[ModelProgress], None] | None = None,
+    model: str | None = None,
 ) -> EmbeddedEndpoint:
-    """Start the embedded model's worker (once a process; asked again, it returns at once).
-    LocalModelUnavailable (exit 2) says how to install what is missing; `progress` hears each stage."""
-    endpoint = describe_embedded(context_window)
+    """Start the worker of the embedded model `model` names (the default for None), once a process; asked
+    again, it returns at once. LocalModelUnavailable (exit 2) says how to install what is missing, ConfigError
+    names the known models for an unknown one; `progress` hears each stage."""
+    endpoint = describe_embedded(context_window, model)
     worker = embedded_worker(endpoint)
     if progress is not None:
         worker.listen(lambda message: progress(progress_event(message)))
@@ -45,6 +49,8 @@ def stop_workers() -> None:
         worker.stop()
 
 
-async def ensure_embedded_model(context_window: int | None = None) -> EmbeddedEndpoint:
+async def ensure_embedded_model(
+    context_window: int | None = None, model: str | None = None
+) -> EmbeddedEndpoint:
     """prepare_embedded_model off the event loop (starting the worker takes a moment)."""
-    return await asyncio.to_thread(prepare_embedded_model, context_window)
+    return await asyncio.to_thread(prepare_embedded_model, context_window, None, model)

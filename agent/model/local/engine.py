@@ -19,7 +19,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
-from keel.agent.model.local.assemble import INSTALL_HINT, LocalModelUnavailable
+from keel.agent.model.local.assemble import LocalModelUnavailable
+from keel.agent.model.local.catalog import DEFAULT_MODEL
 from keel.agent.model.local.spec import DEFAULT_CONTEXT_TOKENS
 
 DEFAULT_MAX_REPLY_TOKENS = 1_024
@@ -35,13 +36,13 @@ class PromptTooLong(Exception):
     """The rendered prompt does not fit the model's context window (keel compacts and retries)."""
 
 
-def import_llama_cpp() -> Any:
-    """llama_cpp, or LocalModelUnavailable saying how to install it."""
+def import_llama_cpp(install_hint: str = DEFAULT_MODEL.install_hint) -> Any:
+    """llama_cpp, or LocalModelUnavailable saying how to install it (with the extra of the model wanted)."""
     try:
         import llama_cpp
     except ImportError as exc:
         raise LocalModelUnavailable(
-            f"llama-cpp-python is not installed ({exc}); {INSTALL_HINT}"
+            f"llama-cpp-python is not installed ({exc}); {install_hint}"
         ) from None
     return llama_cpp
 

@@ -1,7 +1,7 @@
-"""What the embedded model is and where it lives, in constants: cheap enough to import before the UI paints.
+"""Where the chosen embedded model lives and how a session reaches it: cheap enough to import before the UI paints.
 
-Making it ready (llama.cpp, the assembled file, the litellm provider) is keel.agent.model.local.endpoint's work;
-a front end can describe the model first and prepare it once it is on screen.
+Making it ready (llama.cpp, the assembled file) is keel.agent.model.local.endpoint's work; a front end can
+describe the model first and prepare it once it is on screen.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from keel.agent.model.local.catalog import DEFAULT_MODEL, EmbeddedModel, embedded_model
 from keel.agent.model.local.names import (  # noqa: F401 - pydantic-free home of names imported from here
     LITELLM_MODEL,
     MODEL_NAME,
@@ -19,12 +20,11 @@ from keel.agent.model.local.names import (  # noqa: F401 - pydantic-free home of
     is_embedded,
 )
 
-MODEL_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
-DEFAULT_CONTEXT_TOKENS = 16_384
+DEFAULT_CONTEXT_TOKENS = DEFAULT_MODEL.context_window
 
 
 class EmbeddedEndpoint(BaseModel):
-    """How a session reaches the embedded model: a litellm model name (no api_base: it runs in process)."""
+    """How a session reaches an embedded model: its `keel-local/...` name (no api_base: keel runs it)."""
 
     model: str = LITELLM_MODEL
     api_base: str | None = None
@@ -32,6 +32,11 @@ class EmbeddedEndpoint(BaseModel):
     tool_protocol: Literal["native", "text"] = "native"
     compact_prompt: bool = True
     path: Path
+
+    @property
+    def embedded(self) -> EmbeddedModel:
+        """The catalog's entry for this endpoint's model (its pieces, size and checksum)."""
+        return embedded_model(self.model)
 
 
 def models_dir() -> Path:
@@ -43,12 +48,19 @@ def models_dir() -> Path:
     return Path(user_cache_dir("keel", appauthor=False)) / "models"
 
 
-def model_path() -> Path:
-    return models_dir() / MODEL_FILE
+def model_path(model: EmbeddedModel = DEFAULT_MODEL) -> Path:
+    """Where the model's assembled GGUF lives."""
+    return models_dir() / model.file
 
 
-def describe_embedded(context_window: int | None = None) -> EmbeddedEndpoint:
-    """The endpoint as prepare_embedded_model will return it, without checking or loading anything."""
+def describe_embedded(
+    context_window: int | None = None, model: str | None = None
+) -> EmbeddedEndpoint:
+    """The endpoint of the embedded model `model` names (the default for None), as prepare_embedded_model will
+    return it, without checking or loading anything; ConfigError for an unknown `keel-local/NAME`."""
+    chosen = embedded_model(model)
     return EmbeddedEndpoint(
-        context_window=context_window or DEFAULT_CONTEXT_TOKENS, path=model_path()
+        model=chosen.model,
+        context_window=context_window or chosen.context_window,
+        path=model_path(chosen),
     )

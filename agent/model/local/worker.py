@@ -1,8 +1,9 @@
 """The model worker: a child process that owns llama.cpp, so a crash in native code never takes keel down.
 
-Run as `python -m keel.agent.model.local.worker --model PATH --context N` by keel.agent.model.local.worker_client, as Ollama runs
-its runner. Requests arrive on stdin, replies leave on a private copy of stdout (fd 1 itself is pointed at
-stderr, so nothing llama.cpp prints can corrupt the protocol); stderr is kept by keel for crash reports.
+Run as `python -m keel.agent.model.local.worker --embedded NAME --model PATH --context N` by
+keel.agent.model.local.worker_client, as Ollama runs its runner. Requests arrive on stdin, replies leave on a
+private copy of stdout (fd 1 itself is pointed at stderr, so nothing llama.cpp prints can corrupt the
+protocol); stderr is kept by keel for crash reports.
 The worker exits when its stdin closes: it never outlives keel.
 """
 
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from keel.agent.model.local.assemble import LocalModelUnavailable, ensure_model_file, model_problem
+from keel.agent.model.local.catalog import EmbeddedModel, embedded_model
 from keel.agent.model.local.compact_tools import compact_tool_schemas
 from keel.agent.model.local.engine import LocalEngine, PromptTooLong, Sampling, import_llama_cpp
 from keel.agent.model.local.turn import LocalTurn
@@ -69,8 +71,11 @@ def sampling_of(request: Generate) -> Sampling:
 class Worker:
     """Serves one model file: made ready once, then one reply per Generate, cancelled by Cancel."""
 
-    def __init__(self, channel: Channel, path: Path, context_tokens: int) -> None:
+    def __init__(
+        self, channel: Channel, model: EmbeddedModel, path: Path, context_tokens: int
+    ) -> None:
         self.channel = channel
+        self.model = model
         self.path = path
         self.engine = LocalEngine(path, context_tokens=context_tokens)
         self.replies: dict[int, asyncio.Task[None]] = {}
@@ -94,7 +99,7 @@ class Worker:
             self.channel.send(Progress(stage="assembling", message=message.removeprefix("keel: ")))
 
         try:
-            await asyncio.to_thread(ensure_model_file, assembling, self.path)
+            await asyncio.to_thread(ensure_model_file, assembling, self.path, self.model)
             self.channel.send(Progress(stage="loading", message=f"loading {self.path.name}"))
             await self.engine.ready()
         except LocalModelUnavailable as exc:
@@ -157,34 +162,38 @@ def read_requests(loop: asyncio.AbstractEventLoop, requests: asyncio.Queue[Reque
     os._exit(0)
 
 
-async def serve(channel: Channel, path: Path, context_tokens: int) -> None:
+async def serve(channel: Channel, model: EmbeddedModel, path: Path, context_tokens: int) -> None:
     requests: asyncio.Queue[Request] = asyncio.Queue()
     loop = asyncio.get_running_loop()
     threading.Thread(
         target=read_requests, args=(loop, requests), name="keel-worker-stdin", daemon=True
     ).start()
-    await Worker(channel, path, context_tokens).serve(requests)
+    await Worker(channel, model, path, context_tokens).serve(requests)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m keel.agent.model.local.worker", description=__doc__.splitlines()[0]
     )
+    parser.add_argument(
+        "--embedded", required=True, help="the embedded model the file is (keel-local/NAME)"
+    )
     parser.add_argument("--model", type=Path, required=True, help="the GGUF file")
     parser.add_argument("--context", type=int, required=True, help="context window in tokens")
     options = parser.parse_args(argv)
     channel = Channel(private_stdout())
     faulthandler.enable()  # a fatal signal leaves its traceback on stderr, which keel keeps
+    model = embedded_model(options.embedded)
     try:
-        llama_cpp = import_llama_cpp()
-        problem = model_problem(options.model)
+        llama_cpp = import_llama_cpp(model.install_hint)
+        problem = model_problem(options.model, model)
     except LocalModelUnavailable as exc:
         problem = str(exc)
     if problem:
         channel.send(Unavailable(message=problem))
         return 0
     channel.send(Hello(pid=os.getpid(), llama_cpp_version=getattr(llama_cpp, "__version__", "?")))
-    asyncio.run(serve(channel, options.model, options.context))
+    asyncio.run(serve(channel, model, options.model, options.context))
     return 0
 
 

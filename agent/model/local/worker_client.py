@@ -95,9 +95,11 @@ class _Process:
 
 
 class ModelWorker:
-    """One worker process for one model file and context size, shared by every session of this process."""
+    """One worker process for one embedded model's file and context size, shared by every session of this
+    process."""
 
-    def __init__(self, path: Path, context_window: int) -> None:
+    def __init__(self, model: str, path: Path, context_window: int) -> None:
+        self.model = model
         self.path = path
         self.context_window = context_window
         self._process: _Process | None = None
@@ -145,6 +147,8 @@ class ModelWorker:
             sys.executable,
             "-m",
             "keel.agent.model.local.worker",
+            "--embedded",
+            self.model,
             "--model",
             str(self.path),
             "--context",
@@ -365,7 +369,8 @@ class WorkerCrash(BaseModel):
 
 
 def _crash_record_path(model: Path) -> Path:
-    return model.with_name("worker-crash.json")
+    """Beside the model file, one record per model."""
+    return model.with_name(f"{model.stem}.worker-crash.json")
 
 
 def record_crash(model: Path, what: str, stderr_tail: list[str]) -> None:
