@@ -13,7 +13,13 @@ from pydantic import BaseModel, Field
 from keel.agent.model.reply import ModelReply
 from keel.agent.protocol import ToolCall
 from keel.agent.state import SessionState
-from keel.agent.text_protocol import MalformedToolCall, ParsedCall, object_end, parse_tool_calls
+from keel.agent.text_protocol import (
+    MalformedToolCall,
+    ParsedCall,
+    as_call,
+    object_end,
+    parse_tool_calls,
+)
 
 EMPTY_REPLY = "your reply was empty"
 CUT_OFF = (
@@ -24,6 +30,13 @@ _FENCE = re.compile(r"```[ \t]*([\w.-]*)[ \t]*\n(.*?)(?:```|$)", re.DOTALL)
 _NAMED = r'"(?:name|tool|tool_name|function)"\s*:\s*"({names})"'
 _KEYED = r'"({names})"\s*:\s*\{{'  # {"edit_file": {...}}
 _CODE_CALL = r"^[ \t>`]*({names})\s*\("  # edit_file(path="a.py", ...)
+# "Let me read calc.py." ending a reply that calls nothing
+_ANNOUNCED = re.compile(
+    r"\b(?:let me|let's|i will|i'll|i am going to|i'm going to|now i will|next,? i will)\s+(?:now\s+)?"
+    r"(?:read|open|look|check|run|search|list|edit|call|use|inspect|examine|find|view|fix|update|modify|"
+    r"write|create|add|implement|apply|change|start|begin|try)\b[^.!?]*",
+    re.IGNORECASE,
+)
 
 
 class ReadReply(BaseModel):
@@ -57,6 +70,7 @@ def read_reply(
         )
     if state.tool_protocol == "native":
         parsed = [call for call in parsed if call.name in tool_names]
+    parsed = parsed or calls_in_prose(reply.text, tool_names)
     if parsed:
         run = parsed if parallel else parsed[:1]
         return ReadReply(
@@ -71,6 +85,26 @@ def read_reply(
         return ReadReply()
     attempt = attempted_call(reply.text, tool_names, truncated)
     return ReadReply(problem=attempt, tool=_named_tool(reply.text, tool_names) if attempt else None)
+
+
+def calls_in_prose(text: str, tool_names: Collection[str]) -> list[ParsedCall]:
+    """Whole JSON calls naming a tool in the middle of a sentence ("I will call {"name": "find_files", …}."):
+    small models write them where a call belongs."""
+    if not tool_names:
+        return []
+    opening = re.compile(r'\{\s*"(?:name|tool)"\s*:\s*"(?:' + _alternatives(tool_names) + ')"')
+    calls: list[ParsedCall] = []
+    for found in opening.finditer(text):
+        end = object_end(text, found.start())
+        if end is None:
+            continue
+        try:
+            call = as_call(json.loads(text[found.start() : end + 1]))
+        except json.JSONDecodeError:
+            continue
+        if call is not None:
+            calls.append(call)
+    return calls
 
 
 def _call(state: SessionState, number: int, parsed: ParsedCall) -> ToolCall:
@@ -124,7 +158,17 @@ def attempted_call(text: str, tool_names: Collection[str], truncated: bool) -> s
     code = re.search(_CODE_CALL.format(names=names), text, re.MULTILINE)
     if code:
         return f"{code.group(1)}(...) written as code is not a call to {code.group(1)}"
+    announced = _ANNOUNCED.search(_last_sentence(text))
+    if announced:
+        return f'you said "{announced.group(0)}" but sent no tool call to do it'
     return None
+
+
+def _last_sentence(text: str) -> str:
+    """The reply's last sentence, where a step announced but not taken stands."""
+    stripped = text.strip().rstrip(":")
+    sentences = re.split(r"(?<=[.!?])\s+", stripped)
+    return sentences[-1] if sentences else ""
 
 
 def _json_problem(text: str, inside: int) -> str:

@@ -68,7 +68,8 @@ def _leading_object(text: str) -> str | None:
     return text[start:] if end is None else text[start : end + 1]
 
 
-def _as_call(value: Any) -> ParsedCall | None:
+def as_call(value: Any) -> ParsedCall | None:
+    """A decoded JSON value as a call: an object with a name (or tool) and its arguments; None otherwise."""
     if not isinstance(value, dict):
         return None
     name = value.get("name") or value.get("tool")
@@ -87,7 +88,7 @@ def _calls_in(blocks: list[str], close: bool) -> list[ParsedCall]:
     for block in blocks:
         value = _repair(_leading_object(block) or "", close)
         items = value if isinstance(value, list) else [value]
-        calls.extend(call for call in map(_as_call, items) if call is not None)
+        calls.extend(call for call in map(as_call, items) if call is not None)
     return calls
 
 

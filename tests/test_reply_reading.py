@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from keel.agent.profile import is_local, is_small_model, model_profile, parameters_in_billions
-from keel.agent.reply_reading import attempted_call, call_example
+from keel.agent.reply_reading import attempted_call, call_example, calls_in_prose
 from keel.agent.task_intent import asks_for_change
 from keel.tools import default_tools
 from keel.tools.registry import ToolRegistry
@@ -106,3 +106,37 @@ def test_a_low_temperature_only_for_a_small_model_on_this_machine_or_network():
         model_profile("openai/any", "http://localhost:8080/v1", None, None, None).temperature
         is None
     )
+
+
+def test_a_whole_call_in_the_middle_of_a_sentence_is_read():
+    text = 'To list them I call {"name": "find_files", "arguments": {"pattern": "*"}} now.'
+    calls = calls_in_prose(text, TOOLS)
+    assert [(c.name, c.arguments) for c in calls] == [("find_files", '{"pattern": "*"}')]
+    assert (
+        calls_in_prose('Use {"name": "Ada"} or {"name": "read_file", "arguments": {', TOOLS) == []
+    )
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Sure. Let me read calc.py first.",
+        "I'll use find_files to list them:",
+        "Now I will run the tests.",
+    ],
+)
+def test_a_step_announced_but_not_taken_is_an_attempt(reply):
+    problem = attempted_call(reply, TOOLS, truncated=False)
+    assert problem is not None and "sent no tool call" in problem
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Fixed add(). Let me know if you need anything else.",
+        "I read calc.py and will leave it as it is.",
+        "Let me read calc.py. Done: it adds now, and the tests pass.",
+    ],
+)
+def test_a_final_answer_is_not_an_announced_step(reply):
+    assert attempted_call(reply, TOOLS, truncated=False) is None

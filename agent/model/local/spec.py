@@ -30,7 +30,6 @@ class EmbeddedEndpoint(BaseModel):
     api_base: str | None = None
     context_window: int = DEFAULT_CONTEXT_TOKENS
     tool_protocol: Literal["native", "text"] = "native"
-    compact_prompt: bool = True
     path: Path
 
     @property
