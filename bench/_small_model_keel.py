@@ -95,25 +95,28 @@ def summarize(events: list[dict[str, Any]]) -> EventSummary:
     return EventSummary(status=status, calls=calls, tokens=tokens)
 
 
-def transcript(events: list[dict[str, Any]], limit: int = 1500) -> str:
-    """The run as a person reads it: the messages, each tool call and its result (cut to `limit`
-    characters), errors and the finish."""
+def cut(text: str, limit: int) -> str:
+    """`text`, or its first `limit` characters and how many more there were."""
+    return text if len(text) <= limit else f"{text[:limit]}[... {len(text) - limit} more]"
+
+
+def transcript(events: list[dict[str, Any]], limit: int = 1000) -> str:
+    """The run as a person reads it: the messages, each tool call and its result, errors and the
+    finish (a long text cut to `limit` characters: a small model may repeat itself for a thousand)."""
     parts = []
     for event in events:
         kind = event.get("type")
         if kind == "user.message":
-            parts.append(f"## {event.get('origin', 'user')}\n{event.get('text', '')}")
+            parts.append(f"## {event.get('origin', 'user')}\n{cut(str(event.get('text')), limit)}")
         elif kind == "assistant.message":
             calls = [
-                f"-> {c.get('name')} {c.get('arguments')}" for c in event.get("tool_calls", [])
+                f"-> {call.get('name')} {cut(str(call.get('arguments')), limit)}"
+                for call in event.get("tool_calls", [])
             ]
-            parts.append("\n".join([f"## assistant\n{event.get('text', '')}", *calls]))
+            parts.append("\n".join([f"## assistant\n{cut(str(event.get('text')), limit)}", *calls]))
         elif kind == "tool.finished":
-            output = str(event.get("output", ""))
-            cut = output[:limit] + (
-                f"\n[... {len(output) - limit} more]" if len(output) > limit else ""
-            )
-            parts.append(f"<- {event.get('name')} {event.get('status')}:\n{cut}")
+            output = cut(str(event.get("output")), limit)
+            parts.append(f"<- {event.get('name')} {event.get('status')}:\n{output}")
         elif kind == "error":
             parts.append(f"## error {event.get('error_class')}: {event.get('message')}")
         elif kind == "session.finished":

@@ -96,6 +96,7 @@ class Block:
     lines: list[str] = field(default_factory=list)
 
     def empty(self) -> bool:
+        """Nothing but blank lines so far (a fence here starts the real block)."""
         return not "".join(self.lines).strip()
 
 

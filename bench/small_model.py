@@ -22,6 +22,7 @@ import asyncio
 import json
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -37,6 +38,17 @@ MODES = ("one-shot", "keel")
 
 
 @dataclass
+class Options:
+    """What to run: the tasks, the modes, attempts per task, and how (the model and keel's limits)."""
+
+    tasks: list[Task]
+    modes: list[str]
+    repeat: int
+    settings: KeelSettings  # the model, its api_base and temperature serve the one-shot mode too
+    out: Path | None
+
+
+@dataclass
 class TaskResults:
     """Every attempt at one task, in each mode."""
 
@@ -44,7 +56,8 @@ class TaskResults:
     keel: list[KeelRun] = field(default_factory=list)
 
 
-def parse_options(argv: list[str] | None = None) -> argparse.Namespace:
+def parse_options(argv: list[str] | None = None) -> Options:
+    """The options, with the model resolved (a server's only model when only --api-base is given)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", help=f"a litellm model name (default: {LITELLM_MODEL})")
     parser.add_argument("--api-base", help="an OpenAI-compatible server (llama.cpp, vLLM, ...)")
@@ -56,20 +69,28 @@ def parse_options(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-steps", type=int, default=20, help="steps per keel run")
     parser.add_argument("--temperature", type=float, default=0.2)
     parser.add_argument("--out", type=Path, help="write results.json and failed transcripts here")
-    options = parser.parse_args(argv)
-    options.modes = [mode.strip() for mode in options.modes.split(",") if mode.strip()]
-    if unknown := set(options.modes) - set(MODES):
+    args = parser.parse_args(argv)
+    modes = [mode.strip() for mode in args.modes.split(",") if mode.strip()]
+    if unknown := set(modes) - set(MODES):
         parser.error(
             f"unknown mode(s) {', '.join(sorted(unknown))}; choose from {', '.join(MODES)}"
         )
-    if options.api_base and not options.model:
-        options.model, options.api_base = served_model(options.api_base)
-    options.model = options.model or LITELLM_MODEL
+    model, api_base = args.model, args.api_base
+    if api_base and not model:
+        model, api_base = served_model(api_base)
     try:
-        options.task_list = load_tasks(options.tasks.split(",") if options.tasks else None)
+        tasks = load_tasks(args.tasks.split(",") if args.tasks else None)
     except ValueError as exc:
         parser.error(str(exc))
-    return options
+    settings = KeelSettings(
+        model=model or LITELLM_MODEL,
+        api_base=api_base,
+        budget=args.budget,
+        max_steps=args.max_steps,
+        timeout=args.timeout,
+        temperature=args.temperature,
+    )
+    return Options(tasks=tasks, modes=modes, repeat=args.repeat, settings=settings, out=args.out)
 
 
 def save(out: Path | None, name: str, text: str) -> None:
@@ -79,14 +100,22 @@ def save(out: Path | None, name: str, text: str) -> None:
         (out / name).write_text(text)
 
 
-async def one_shot_pass(options: argparse.Namespace, results: dict[str, TaskResults]) -> None:
+def verdict(passed: bool) -> str:
+    """The progress word: pass, or FAIL in capitals so that failures stand out."""
+    return "pass" if passed else "FAIL"
+
+
+async def one_shot_pass(options: Options, results: dict[str, TaskResults]) -> None:
     """Every task once per repeat in one call each; failures' replies and checks go to --out."""
+    model = options.settings.model
     client = ModelClient(
-        model=options.model, api_base=options.api_base, extra={"temperature": options.temperature}
+        model=model,
+        api_base=options.settings.api_base,
+        extra={"temperature": options.settings.temperature},
     )
     try:
         for attempt in range(1, options.repeat + 1):
-            for task in options.task_list:
+            for task in options.tasks:
                 try:
                     run = await one_shot(client, task)
                 except Exception as exc:  # noqa: BLE001 - a failed call fails this task; the rest go on
@@ -94,40 +123,29 @@ async def one_shot_pass(options: argparse.Namespace, results: dict[str, TaskResu
                     run = OneShotRun(False, 0.0, 0, applied=[], reply=failed, check_output="")
                 results[task.name].one_shot.append(run)
                 print(
-                    f"  one-shot {task.name:<20} #{attempt} {'pass' if run.passed else 'FAIL'} "
+                    f"  one-shot {task.name:<20} #{attempt} {verdict(run.passed)} "
                     f"{run.tokens:>6} tokens {run.seconds:6.1f} s  applied {run.applied}",
                     flush=True,
                 )
                 if not run.passed:
-                    save(
-                        options.out,
-                        f"one-shot/{task.name}-{attempt}.md",
-                        f"# reply\n\n{run.reply}\n\n# check\n\n{run.check_output}",
-                    )
+                    text = f"# reply\n\n{run.reply}\n\n# check\n\n{run.check_output}"
+                    save(options.out, f"one-shot/{task.name}-{attempt}.md", text)
     finally:
         await client.aclose()
-        if is_embedded(options.model):
+        if is_embedded(model):
             from keel.agent.model.local.endpoint import stop_workers
 
             stop_workers()  # so keel's own worker is the only model process from here on
 
 
-def keel_pass(options: argparse.Namespace, results: dict[str, TaskResults]) -> None:
+def keel_pass(options: Options, results: dict[str, TaskResults]) -> None:
     """Every task once per repeat through `keel run`; failures' events, stderr and checks go to --out."""
-    settings = KeelSettings(
-        model=options.model,
-        api_base=options.api_base,
-        budget=options.budget,
-        max_steps=options.max_steps,
-        timeout=options.timeout,
-        temperature=options.temperature,
-    )
     for attempt in range(1, options.repeat + 1):
-        for task in options.task_list:
-            run = run_keel(task, settings)
+        for task in options.tasks:
+            run = run_keel(task, options.settings)
             results[task.name].keel.append(run)
             print(
-                f"  keel     {task.name:<20} #{attempt} {'pass' if run.passed else 'FAIL'} "
+                f"  keel     {task.name:<20} #{attempt} {verdict(run.passed)} "
                 f"{run.tokens:>6} tokens {run.seconds:6.1f} s  {run.status}, {run.calls} calls",
                 flush=True,
             )
@@ -135,11 +153,8 @@ def keel_pass(options: argparse.Namespace, results: dict[str, TaskResults]) -> N
                 stem = f"keel/{task.name}-{attempt}"
                 save(options.out, f"{stem}.jsonl", run.events)
                 readable = transcript(read_events(run.events))
-                save(
-                    options.out,
-                    f"{stem}.md",
-                    f"{readable}\n\n# stderr\n\n{run.stderr}\n# check\n\n{run.check_output}",
-                )
+                text = f"{readable}\n\n# stderr\n\n{run.stderr}\n# check\n\n{run.check_output}"
+                save(options.out, f"{stem}.md", text)
 
 
 def rate(passed: list[bool]) -> str:
@@ -147,7 +162,8 @@ def rate(passed: list[bool]) -> str:
     return f"{sum(passed)}/{len(passed)}" if passed else "-"
 
 
-def mean(values: list[float]) -> float:
+def mean(values: Sequence[float]) -> float:
+    """The mean, 0 for no values (a mode that did not run)."""
     return sum(values) / len(values) if values else 0.0
 
 
@@ -177,8 +193,8 @@ def report(tasks: list[Task], results: dict[str, TaskResults]) -> None:
     print(line)
 
 
-def write_results(out: Path, options: argparse.Namespace, results: dict[str, TaskResults]) -> None:
-    """results.json: every attempt's figures (the long texts are in the transcripts)."""
+def write_results(out: Path, options: Options, results: dict[str, TaskResults]) -> None:
+    """results.json: the settings and every attempt's figures (the long texts are in the transcripts)."""
     long_fields = {"reply", "events", "stderr", "check_output"}
     rows = {
         name: {
@@ -187,18 +203,19 @@ def write_results(out: Path, options: argparse.Namespace, results: dict[str, Tas
         }
         for name, got in results.items()
     }
-    settings = {"model": options.model, "api_base": options.api_base, "modes": options.modes}
-    settings |= {k: getattr(options, k) for k in ("repeat", "timeout", "budget", "max_steps")}
+    settings = asdict(options.settings) | {"modes": options.modes, "repeat": options.repeat}
     (out / "results.json").write_text(json.dumps({"settings": settings, "tasks": rows}, indent=2))
 
 
 def main() -> None:
+    """One-shot pass, then keel pass (one model process at a time), then the report."""
     options = parse_options()
-    results = {task.name: TaskResults() for task in options.task_list}
-    where = f" at {options.api_base}" if options.api_base else ""
+    settings = options.settings
+    results = {task.name: TaskResults() for task in options.tasks}
+    where = f" at {settings.api_base}" if settings.api_base else ""
     print(
-        f"model {options.model}{where}; {len(options.task_list)} tasks x {options.repeat}; "
-        f"keel: budget {options.budget}, {options.max_steps} steps, {options.timeout:.0f} s",
+        f"model {settings.model}{where}; {len(options.tasks)} tasks x {options.repeat}; keel: "
+        f"budget {settings.budget}, {settings.max_steps} steps, {settings.timeout:.0f} s",
         flush=True,
     )
     if options.out:
@@ -207,7 +224,7 @@ def main() -> None:
         asyncio.run(one_shot_pass(options, results))
     if "keel" in options.modes:
         keel_pass(options, results)
-    report(options.task_list, results)
+    report(options.tasks, results)
     if options.out:
         write_results(options.out, options, results)
         print(f"results and the transcripts of failures: {options.out}", file=sys.stderr)
