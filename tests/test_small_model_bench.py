@@ -18,6 +18,7 @@ from keel.agent.testing.scripted_wire import content_text
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
+from _small_model_keel import KeelSettings, run_keel
 from _small_model_one_shot import one_shot_messages, parse_files
 from _small_model_tasks import Task, git_repo, load_tasks, run_check, task_names, write_files
 
@@ -165,3 +166,12 @@ def test_the_bench_runs_both_modes_and_keeps_the_transcripts_of_failures(scripte
     assert "## assistant\nDone." in (out / "keel" / "off_by_one-1.md").read_text()
     assert "No idea." in (out / "one-shot" / "off_by_one-1.md").read_text()
     assert not (out / "keel" / "wrong_operator-1.jsonl").exists()
+
+
+def test_a_keel_run_past_its_timeout_is_stopped_and_counted_as_a_timeout(scripted_server):
+    server = scripted_server(lambda request: Reply(text="Thinking.", delay=60))
+    task = next(task for task in TASKS if task.name == "wrong_operator")
+    settings = KeelSettings("openai/scripted-model", server.url, 10_000, 5, 3.0, 0.2)
+    run = run_keel(task, settings)
+    assert (run.passed, run.status) == (False, "timeout")
+    assert run.returncode is not None  # keel itself was stopped, not left behind
