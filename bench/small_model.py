@@ -1,0 +1,234 @@
+"""bench/small_model: a small local model on tiny coding tasks, in one call vs through keel's agent loop.
+
+Two modes, the same model, the same tasks (bench/small_model_tasks/: a few small files, a terse prompt, and
+a check command run after the agent stops, with check files it never sees):
+  one-shot  one call through keel's model layer (ModelClient, no tools) with every file of the task pasted
+            in the prompt; the whole files of its reply (`FILE: path` + a fenced block) are applied, then
+            the check runs. The baseline: what the model can do when it needs no tools.
+  keel      the files committed in a fresh git repo, then `python -m keel run --output-format stream-json`
+            as a subprocess under a wall-clock timeout, then the check. Status, model calls and tokens
+            come from its events; the events of failed tasks go to --out for reading.
+Both sample at --temperature (the embedded model through KEEL_LOCAL_TEMPERATURE; a server keeps its own
+default for keel's calls). One model process at a time: the one-shot pass ends its worker before keel runs.
+Goal: keel pass rate / one-shot pass rate >= 1.0 (the loop must not make a small model worse than one call).
+Run: python bench/small_model.py [--model M] [--api-base URL] [--tasks a,b] [--modes one-shot,keel]
+       [--repeat K] [--timeout S] [--budget TOKENS] [--max-steps N] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from _small_model_keel import KeelRun, KeelSettings, read_events, run_keel, transcript
+from _small_model_one_shot import OneShotRun, one_shot
+from _small_model_tasks import Task, load_tasks, task_names
+
+from keel.agent.model.client import ModelClient
+from keel.agent.model.local.names import LITELLM_MODEL, is_embedded
+from keel.agent.model.served_model import served_model
+
+MODES = ("one-shot", "keel")
+
+
+@dataclass
+class Options:
+    """What to run: the tasks, the modes, attempts per task, and how (the model and keel's limits)."""
+
+    tasks: list[Task]
+    modes: list[str]
+    repeat: int
+    settings: KeelSettings  # the model, its api_base and temperature serve the one-shot mode too
+    out: Path | None
+
+
+@dataclass
+class TaskResults:
+    """Every attempt at one task, in each mode."""
+
+    one_shot: list[OneShotRun] = field(default_factory=list)
+    keel: list[KeelRun] = field(default_factory=list)
+
+
+def parse_options(argv: list[str] | None = None) -> Options:
+    """The options, with the model resolved (a server's only model when only --api-base is given)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", help=f"a litellm model name (default: {LITELLM_MODEL})")
+    parser.add_argument("--api-base", help="an OpenAI-compatible server (llama.cpp, vLLM, ...)")
+    parser.add_argument("--tasks", help=f"a subset, comma-separated: {','.join(task_names())}")
+    parser.add_argument("--modes", default=",".join(MODES), help="one-shot,keel (default: both)")
+    parser.add_argument("--repeat", type=int, default=1, help="attempts per task and mode")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds per keel run")
+    parser.add_argument("--budget", type=int, default=100_000, help="tokens per keel run")
+    parser.add_argument("--max-steps", type=int, default=20, help="steps per keel run")
+    parser.add_argument("--temperature", type=float, default=0.2)
+    parser.add_argument("--out", type=Path, help="write results.json and failed transcripts here")
+    args = parser.parse_args(argv)
+    modes = [mode.strip() for mode in args.modes.split(",") if mode.strip()]
+    if unknown := set(modes) - set(MODES):
+        parser.error(
+            f"unknown mode(s) {', '.join(sorted(unknown))}; choose from {', '.join(MODES)}"
+        )
+    model, api_base = args.model, args.api_base
+    if api_base and not model:
+        model, api_base = served_model(api_base)
+    try:
+        tasks = load_tasks(args.tasks.split(",") if args.tasks else None)
+    except ValueError as exc:
+        parser.error(str(exc))
+    settings = KeelSettings(
+        model=model or LITELLM_MODEL,
+        api_base=api_base,
+        budget=args.budget,
+        max_steps=args.max_steps,
+        timeout=args.timeout,
+        temperature=args.temperature,
+    )
+    return Options(tasks=tasks, modes=modes, repeat=args.repeat, settings=settings, out=args.out)
+
+
+def save(out: Path | None, name: str, text: str) -> None:
+    """One transcript file under --out (nothing without --out)."""
+    if out is not None:
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text(text)
+
+
+def verdict(passed: bool) -> str:
+    """The progress word: pass, or FAIL in capitals so that failures stand out."""
+    return "pass" if passed else "FAIL"
+
+
+async def one_shot_pass(options: Options, results: dict[str, TaskResults]) -> None:
+    """Every task once per repeat in one call each; failures' replies and checks go to --out."""
+    model = options.settings.model
+    client = ModelClient(
+        model=model,
+        api_base=options.settings.api_base,
+        extra={"temperature": options.settings.temperature},
+    )
+    try:
+        for attempt in range(1, options.repeat + 1):
+            for task in options.tasks:
+                try:
+                    run = await one_shot(client, task)
+                except Exception as exc:  # noqa: BLE001 - a failed call fails this task; the rest go on
+                    failed = f"(the call failed: {exc!r})"
+                    run = OneShotRun(False, 0.0, 0, applied=[], reply=failed, check_output="")
+                results[task.name].one_shot.append(run)
+                print(
+                    f"  one-shot {task.name:<20} #{attempt} {verdict(run.passed)} "
+                    f"{run.tokens:>6} tokens {run.seconds:6.1f} s  applied {run.applied}",
+                    flush=True,
+                )
+                if not run.passed:
+                    text = f"# reply\n\n{run.reply}\n\n# check\n\n{run.check_output}"
+                    save(options.out, f"one-shot/{task.name}-{attempt}.md", text)
+    finally:
+        await client.aclose()
+        if is_embedded(model):
+            from keel.agent.model.local.endpoint import stop_workers
+
+            stop_workers()  # so keel's own worker is the only model process from here on
+
+
+def keel_pass(options: Options, results: dict[str, TaskResults]) -> None:
+    """Every task once per repeat through `keel run`; failures' events, stderr and checks go to --out."""
+    for attempt in range(1, options.repeat + 1):
+        for task in options.tasks:
+            run = run_keel(task, options.settings)
+            results[task.name].keel.append(run)
+            print(
+                f"  keel     {task.name:<20} #{attempt} {verdict(run.passed)} "
+                f"{run.tokens:>6} tokens {run.seconds:6.1f} s  {run.status}, {run.calls} calls",
+                flush=True,
+            )
+            if not run.passed:
+                stem = f"keel/{task.name}-{attempt}"
+                save(options.out, f"{stem}.jsonl", run.events)
+                readable = transcript(read_events(run.events))
+                text = f"{readable}\n\n# stderr\n\n{run.stderr}\n# check\n\n{run.check_output}"
+                save(options.out, f"{stem}.md", text)
+
+
+def rate(passed: list[bool]) -> str:
+    """How many attempts passed, as "2/3"; "-" when the mode did not run."""
+    return f"{sum(passed)}/{len(passed)}" if passed else "-"
+
+
+def mean(values: Sequence[float]) -> float:
+    """The mean, 0 for no values (a mode that did not run)."""
+    return sum(values) / len(values) if values else 0.0
+
+
+def report(tasks: list[Task], results: dict[str, TaskResults]) -> None:
+    """One row per task, then both pass rates and their ratio."""
+    print(
+        f"\n{'task':<20} {'one-shot':>8} {'keel':>5}  {'keel status':<22} {'calls':>5} "
+        f"{'tokens':>7} {'keel s':>7} {'1-shot s':>8}"
+    )
+    for task in tasks:
+        got = results[task.name]
+        statuses = Counter(run.status for run in got.keel)
+        status = " ".join(f"{s}x{n}" if n > 1 else s for s, n in statuses.most_common())
+        print(
+            f"{task.name:<20} {rate([r.passed for r in got.one_shot]):>8} "
+            f"{rate([r.passed for r in got.keel]):>5}  {status or '-':<22} "
+            f"{mean([r.calls for r in got.keel]):5.1f} {mean([r.tokens for r in got.keel]):7.0f} "
+            f"{mean([r.seconds for r in got.keel]):7.1f} {mean([r.seconds for r in got.one_shot]):8.1f}"
+        )
+    one = [run.passed for got in results.values() for run in got.one_shot]
+    keel = [run.passed for got in results.values() for run in got.keel]
+    line = f"one-shot {rate(one)} passed ({100 * mean(one):.0f}%)" if one else "one-shot not run"
+    line += f", keel {rate(keel)} passed ({100 * mean(keel):.0f}%)" if keel else ", keel not run"
+    if one and keel:
+        ratio = f"{mean(keel) / mean(one):.2f}" if any(one) else "n/a (one-shot solved nothing)"
+        line += f"; keel/one-shot {ratio} (goal >= 1.0)"
+    print(line)
+
+
+def write_results(out: Path, options: Options, results: dict[str, TaskResults]) -> None:
+    """results.json: the settings and every attempt's figures (the long texts are in the transcripts)."""
+    long_fields = {"reply", "events", "stderr", "check_output"}
+    rows = {
+        name: {
+            mode: [{k: v for k, v in asdict(run).items() if k not in long_fields} for run in runs]
+            for mode, runs in (("one-shot", got.one_shot), ("keel", got.keel))
+        }
+        for name, got in results.items()
+    }
+    settings = asdict(options.settings) | {"modes": options.modes, "repeat": options.repeat}
+    (out / "results.json").write_text(json.dumps({"settings": settings, "tasks": rows}, indent=2))
+
+
+def main() -> None:
+    """One-shot pass, then keel pass (one model process at a time), then the report."""
+    options = parse_options()
+    settings = options.settings
+    results = {task.name: TaskResults() for task in options.tasks}
+    where = f" at {settings.api_base}" if settings.api_base else ""
+    print(
+        f"model {settings.model}{where}; {len(options.tasks)} tasks x {options.repeat}; keel: "
+        f"budget {settings.budget}, {settings.max_steps} steps, {settings.timeout:.0f} s",
+        flush=True,
+    )
+    if options.out:
+        options.out.mkdir(parents=True, exist_ok=True)
+    if "one-shot" in options.modes:
+        asyncio.run(one_shot_pass(options, results))
+    if "keel" in options.modes:
+        keel_pass(options, results)
+    report(options.tasks, results)
+    if options.out:
+        write_results(options.out, options, results)
+        print(f"results and the transcripts of failures: {options.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
