@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 from pathlib import Path
 
@@ -9,6 +10,7 @@ from pydantic import BaseModel
 
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
 MAX_INSTRUCTIONS_CHARS = 20_000
+MAX_LISTED_FILES = 40
 _SKIPPED = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache"}
 
 
@@ -22,6 +24,8 @@ class WorkspaceFacts(BaseModel):
     git_branch: str | None
     platform: str
     top_level: list[str]
+    # every file, when the project is small enough to list whole (the compact prompt shows them)
+    files: list[str] = []
 
 
 def git_dir_of(root: Path) -> Path | None:
@@ -74,7 +78,23 @@ def gather_facts(root: Path, max_entries: int = 60) -> WorkspaceFacts:
         git_branch=_git_branch(root),
         platform=f"{platform.system()} {platform.machine()}",
         top_level=entries,
+        files=all_files(root) if root.is_dir() else [],
     )
+
+
+def all_files(root: Path, limit: int = MAX_LISTED_FILES) -> list[str]:
+    """Every file under root (relative, sorted; hidden and tool folders skipped), or [] past `limit`: a small
+    model that sees a small project's files does not make up paths."""
+    found: list[str] = []
+    for folders, (folder, subfolders, names) in enumerate(os.walk(root), 1):
+        if folders > limit:
+            return []
+        subfolders[:] = [d for d in subfolders if d not in _SKIPPED and not d.startswith(".")]
+        base = Path(folder).relative_to(root)
+        found += [(base / name).as_posix() for name in names if not name.startswith(".")]
+        if len(found) > limit:
+            return []
+    return sorted(found)
 
 
 def load_instructions(root: Path) -> Instructions | None:
