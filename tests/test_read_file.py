@@ -102,3 +102,14 @@ async def test_empty_file_and_paths_outside_the_workspace(ctx: ToolContext) -> N
     assert "empty" in (await read(ctx, path="empty.txt")).output
     outside = await read(ctx, path="../scratch.txt")
     assert not outside.ok and "outside the workspace" in outside.output
+
+
+async def test_an_invented_absolute_path_is_answered_with_the_file_it_names(
+    ctx: ToolContext,
+) -> None:
+    (ctx.root / "pkg").mkdir()
+    (ctx.root / "pkg" / "calc.py").write_text("x = 1\n")
+    result = await read(ctx, path="/home/keel/pkg/calc.py")
+    assert not result.ok and "did you mean 'pkg/calc.py'?" in result.output
+    nothing = await read(ctx, path="/home/keel/other.py")
+    assert not nothing.ok and "did you mean" not in nothing.output

@@ -89,11 +89,25 @@ class ToolContext:
         root_text = str(self.root)
         if real_text != root_text and not real_text.startswith(root_text.rstrip(os.sep) + os.sep):
             real = Path(real_text)
+            meant = self._inside_tail(candidate)
+            hint = f"; did you mean {meant!r}?" if meant else ""
             raise ToolError(
                 f"{path!r} resolves to {real}, outside the workspace {self.root}; "
-                "use a path inside the workspace (relative paths are relative to it)"
+                f"use a path inside the workspace (relative paths are relative to it){hint}"
             )
         return Path(real_text)
+
+    def _inside_tail(self, outside: Path) -> str | None:
+        """The longest tail of an outside path that names a file in the workspace ("/home/me/calc.py" ->
+        "calc.py"): small models put the project under a folder of their own invention."""
+        parts = outside.parts[1:]
+        if ".." in parts:
+            return None
+        for start in range(len(parts)):
+            tail = Path(*parts[start:])
+            if (self.root / tail).is_file():
+                return tail.as_posix()
+        return None
 
     def relative(self, path: Path) -> str:
         """How a path is shown to the model: relative to the workspace root."""
