@@ -44,7 +44,7 @@ def apply(state: SessionState, event: AnyEvent) -> SessionState:
             return replace(
                 state,
                 history=(*state.history, user(event.text)),
-                steps=state.steps + 1,
+                steps=state.steps + (event.purpose != "context"),
                 corrections=state.corrections + (event.purpose == "correction"),
                 nudged=state.nudged or event.purpose == "nudge",
             )

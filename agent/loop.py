@@ -9,6 +9,7 @@ from typing import Any
 from keel.agent.approval import Approvals
 from keel.agent.config import LoopSettings
 from keel.agent.context.manager import ContextManager
+from keel.agent.context.small_project import small_project
 from keel.agent.errors import ContextWindowExceeded, ToolsUnsupported
 from keel.agent.git.checkpoints import CheckpointGuard
 from keel.agent.model.client import ChatModel, ModelReply
@@ -85,8 +86,29 @@ class AgentLoop:
         return self.current()
 
     async def run(self) -> None:
+        self._give_small_project()
         while True:
             await self.step()
+
+    def _give_small_project(self) -> None:
+        """A small model starting a task in a small project gets its files with the task, marked read."""
+        state = self.state
+        task_just_given = bool(state.history) and state.history[-1].content == state.task_prompt
+        if not self.profile.compact or state.steps or not task_just_given:
+            return
+        root = self.tool_context.root
+        files = small_project(root, self.context.system_prompt.facts.files)
+        if not files:
+            return
+        self.emit(
+            UserMessage(
+                text=render("project_files", files=files, task=state.task_prompt),
+                origin="keel",
+                purpose="context",
+            )
+        )
+        for file in files:
+            self.tool_context.note_read(root / file.path)
 
     async def step(self) -> None:
         """One model call and the tool calls it asked for; a reply without a call ends the task only when
@@ -100,6 +122,7 @@ class AgentLoop:
             self.registry.names(),
             self.profile.parallel_calls,
             self.policy.correct_attempted_calls,
+            self.context.system_prompt.facts.files if self.profile.compact else (),
         )
         self.emit(
             AssistantMessage(
@@ -112,7 +135,8 @@ class AgentLoop:
             return
         if not read.calls:
             if self._ends_unchanged():
-                self.emit(UserMessage(text=self._nudge(), origin="keel", purpose="nudge"))
+                nudge = self._nudge(reply.text)
+                self.emit(UserMessage(text=nudge, origin="keel", purpose="nudge"))
                 return
             raise TaskComplete(reply.text)
         for number, call in enumerate(read.calls):
@@ -154,11 +178,11 @@ class AgentLoop:
             return False
         return all(self.registry.get(name).kind is ToolKind.READ for name in state.task_tools_ok)
 
-    def _nudge(self) -> str:
-        names = self.registry.names()
-        return render(
-            "no_change_nudge", edit_tool="edit_file" if "edit_file" in names else "a tool"
-        )
+    def _nudge(self, reply: str) -> str:
+        """The nudge, with the file the task or the reply names (the project's first file otherwise)."""
+        files = self.context.system_prompt.facts.files or ["path/to/file"]
+        named = [f for f in files if f in self.state.task_prompt or f in reply]
+        return render("no_change_nudge", example_file=(named or files)[0])
 
     async def _call_model(self) -> ModelReply:
         overflows = 0

@@ -145,8 +145,9 @@ class UserMessage(Event):
     type: Literal["user.message"] = "user.message"
     text: str
     origin: Literal["user", "keel"] = "user"
-    # keel's own messages: a correction of a reply it could not use, or a nudge before it ends the task
-    purpose: Literal["correction", "nudge"] | None = None
+    # keel's own messages: a correction of a reply it could not use, a nudge before it ends the task, or a
+    # small project's files given to a small model with the task
+    purpose: Literal["correction", "nudge", "context"] | None = None
 
 
 class AssistantDelta(Event):

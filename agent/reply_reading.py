@@ -30,6 +30,11 @@ _FENCE = re.compile(r"```[ \t]*([\w.-]*)[ \t]*\n(.*?)(?:```|$)", re.DOTALL)
 _NAMED = r'"(?:name|tool|tool_name|function)"\s*:\s*"({names})"'
 _KEYED = r'"({names})"\s*:\s*\{{'  # {"edit_file": {...}}
 _CODE_CALL = r"^[ \t>`]*({names})\s*\("  # edit_file(path="a.py", ...)
+_WHOLE_FILE = re.compile(
+    r"^[ \t]*(?:file(?:name)?:\s*|#+\s*|\*\*)?`?([\w./-]+\.\w+)`?(?:\*\*)?:?[ \t]*\n"
+    r"```[\w+-]*[ \t]*\n(.*?)^[ \t]*```",
+    re.MULTILINE | re.DOTALL | re.IGNORECASE,
+)
 # "Let me read calc.py." ending a reply that calls nothing
 _ANNOUNCED = re.compile(
     r"\b(?:let me|let's|i will|i'll|i am going to|i'm going to|now i will|next,? i will)\s+(?:now\s+)?"
@@ -54,11 +59,14 @@ def read_reply(
     tool_names: Collection[str],
     parallel: bool,
     correct_attempts: bool,
+    whole_file_paths: Collection[str] = (),
 ) -> ReadReply:
     """Native calls as sent. Otherwise the calls written in the text: in the text protocol any, in native mode
     only ones naming a tool (some servers return the model's calls as text); only the first runs unless the
     model is configured for parallel calls. A reply with no call that looks like a failed attempt at one
-    comes back with the problem (with `correct_attempts` off, only unreadable `<tool_call>` tags do)."""
+    comes back with the problem (with `correct_attempts` off, only unreadable `<tool_call>` tags do). With
+    `whole_file_paths` (a small model), `FILE: path` and a fenced block replacing one of them is a write_file
+    call, every one of the reply's."""
     if reply.tool_calls and state.tool_protocol == "native":
         return ReadReply(calls=_with_ids(reply.tool_calls, state))
     truncated = reply.finish_reason == "length"
@@ -77,6 +85,8 @@ def read_reply(
             calls=[_call(state, n, call) for n, call in enumerate(run, 1)],
             not_run=[call.name for call in parsed[len(run) :]],
         )
+    if writes := whole_files(reply.text, whole_file_paths):
+        return ReadReply(calls=[_call(state, n, call) for n, call in enumerate(writes, 1)])
     if reply.tool_calls:  # a text-protocol session whose server sent native calls anyway
         return ReadReply(calls=_with_ids(reply.tool_calls, state))
     if not reply.text.strip():
@@ -85,6 +95,18 @@ def read_reply(
         return ReadReply()
     attempt = attempted_call(reply.text, tool_names, truncated)
     return ReadReply(problem=attempt, tool=_named_tool(reply.text, tool_names) if attempt else None)
+
+
+def whole_files(text: str, paths: Collection[str]) -> list[ParsedCall]:
+    """write_file calls for the files a reply gives whole: a line naming a known file (`FILE: calc.py`,
+    `calc.py:`, `**calc.py**`) followed by a fenced block with its new content."""
+    if not paths:
+        return []
+    return [
+        ParsedCall(name="write_file", arguments=json.dumps({"path": path, "content": body}))
+        for path, body in _WHOLE_FILE.findall(text)
+        if path in paths
+    ]
 
 
 def calls_in_prose(text: str, tool_names: Collection[str]) -> list[ParsedCall]:
@@ -144,6 +166,8 @@ def attempted_call(text: str, tool_names: Collection[str], truncated: bool) -> s
     opens_call = bool(re.search(r"^\s*[{`<]", text, re.MULTILINE))
     if truncated and opens_call:
         return CUT_OFF
+    if text.strip() and not re.sub(r"```\w*|</?tools?(?:_call)?>", "", text).strip():
+        return "your reply held an empty code block and no call"
     if not tool_names:
         return None
     names = _alternatives(tool_names)

@@ -72,8 +72,8 @@ _THEN = re.compile(r"(?:\band|\bthen|[,;.:])\s+(?:please\s+)?([A-Za-z]+)", re.IG
 
 
 def asks_for_change(prompt: str) -> bool:
-    """True for "fix the parser", "can you add a --verbose flag", "add() is broken"; False for questions
-    ("why does add() fail?", "explain main.py") and for thanks or chat."""
+    """True for "fix the parser", "can you add a --verbose flag", "add() is broken", "moving_sums drops the
+    last window"; False for questions ("why does add() fail?", "explain main.py") and for thanks or chat."""
     text = _POLITE.sub("", prompt.strip())
     first = _WORD.match(text)
     if first and first.group(0).lower() in CHANGE_VERBS:
@@ -83,4 +83,5 @@ def asks_for_change(prompt: str) -> bool:
         return True  # "look at main.py and fix the off-by-one"
     if question or _QUESTION.match(prompt.strip()):
         return False
-    return bool(_BROKEN.search(prompt))
+    # what is left reads as a report ("moving_sums drops the last window") unless it is chat ("thanks!")
+    return bool(_BROKEN.search(prompt)) or len(_WORD.findall(prompt)) > 3

@@ -69,7 +69,7 @@ async def test_a_made_up_success_on_a_change_task_gets_one_nudge(scripted_server
     )
     events = await run(settings(server, workspace), "add() is broken")
     assert events[-1].status == "completed" and events[-1].final_message == "Fixed: add() now adds."
-    assert "not changed any file" in server.requests[1].last_text("user")
+    assert "No file has changed yet" in server.requests[1].last_text("user")
     assert len(keel_messages(events, "nudge")) == 1
     assert "return a + b" in (workspace / "calc.py").read_text()
 
