@@ -3,10 +3,12 @@ at a call, which models are small (the loop's end-to-end behaviour is in test_ta
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from keel.agent.profile import is_local, is_small_model, model_profile, parameters_in_billions
-from keel.agent.reply_reading import attempted_call, call_example, calls_in_prose
+from keel.agent.reply_reading import attempted_call, call_example, calls_in_prose, whole_files
 from keel.agent.task_intent import asks_for_change
 from keel.tools import default_tools
 from keel.tools.registry import ToolRegistry
@@ -26,6 +28,7 @@ SMALL = "openai/qwen2.5-coder-1.5b-instruct"
         "look at main.py and fix the off-by-one",
         "The CLI crashes on empty input",
         "Make the failing test pass",
+        "moving_sums drops the last window",
     ],
 )
 def test_prompts_that_ask_for_a_change(prompt):
@@ -140,3 +143,21 @@ def test_a_step_announced_but_not_taken_is_an_attempt(reply):
 )
 def test_a_final_answer_is_not_an_announced_step(reply):
     assert attempted_call(reply, TOOLS, truncated=False) is None
+
+
+@pytest.mark.parametrize("reply", ["```json\n```", "<tools></tools>", "```"])
+def test_an_empty_code_block_is_an_attempt(reply):
+    assert "empty code block" in (attempted_call(reply, TOOLS, truncated=False) or "")
+
+
+def test_whole_files_are_write_calls_only_for_files_of_the_project():
+    reply = (
+        "FILE: a.py\n```python\nx = 2\n```\n\n**b.py**\n```\ny = 3\n```\n"
+        "FILE: elsewhere.py\n```\nz = 1\n```"
+    )
+    calls = whole_files(reply, ["a.py", "b.py"])
+    assert [(c.name, json.loads(c.arguments)) for c in calls] == [
+        ("write_file", {"path": "a.py", "content": "x = 2\n"}),
+        ("write_file", {"path": "b.py", "content": "y = 3\n"}),
+    ]
+    assert whole_files(reply, []) == []

@@ -191,3 +191,40 @@ async def test_bare_json_naming_a_tool_in_native_mode_runs_but_other_json_is_an_
     events, _ = await run(settings(server, workspace, CAPABLE), "who?")
     assert [e.name for e in events if isinstance(e, ToolFinished)] == ["read_file"]
     assert events[-1].final_message == '{"name": "Ada", "age": 36}'
+
+
+# ------------------------------------------------ a small project, given whole to a small model
+
+
+async def test_a_small_model_gets_a_small_projects_files_with_its_task(scripted_server, workspace):
+    whole = "FILE: calc.py\n```python\ndef add(a, b):\n    return a + b\n```\nFixed."
+    server = scripted_server([Reply(text=whole), Reply(text="add() adds now.")])
+    events, log = await run(settings(server, workspace), "add() is broken")
+    context = [e for e in log if getattr(e, "purpose", None) == "context"]
+    assert len(context) == 1 and "FILE: calc.py" in context[0].text
+    assert "return a - b" in str(server.requests[0].messages)  # seen before any call
+    # the reply's whole file is a write_file call (no read needed: the files came with the task)
+    results = [e for e in events if isinstance(e, ToolFinished)]
+    assert [(r.name, r.status) for r in results] == [("write_file", "ok")]
+    assert (workspace / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    assert events[-1].final_message == "add() adds now."
+
+
+async def test_a_capable_model_is_not_given_the_files_and_a_whole_file_is_an_answer(
+    scripted_server, workspace
+):
+    whole = "FILE: calc.py\n```python\ndef add(a, b):\n    return a + b\n```"
+    server = scripted_server([Reply(text=whole)])
+    events, _ = await run(settings(server, workspace, CAPABLE), "add() is broken")
+    assert "return a - b" not in str(server.requests[0].messages)
+    assert events[-1].final_message == whole
+    assert "return a - b" in (workspace / "calc.py").read_text()
+
+
+async def test_a_project_too_big_to_give_whole_is_not_given(scripted_server, tmp_path, monkeypatch):
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    big = {f"m{n}.py": "x = 1\n" * 400 for n in range(8)}  # about 19,000 characters
+    repo = git_repo(tmp_path / "big", big)
+    server = scripted_server([Reply(text="What should change?")])
+    await run(settings(server, repo), "what is in m1.py?")
+    assert "x = 1" not in str(server.requests[0].messages)
