@@ -7,20 +7,11 @@ from pathlib import Path
 
 import pytest
 from keel_cli import git_repo
-from session_support import until_finished
+from small_model_support import CALC, CAPABLE, FIX, call, run_task, served_settings
 
-from keel.agent.config import KeelConfig
 from keel.agent.model.tokens import count_json, count_text
-from keel.agent.protocol import AssistantMessage, ToolFinished, UserPrompt
-from keel.agent.session import Session
-from keel.agent.settings import SessionSettings, settings_from_config
-from keel.agent.store import read_events
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
-
-SMALL = "openai/qwen2.5-coder-1.5b-instruct"
-CAPABLE = "openai/any"
-CALC = {"calc.py": "def add(a, b):\n    return a - b\n"}
-FIX = {"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}
+from keel.agent.protocol import AssistantMessage, ToolFinished
+from keel.agent.testing.scripted_server import Reply
 
 
 @pytest.fixture
@@ -29,27 +20,10 @@ def workspace(tmp_path, monkeypatch) -> Path:
     return git_repo(tmp_path / "repo", CALC)
 
 
-def settings(server, workspace: Path, model: str = SMALL, **config) -> SessionSettings:
-    chosen = KeelConfig(model=model, api_base=server.url, retry_base_delay=0.01, **config)
-    return settings_from_config(chosen, workspace, interactive=False)
-
-
-def call(name: str, **arguments) -> Reply:
-    return Reply(tool_calls=[ScriptedToolCall(name=name, arguments=arguments)])
-
-
 def tagged(name: str, **arguments) -> str:
     import json
 
     return f"<tool_call>\n{json.dumps({'name': name, 'arguments': arguments})}\n</tool_call>"
-
-
-async def run(session_settings: SessionSettings, prompt: str) -> tuple[list, list]:
-    """The task's events, and the session's log as read back from disk."""
-    async with Session(session_settings) as session:
-        session.submit(UserPrompt(text=prompt))
-        events = await until_finished(session)
-        return events, read_events(session.log.path)
 
 
 # ------------------------------------------------ 3 and 6: what a small model is sent
@@ -57,9 +31,9 @@ async def run(session_settings: SessionSettings, prompt: str) -> tuple[list, lis
 
 async def test_a_served_small_model_gets_the_compact_profile(scripted_server, workspace):
     server = scripted_server([call("read_file", path="calc.py"), Reply(text="It subtracts.")])
-    await run(settings(server, workspace), "what does calc.py do?")
+    await run_task(served_settings(server, workspace), "what does calc.py do?")
     capable = scripted_server([Reply(text="It subtracts.")])
-    await run(settings(capable, workspace, CAPABLE), "what does calc.py do?")
+    await run_task(served_settings(capable, workspace, CAPABLE), "what does calc.py do?")
 
     small_first, full_first = server.requests[0], capable.requests[0]
     for request in server.requests:
@@ -77,11 +51,11 @@ async def test_a_served_small_model_gets_the_compact_profile(scripted_server, wo
 
 async def test_the_profile_and_temperature_are_configurable(scripted_server, workspace):
     server = scripted_server([Reply(text="ok")])
-    await run(settings(server, workspace, prompt="full", temperature=0.5), "hi")
+    await run_task(served_settings(server, workspace, prompt="full", temperature=0.5), "hi")
     assert "[keel status]" in str(server.requests[0].messages)
     assert server.requests[0].body["temperature"] == 0.5
     server = scripted_server([Reply(text="ok")])
-    await run(settings(server, workspace, CAPABLE, prompt="compact"), "hi")
+    await run_task(served_settings(server, workspace, CAPABLE, prompt="compact"), "hi")
     assert "apply_patch" not in server.requests[0].tool_names
 
 
@@ -93,7 +67,7 @@ async def test_a_repeated_read_points_at_the_result_and_the_task_goes_on(
 ):
     read = call("read_file", path="calc.py")
     server = scripted_server([read, read, call("edit_file", **FIX), Reply(text="fixed")])
-    events, log = await run(settings(server, workspace), "fix add")
+    events, log = await run_task(served_settings(server, workspace), "fix add")
     results = [e for e in log if isinstance(e, ToolFinished)]
     assert "return a - b" in results[0].output
     assert results[1].output.startswith("Not run again") and "return a" not in results[1].output
@@ -104,7 +78,7 @@ async def test_a_repeated_read_points_at_the_result_and_the_task_goes_on(
 async def test_a_call_that_failed_runs_again_when_repeated(scripted_server, workspace):
     read = call("read_file", path="missing.py")
     server = scripted_server([read, read, Reply(text="there is no missing.py")])
-    _, log = await run(settings(server, workspace), "what is in missing.py?")
+    _, log = await run_task(served_settings(server, workspace), "what is in missing.py?")
     results = [e for e in log if isinstance(e, ToolFinished)]
     assert [r.status for r in results] == ["error", "error"]
     assert all(r.output.startswith("Error") for r in results)
@@ -113,7 +87,7 @@ async def test_a_call_that_failed_runs_again_when_repeated(scripted_server, work
 async def test_a_capable_model_reading_twice_reads_twice(scripted_server, workspace):
     read = call("read_file", path="calc.py")
     server = scripted_server([read, read, Reply(text="ok")])
-    _, log = await run(settings(server, workspace, CAPABLE), "look twice")
+    _, log = await run_task(served_settings(server, workspace, CAPABLE), "look twice")
     assert all("return a - b" in e.output for e in log if isinstance(e, ToolFinished))
 
 
@@ -130,7 +104,9 @@ async def test_only_the_first_text_call_runs_and_the_rest_are_named(scripted_ser
         ]
     )
     server = scripted_server([Reply(text=plan), Reply(text="ok")])
-    _, log = await run(settings(server, workspace, CAPABLE, tool_protocol="text"), "fix add")
+    _, log = await run_task(
+        served_settings(server, workspace, CAPABLE, tool_protocol="text"), "fix add"
+    )
     results = [e for e in log if isinstance(e, ToolFinished)]
     assert [r.name for r in results] == ["read_file"]
     assert "Not run: apply_patch, run_command" in results[0].output
@@ -143,8 +119,8 @@ async def test_a_model_configured_for_parallel_calls_runs_them_all(scripted_serv
         tagged("read_file", path="calc.py") + "\n" + tagged("run_command", command="touch ran.txt")
     )
     server = scripted_server([Reply(text=both), Reply(text="ok")])
-    chosen = settings(server, workspace, CAPABLE, tool_protocol="text", parallel_calls=True)
-    _, log = await run(chosen, "go")
+    chosen = served_settings(server, workspace, CAPABLE, tool_protocol="text", parallel_calls=True)
+    _, log = await run_task(chosen, "go")
     assert [e.name for e in log if isinstance(e, ToolFinished)] == ["read_file", "run_command"]
     assert (workspace / "ran.txt").exists()
 
@@ -156,7 +132,7 @@ async def test_usage_counted_without_the_server_includes_prompt_and_tools(
     scripted_server, workspace
 ):
     server = scripted_server([Reply(text="It subtracts.")], reports_usage=False)
-    events, _ = await run(settings(server, workspace, CAPABLE), "what does calc.py do?")
+    events, _ = await run_task(served_settings(server, workspace, CAPABLE), "what does calc.py do?")
     request = server.requests[0]
     assert request.body["stream_options"] == {"include_usage": True}
     counted = next(e for e in events if isinstance(e, AssistantMessage)).usage
@@ -171,7 +147,7 @@ async def test_usage_counted_without_the_server_includes_prompt_and_tools(
 
 async def test_a_call_returned_as_text_in_native_mode_runs(scripted_server, workspace):
     server = scripted_server([Reply(text=tagged("edit_file", **FIX)), Reply(text="fixed")])
-    events, _ = await run(settings(server, workspace, CAPABLE), "fix add")
+    events, _ = await run_task(served_settings(server, workspace, CAPABLE), "fix add")
     results = [e for e in events if isinstance(e, ToolFinished)]
     assert [r.name for r in results] == ["edit_file"] and results[0].status == "ok"
     assert (
@@ -188,7 +164,7 @@ async def test_bare_json_naming_a_tool_in_native_mode_runs_but_other_json_is_an_
     server = scripted_server(
         ['{"name": "read_file", "arguments": {"path": "calc.py"}}', '{"name": "Ada", "age": 36}']
     )
-    events, _ = await run(settings(server, workspace, CAPABLE), "who?")
+    events, _ = await run_task(served_settings(server, workspace, CAPABLE), "who?")
     assert [e.name for e in events if isinstance(e, ToolFinished)] == ["read_file"]
     assert events[-1].final_message == '{"name": "Ada", "age": 36}'
 
@@ -199,7 +175,7 @@ async def test_bare_json_naming_a_tool_in_native_mode_runs_but_other_json_is_an_
 async def test_a_small_model_gets_a_small_projects_files_with_its_task(scripted_server, workspace):
     whole = "FILE: calc.py\n```python\ndef add(a, b):\n    return a + b\n```\nFixed."
     server = scripted_server([Reply(text=whole), Reply(text="add() adds now.")])
-    events, log = await run(settings(server, workspace), "add() is broken")
+    events, log = await run_task(served_settings(server, workspace), "add() is broken")
     context = [e for e in log if getattr(e, "purpose", None) == "context"]
     assert len(context) == 1 and "FILE: calc.py" in context[0].text
     assert "return a - b" in str(server.requests[0].messages)  # seen before any call
@@ -215,7 +191,7 @@ async def test_a_capable_model_is_not_given_the_files_and_a_whole_file_is_an_ans
 ):
     whole = "FILE: calc.py\n```python\ndef add(a, b):\n    return a + b\n```"
     server = scripted_server([Reply(text=whole)])
-    events, _ = await run(settings(server, workspace, CAPABLE), "add() is broken")
+    events, _ = await run_task(served_settings(server, workspace, CAPABLE), "add() is broken")
     assert "return a - b" not in str(server.requests[0].messages)
     assert events[-1].final_message == whole
     assert "return a - b" in (workspace / "calc.py").read_text()
@@ -226,5 +202,5 @@ async def test_a_project_too_big_to_give_whole_is_not_given(scripted_server, tmp
     big = {f"m{n}.py": "x = 1\n" * 400 for n in range(8)}  # about 19,000 characters
     repo = git_repo(tmp_path / "big", big)
     server = scripted_server([Reply(text="What should change?")])
-    await run(settings(server, repo), "what is in m1.py?")
+    await run_task(served_settings(server, repo), "what is in m1.py?")
     assert "x = 1" not in str(server.requests[0].messages)
