@@ -123,6 +123,7 @@ def _new_task(state: SessionState, text: str) -> SessionState:
         corrections=0,
         nudged=False,
         task_tools_ok=frozenset(),
+        task_edited=False,
     )
 
 
@@ -167,6 +168,7 @@ def _tool_finished(state: SessionState, event: ToolFinished) -> SessionState:
         history=(*state.history, tool_result(call, event.output)),
         last_ran_ok=ok,
         task_tools_ok=state.task_tools_ok | {event.name} if ok else state.task_tools_ok,
+        task_edited=state.task_edited or (ok and bool(event.diff)),
     )
 
 

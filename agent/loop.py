@@ -161,7 +161,7 @@ class AgentLoop:
         self.emit(UserMessage(text=text, origin="keel", purpose="correction"))
 
     def _ends_unchanged(self) -> bool:
-        """The task asks for a change, nothing that changes files ran successfully, edits are allowed, and
+        """The task asks for a change, no file was changed and no command ran, edits are allowed, and
         the model has not had its nudge yet (by default only small models get one: they announce edits they
         never made; a capable model that changed nothing usually meant to)."""
         state = self.state
@@ -176,7 +176,10 @@ class AgentLoop:
             return False
         if not asks_for_change(state.task_prompt):
             return False
-        return all(self.registry.get(name).kind is ToolKind.READ for name in state.task_tools_ok)
+        ran = [
+            self.registry.get(name).kind for name in state.task_tools_ok if name in self.registry
+        ]
+        return not state.task_edited and ToolKind.EXEC not in ran
 
     def _nudge(self, reply: str) -> str:
         """The nudge, with the file the task or the reply names (the project's first file otherwise)."""

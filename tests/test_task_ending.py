@@ -156,3 +156,13 @@ async def test_prose_that_mentions_a_tool_is_an_answer(scripted_server, workspac
     events, _ = await run_task(served_settings(server, workspace, CAPABLE), "what did you do?")
     assert events[-1].status == "completed" and len(server.requests) == 1
     assert keel_messages(events, "correction") == []
+
+
+async def test_a_write_that_changes_nothing_is_no_change(scripted_server, workspace):
+    same = call("write_file", path="calc.py", content=CALC["calc.py"])
+    server = scripted_server(
+        [call("read_file", path="calc.py"), same, Reply(text="Fixed."), Reply(text="It is right.")]
+    )
+    events, _ = await run_task(served_settings(server, workspace), "fix add")
+    assert events[-1].final_message == "It is right."
+    assert len(keel_messages(events, "nudge")) == 1
