@@ -59,7 +59,8 @@ _POLITE = re.compile(
 )
 _QUESTION = re.compile(
     r"^(?:what|why|how|where|which|who|when|is|are|was|does|do|did|can|could|should|explain|describe|"
-    r"show|list|find|tell|summari[sz]e|review|read|look|check)\b",
+    r"show|list|find|tell|summari[sz]e|review|read|look|check|use|give|print|count|compare|analy[sz]e|"
+    r"search|run|describe|walk)\b",
     re.IGNORECASE,
 )
 _BROKEN = re.compile(

@@ -44,6 +44,8 @@ def test_prompts_that_ask_for_a_change(prompt):
         "thanks!",
         "hello",
         "Summarize README.md, then suggest improvements",
+        "Use a tool to list the files in this directory, then tell me what they are.",
+        "run the tests",
     ],
 )
 def test_prompts_that_ask_for_no_change(prompt):
