@@ -47,6 +47,7 @@ def apply(state: SessionState, event: AnyEvent) -> SessionState:
                 steps=state.steps + (event.purpose != "context"),
                 corrections=state.corrections + (event.purpose == "correction"),
                 nudged=state.nudged or event.purpose == "nudge",
+                answer_requested=event.purpose == "answer",
             )
         case AssistantMessage():
             return _assistant(state, event)
@@ -152,6 +153,7 @@ def _assistant(state: SessionState, event: AssistantMessage) -> SessionState:
         steps=state.steps + 1 if event.tool_calls else state.steps,
         calls=max([state.calls, *numbers]),
         corrections=0 if event.tool_calls else state.corrections,
+        answer_requested=False,
     )
     return _spend(state, event.usage, event.cost)
 

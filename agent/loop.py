@@ -38,6 +38,9 @@ from keel.tools.registry import ToolRegistry, parse_arguments
 AskPerson = Callable[[ToolCall, Tool[Any], dict[str, Any]], Awaitable[ApprovalDecision | None]]
 MAX_CONTEXT_RETRIES = 3
 LOOP_WARN, LOOP_STOP = 3, 5
+ASK_ANSWER_AT = (
+    3  # a small model's third identical read in a row: its answer is asked for, without tools
+)
 EMPTY_REPLY_CORRECTION = (
     "Your reply was empty. Continue the task with a tool call, or give your final answer."
 )
@@ -123,6 +126,7 @@ class AgentLoop:
             self.profile.parallel_calls,
             self.policy.correct_attempted_calls,
             self.context.system_prompt.facts.files if self.profile.compact else (),
+            answer_only=self.state.answer_requested,
         )
         self.emit(
             AssistantMessage(
@@ -139,9 +143,14 @@ class AgentLoop:
                 self.emit(UserMessage(text=nudge, origin="keel", purpose="nudge"))
                 return
             raise TaskComplete(reply.text)
+        repeated_reads = []
         for number, call in enumerate(read.calls):
             unrun = read.not_run if number == 0 else []
-            await self._execute(call, render("calls_not_run", names=unrun) if unrun else "")
+            if await self._execute(call, render("calls_not_run", names=unrun) if unrun else ""):
+                repeated_reads.append(call.name)
+        if repeated_reads:
+            answer = render("answer_request", name=repeated_reads[0])
+            self.emit(UserMessage(text=answer, origin="keel", purpose="answer"))
 
     def _correct(self, problem: str, tool: str | None) -> None:
         """Tell the model what was wrong with its attempt and how to send it; after `max_corrections` in a
@@ -193,7 +202,11 @@ class AgentLoop:
             await self.context.fit()
             self.state.check_limits()  # summarizing costs tokens too
             request = self.context.build_request(self.state)
-            tools = self.context.tool_schemas(self.state.tool_protocol)
+            tools = (
+                None
+                if self.state.answer_requested
+                else self.context.tool_schemas(self.state.tool_protocol)
+            )
             try:
                 return await self.model.complete(request, tools, self._on_delta)
             except ToolsUnsupported as exc:
@@ -221,8 +234,9 @@ class AgentLoop:
     def _on_delta(self, text: str) -> None:
         self.emit(AssistantDelta(text=text))
 
-    async def _execute(self, call: ToolCall, note: str = "") -> None:
-        """Run one call and log its result; `note` is appended to the result (calls of the reply not run)."""
+    async def _execute(self, call: ToolCall, note: str = "") -> bool:
+        """Run one call and log its result; `note` is appended to the result (calls of the reply not run).
+        True when it was a small model's read, repeated once too often, whose answer is to be asked for."""
         started = time.monotonic()
         shown_args = _arguments_for_display(call.arguments)
         signature = call_signature(call.name, shown_args)
@@ -261,6 +275,7 @@ class AgentLoop:
                 duration_ms=int((time.monotonic() - started) * 1000),
             )
         )
+        return again and repeats >= ASK_ANSWER_AT
 
     def _already_answered(self, name: str, signature: str) -> bool:
         """For a small model: the same read as its last call, which succeeded, is answered with a pointer

@@ -145,9 +145,10 @@ class UserMessage(Event):
     type: Literal["user.message"] = "user.message"
     text: str
     origin: Literal["user", "keel"] = "user"
-    # keel's own messages: a correction of a reply it could not use, a nudge before it ends the task, or a
-    # small project's files given to a small model with the task
-    purpose: Literal["correction", "nudge", "context"] | None = None
+    # keel's own messages: a correction of a reply it could not use, a nudge before it ends the task, a
+    # small project's files given to a small model with the task, or a request for the answer (a small model
+    # repeating a read it has; the next reply is asked without tools)
+    purpose: Literal["correction", "nudge", "context", "answer"] | None = None
 
 
 class AssistantDelta(Event):

@@ -60,13 +60,18 @@ def read_reply(
     parallel: bool,
     correct_attempts: bool,
     whole_file_paths: Collection[str] = (),
+    answer_only: bool = False,
 ) -> ReadReply:
     """Native calls as sent. Otherwise the calls written in the text: in the text protocol any, in native mode
     only ones naming a tool (some servers return the model's calls as text); only the first runs unless the
     model is configured for parallel calls. A reply with no call that looks like a failed attempt at one
     comes back with the problem (with `correct_attempts` off, only unreadable `<tool_call>` tags do). With
     `whole_file_paths` (a small model), `FILE: path` and a fenced block replacing one of them is a write_file
-    call, every one of the reply's."""
+    call, every one of the reply's; those are all that is read of a reply given `answer_only`."""
+    if answer_only:  # asked for the answer: whole files still count, calls written in it do not
+        writes = whole_files(reply.text, whole_file_paths)
+        calls = [_call(state, n, call) for n, call in enumerate(writes, 1)]
+        return ReadReply(calls=calls, problem=None if reply.text.strip() else EMPTY_REPLY)
     if reply.tool_calls and state.tool_protocol == "native":
         return ReadReply(calls=_with_ids(reply.tool_calls, state))
     truncated = reply.finish_reason == "length"

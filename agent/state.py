@@ -51,6 +51,9 @@ class SessionState:
     nudged: bool = False  # this task had its nudge before ending with nothing changed
     task_tools_ok: frozenset[str] = frozenset()  # tools that ran and succeeded in this task
     task_edited: bool = False  # a tool changed a file in this task (its result carries a diff)
+    answer_requested: bool = (
+        False  # keel asked for the answer: the next reply is asked without tools
+    )
     calls: int = 0  # call ids keel generated so far
     turn_id: str = ""  # the last turn's id
     task_open: bool = False  # a task turn started and has not ended
