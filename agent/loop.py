@@ -94,11 +94,13 @@ class AgentLoop:
             await self.step()
 
     def _give_small_project(self) -> None:
-        """A small model starting a task in a small project gets its files with the task, marked read."""
+        """A small model starting a change task in a small project gets its files with it, marked read."""
         state = self.state
         task_just_given = bool(state.history) and state.history[-1].content == state.task_prompt
         if not self.profile.compact or state.steps or not task_just_given:
             return
+        if not asks_for_change(state.task_prompt):
+            return  # a question is answered from what the tools show; the file list is in the prompt
         root = self.tool_context.root
         files = small_project(root, self.context.system_prompt.facts.files)
         if not files:
@@ -202,8 +204,9 @@ class AgentLoop:
             await self.context.fit()
             self.state.check_limits()  # summarizing costs tokens too
             request = self.context.build_request(self.state)
+            # [] offers no tool at all (an answer was asked for); None leaves them to the text protocol
             tools = (
-                None
+                []
                 if self.state.answer_requested
                 else self.context.tool_schemas(self.state.tool_protocol)
             )
@@ -247,16 +250,24 @@ class AgentLoop:
                 f"the model made the same {call.name} call {repeats} times in a row",
             )
         again = self._already_answered(call.name, signature)
+        # a question is answered at the first repeat; a change task gets one more chance to act
+        ask_answer = again and repeats >= ASK_ANSWER_AT - (
+            not asks_for_change(self.state.task_prompt)
+        )
         self.emit(ToolStarted(call_id=call.id, name=call.name, arguments=shown_args))
         status: ToolStatus
-        if again:
+        if (
+            again and not ask_answer
+        ):  # the result again, plainly, comes before the request for the answer
             result, status = ToolResult(output=render("repeated_call", name=call.name)), "ok"
         else:
             try:
                 result, status = await self._validated_run(call, shown_args)
             except ToolError as exc:
                 result, status = ToolResult(output=f"Error: {exc}", ok=False), "error"
-        if repeats >= LOOP_WARN:
+        if (
+            repeats >= LOOP_WARN and not again
+        ):  # a repeated read is answered by asking for the answer
             note = "\n\n".join(
                 filter(
                     None,
@@ -275,7 +286,7 @@ class AgentLoop:
                 duration_ms=int((time.monotonic() - started) * 1000),
             )
         )
-        return again and repeats >= ASK_ANSWER_AT
+        return ask_answer
 
     def _already_answered(self, name: str, signature: str) -> bool:
         """For a small model: the same read as its last call, which succeeded, is answered with a pointer

@@ -75,17 +75,21 @@ async def test_a_repeated_read_points_at_the_result_and_the_task_goes_on(
     assert "return a + b" in (workspace / "calc.py").read_text()
 
 
-async def test_a_read_repeated_again_asks_for_the_answer_without_tools(scripted_server, workspace):
+async def test_a_repeated_read_asks_for_the_answer_without_tools(scripted_server, workspace):
+    """A question: the first repeat gets its result again and a request for the answer; a change task
+    gets one more chance to act (the test above)."""
     read = call("read_file", path="calc.py")
     written_call = '{"name": "read_file", "arguments": {"path": "calc.py"}}'
-    server = scripted_server([read, read, read, Reply(text=written_call), Reply(text="unused")])
+    server = scripted_server([read, read, Reply(text=written_call), Reply(text="unused")])
     events, log = await run_task(served_settings(server, workspace), "what does calc.py do?")
+    results = [e for e in log if isinstance(e, ToolFinished)]
+    assert all("return a - b" in r.output for r in results) and len(results) == 2
     asked = [e for e in log if getattr(e, "purpose", None) == "answer"]
     assert len(asked) == 1 and "Answer my request now" in asked[0].text
-    assert server.requests[3].tools == [] and server.requests[2].tools != []
+    assert server.requests[2].tools == [] and server.requests[1].tools != []
     # the answer is taken as it is: a call written in it is not run
     assert events[-1].status == "completed" and events[-1].final_message == written_call
-    assert len(server.requests) == 4
+    assert len(server.requests) == 3
 
 
 async def test_a_call_that_failed_runs_again_when_repeated(scripted_server, workspace):

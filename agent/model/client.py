@@ -60,7 +60,8 @@ def litellm_module() -> Any:
 
 
 class ChatModel(Protocol):
-    """What the loop needs of a model: one streamed reply. ModelClient is the litellm one."""
+    """What the loop needs of a model: one streamed reply. ModelClient is the litellm one. `tools` None
+    sends none (the text protocol describes them in the prompt); [] asks for an answer with no call."""
 
     async def complete(
         self,

@@ -46,10 +46,11 @@ class EmbeddedClient:
             max_tokens=max_tokens or self.extra.get("max_tokens"),
             temperature=self.extra.get("temperature"),
             seed=self.extra.get("seed"),
+            prose_only=tools == [],  # no tools offered at all: keel asked for the answer
         )
         done = await embedded_worker(self.endpoint).generate(
             messages,
-            tools,
+            tools or None,
             sampling,
             lambda text: on_delta(assembler.add_text(text)),
             self._progress,

@@ -130,13 +130,14 @@ def _grammar(schema: str) -> Any:
 
 @dataclass(frozen=True)
 class Sampling:
-    """How one reply is sampled: `call_schema` (JSON schema text) makes it exactly one JSON object of that
-    schema, decoded under llama.cpp's grammar."""
+    """How one reply is sampled: `prose_only` keeps it from opening with a tool call; `call_schema` (JSON schema
+    text) makes it exactly one JSON object of that schema, decoded under llama.cpp's grammar."""
 
     max_tokens: int | None = None
     temperature: float = float(os.environ.get("KEEL_LOCAL_TEMPERATURE", "0"))
     repeat_penalty: float = 1.05
     seed: int | None = None
+    prose_only: bool = False
     call_schema: str | None = None
 
 
@@ -180,6 +181,7 @@ class LocalEngine:
     context_tokens: int = DEFAULT_CONTEXT_TOKENS
     _llama: Any = None
     _formatter: Any = None
+    _openers: set[int] | None = None
     _worker: _Worker = field(default_factory=_Worker)
     extra_buffers: bool = True  # as loaded: see extra_buffers_wanted
 
@@ -284,6 +286,32 @@ class LocalEngine:
             llama.eval(tokens[batch_start : min(end, batch_start + llama.n_batch)])
             report(llama.n_tokens - start, end - start)
 
+    def _call_openers(self) -> set[int]:
+        """Tokens a tool call starts with (`{`, `<tool_call>`, a fence) or blank ones; found once per model."""
+        if self._openers is None:
+            openers = set()
+            for token in range(self._llama.n_vocab()):
+                text = self._llama.detokenize([token], special=True).decode("utf-8", "ignore")
+                if not text.strip() or text.lstrip().startswith(("{", "[{", "<tool", "```")):
+                    openers.add(token)
+            self._openers = openers
+        return self._openers
+
+    def _prose_start(self, prompt_length: int) -> Any:
+        """A logits processor that makes the reply's first token prose, not the start of a tool call."""
+        import numpy
+
+        banned = numpy.fromiter(self._call_openers(), dtype=numpy.int64)
+
+        def processor(input_ids: Any, scores: Any) -> Any:
+            if len(input_ids) == prompt_length:
+                scores[banned] = -numpy.inf
+            return scores
+
+        from llama_cpp import LogitsProcessorList
+
+        return LogitsProcessorList([processor])
+
     async def stream(
         self,
         messages: list[dict[str, Any]],
@@ -304,6 +332,11 @@ class LocalEngine:
             )
         counts.prompt_tokens = len(tokens)
         limit = min(room, sampling.max_tokens or DEFAULT_MAX_REPLY_TOKENS)
+        processors = (
+            await self._worker.run(lambda: self._prose_start(len(tokens)))
+            if sampling.prose_only
+            else None
+        )
         grammar = _grammar(sampling.call_schema) if sampling.call_schema else None
         queue: asyncio.Queue[Any] = asyncio.Queue()
         stop = threading.Event()
@@ -329,6 +362,7 @@ class LocalEngine:
                     repeat_penalty=sampling.repeat_penalty,
                     stop=STOP_STRINGS,
                     stream=True,
+                    logits_processor=processors,
                     grammar=grammar,
                 )
                 for piece in pieces:

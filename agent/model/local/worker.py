@@ -64,7 +64,7 @@ def private_stdout() -> BinaryIO:
 def sampling_of(request: Generate) -> Sampling:
     """The reply's sampling; greedy unless keel asked for a temperature."""
     spec = request.sampling
-    sampling = Sampling(max_tokens=spec.max_tokens, seed=spec.seed)
+    sampling = Sampling(max_tokens=spec.max_tokens, seed=spec.seed, prose_only=spec.prose_only)
     return sampling if spec.temperature is None else replace(sampling, temperature=spec.temperature)
 
 

@@ -22,6 +22,7 @@ class SamplingSpec(_Message):
     max_tokens: int | None = None
     temperature: float | None = None
     seed: int | None = None
+    prose_only: bool = False  # keel asked for an answer: the reply may not open with a call
 
 
 class Generate(_Message):
