@@ -127,7 +127,7 @@ class AgentLoop:
             self.registry.names(),
             self.profile.parallel_calls,
             self.policy.correct_attempted_calls,
-            self.context.system_prompt.facts.files if self.profile.compact else (),
+            self._file_sizes() if self.profile.compact else None,
             answer_only=self.state.answer_requested,
         )
         self.emit(
@@ -191,6 +191,16 @@ class AgentLoop:
             self.registry.get(name).kind for name in state.task_tools_ok if name in self.registry
         ]
         return not state.task_edited and ToolKind.EXEC not in ran
+
+    def _file_sizes(self) -> dict[str, int]:
+        """The listed project files' lengths now, for telling a whole file given in a reply from a snippet."""
+        sizes = {}
+        for name in self.context.system_prompt.facts.files:
+            try:
+                sizes[name] = (self.tool_context.root / name).stat().st_size
+            except OSError:
+                continue
+        return sizes
 
     def _nudge(self, reply: str) -> str:
         """The nudge, with the file the task or the reply names (the project's first file otherwise)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -35,6 +35,12 @@ _WHOLE_FILE = re.compile(
     r"```[\w+-]*[ \t]*\n(.*?)^[ \t]*```",
     re.MULTILINE | re.DOTALL | re.IGNORECASE,
 )
+# "Here is the corrected code for `calc.py`:" and a fence: the whole file only if it is about as long
+_NAMED_BEFORE_FENCE = re.compile(
+    r"^[^\n]*?`?([\w./-]+\.\w+)`?[ \t]*:[ \t]*\n```[\w+-]*[ \t]*\n(.*?)^[ \t]*```",
+    re.MULTILINE | re.DOTALL,
+)
+WHOLE_SHARE = 0.6  # a block shorter than this share of the file is a snippet, not the file
 # "Let me read calc.py." ending a reply that calls nothing
 _ANNOUNCED = re.compile(
     r"\b(?:let me|let's|i will|i'll|i am going to|i'm going to|now i will|next,? i will)\s+(?:now\s+)?"
@@ -59,17 +65,17 @@ def read_reply(
     tool_names: Collection[str],
     parallel: bool,
     correct_attempts: bool,
-    whole_file_paths: Collection[str] = (),
+    whole_file_sizes: Mapping[str, int] | None = None,
     answer_only: bool = False,
 ) -> ReadReply:
     """Native calls as sent. Otherwise the calls written in the text: in the text protocol any, in native mode
     only ones naming a tool (some servers return the model's calls as text); only the first runs unless the
     model is configured for parallel calls. A reply with no call that looks like a failed attempt at one
     comes back with the problem (with `correct_attempts` off, only unreadable `<tool_call>` tags do). With
-    `whole_file_paths` (a small model), `FILE: path` and a fenced block replacing one of them is a write_file
+    `whole_file_sizes` (a small model), `FILE: path` and a fenced block replacing one of them is a write_file
     call, every one of the reply's; those are all that is read of a reply given `answer_only`."""
     if answer_only:  # asked for the answer: whole files still count, calls written in it do not
-        writes = whole_files(reply.text, whole_file_paths)
+        writes = whole_files(reply.text, whole_file_sizes or {})
         calls = [_call(state, n, call) for n, call in enumerate(writes, 1)]
         return ReadReply(calls=calls, problem=None if reply.text.strip() else EMPTY_REPLY)
     if reply.tool_calls and state.tool_protocol == "native":
@@ -90,7 +96,7 @@ def read_reply(
             calls=[_call(state, n, call) for n, call in enumerate(run, 1)],
             not_run=[call.name for call in parsed[len(run) :]],
         )
-    if writes := whole_files(reply.text, whole_file_paths):
+    if writes := whole_files(reply.text, whole_file_sizes or {}):
         return ReadReply(calls=[_call(state, n, call) for n, call in enumerate(writes, 1)])
     if reply.tool_calls:  # a text-protocol session whose server sent native calls anyway
         return ReadReply(calls=_with_ids(reply.tool_calls, state))
@@ -102,15 +108,19 @@ def read_reply(
     return ReadReply(problem=attempt, tool=_named_tool(reply.text, tool_names) if attempt else None)
 
 
-def whole_files(text: str, paths: Collection[str]) -> list[ParsedCall]:
-    """write_file calls for the files a reply gives whole: a line naming a known file (`FILE: calc.py`,
-    `calc.py:`, `**calc.py**`) followed by a fenced block with its new content."""
-    if not paths:
+def whole_files(text: str, sizes: Mapping[str, int]) -> list[ParsedCall]:
+    """write_file calls for the files a reply gives whole (`sizes`: the project's files and their lengths):
+    a line naming a known file (`FILE: calc.py`, `calc.py:`, `**calc.py**`) and a fenced block with its new
+    content; or a sentence ending in a known file and a colon, when the block is about the file's length."""
+    if not sizes:
         return []
+    given = {path: body for path, body in _WHOLE_FILE.findall(text) if path in sizes}
+    for path, body in _NAMED_BEFORE_FENCE.findall(text):
+        if path in sizes and path not in given and len(body) >= WHOLE_SHARE * sizes[path]:
+            given[path] = body
     return [
         ParsedCall(name="write_file", arguments=json.dumps({"path": path, "content": body}))
-        for path, body in _WHOLE_FILE.findall(text)
-        if path in paths
+        for path, body in given.items()
     ]
 
 
