@@ -32,12 +32,12 @@ _KEYED = r'"({names})"\s*:\s*\{{'  # {"edit_file": {...}}
 _CODE_CALL = r"^[ \t>`]*({names})\s*\("  # edit_file(path="a.py", ...)
 _WHOLE_FILE = re.compile(
     r"^[ \t]*(?:file(?:name)?:\s*|#+\s*|\*\*)?`?([\w./-]+\.\w+)`?(?:\*\*)?:?[ \t]*\n"
-    r"```[\w+-]*[ \t]*\n(.*?)^[ \t]*```",
+    r"(?:[ \t]*\n)*```[\w+-]*[ \t]*\n(.*?)^[ \t]*```",
     re.MULTILINE | re.DOTALL | re.IGNORECASE,
 )
 # "Here is the corrected code for `calc.py`:" and a fence: the whole file only if it is about as long
 _NAMED_BEFORE_FENCE = re.compile(
-    r"^[^\n]*?`?([\w./-]+\.\w+)`?[ \t]*:[ \t]*\n```[\w+-]*[ \t]*\n(.*?)^[ \t]*```",
+    r"^[^\n]*?`?([\w./-]+\.\w+)`?[ \t]*:[ \t]*\n(?:[ \t]*\n)*```[\w+-]*[ \t]*\n(.*?)^[ \t]*```",
     re.MULTILINE | re.DOTALL,
 )
 WHOLE_SHARE = 0.6  # a block shorter than this share of the file is a snippet, not the file

@@ -166,7 +166,7 @@ def test_whole_files_are_write_calls_only_for_files_of_the_project():
 
 
 def test_a_file_named_in_a_sentence_is_given_whole_only_when_the_block_is_about_its_length():
-    whole = "Here is the corrected code for `calc.py`:\n```python\ndef add(a, b):\n    return a + b\n```"
+    whole = "Here is the corrected code for `calc.py`:\n\n```python\ndef add(a, b):\n    return a + b\n```"
     calls = whole_files(whole, {"calc.py": 33})
     assert [json.loads(c.arguments)["path"] for c in calls] == ["calc.py"]
     snippet = (
