@@ -38,9 +38,8 @@ from keel.tools.registry import ToolRegistry, parse_arguments
 AskPerson = Callable[[ToolCall, Tool[Any], dict[str, Any]], Awaitable[ApprovalDecision | None]]
 MAX_CONTEXT_RETRIES = 3
 LOOP_WARN, LOOP_STOP = 3, 5
-ASK_ANSWER_AT = (
-    3  # a small model's third identical read in a row: its answer is asked for, without tools
-)
+# a small model's third identical read in a row (its second, for a question): its answer is asked for
+ASK_ANSWER_AT = 3
 EMPTY_REPLY_CORRECTION = (
     "Your reply was empty. Continue the task with a tool call, or give your final answer."
 )
@@ -127,7 +126,7 @@ class AgentLoop:
             self.registry.names(),
             self.profile.parallel_calls,
             self.policy.correct_attempted_calls,
-            self._file_sizes() if self.profile.compact else None,
+            self._project_file_size if self.profile.compact else None,
             answer_only=self.state.answer_requested,
         )
         self.emit(
@@ -192,15 +191,15 @@ class AgentLoop:
         ]
         return not state.task_edited and ToolKind.EXEC not in ran
 
-    def _file_sizes(self) -> dict[str, int]:
-        """The listed project files' lengths now, for telling a whole file given in a reply from a snippet."""
-        sizes = {}
-        for name in self.context.system_prompt.facts.files:
-            try:
-                sizes[name] = (self.tool_context.root / name).stat().st_size
-            except OSError:
-                continue
-        return sizes
+    def _project_file_size(self, path: str) -> int | None:
+        """A listed project file's length now (None for any other path), for telling a whole file given in a
+        reply from a snippet."""
+        if path not in self.context.system_prompt.facts.files:
+            return None
+        try:
+            return (self.tool_context.root / path).stat().st_size
+        except OSError:
+            return None
 
     def _nudge(self, reply: str) -> str:
         """The nudge, with the file the task or the reply names (the project's first file otherwise)."""
@@ -260,30 +259,21 @@ class AgentLoop:
                 f"the model made the same {call.name} call {repeats} times in a row",
             )
         again = self._already_answered(call.name, signature)
-        # a question is answered at the first repeat; a change task gets one more chance to act
-        ask_answer = again and repeats >= ASK_ANSWER_AT - (
-            not asks_for_change(self.state.task_prompt)
-        )
+        asked_at = ASK_ANSWER_AT - (not asks_for_change(self.state.task_prompt))
+        ask_answer = again and repeats >= asked_at
         self.emit(ToolStarted(call_id=call.id, name=call.name, arguments=shown_args))
         status: ToolStatus
-        if (
-            again and not ask_answer
-        ):  # the result again, plainly, comes before the request for the answer
+        # when the answer is asked for, the result comes again, plainly, before the request
+        if again and not ask_answer:
             result, status = ToolResult(output=render("repeated_call", name=call.name)), "ok"
         else:
             try:
                 result, status = await self._validated_run(call, shown_args)
             except ToolError as exc:
                 result, status = ToolResult(output=f"Error: {exc}", ok=False), "error"
-        if (
-            repeats >= LOOP_WARN and not again
-        ):  # a repeated read is answered by asking for the answer
-            note = "\n\n".join(
-                filter(
-                    None,
-                    [render("loop_warning", name=call.name, count=repeats, limit=LOOP_STOP), note],
-                )
-            )
+        if repeats >= LOOP_WARN and not again:  # a repeated read gets the answer request instead
+            warning = render("loop_warning", name=call.name, count=repeats, limit=LOOP_STOP)
+            note = f"{warning}\n\n{note}" if note else warning
         if note:
             result = result.model_copy(update={"output": f"{result.output}\n\n{note}"})
         self.emit(

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -27,9 +29,6 @@ CUT_OFF = (
     "(change a smaller part of the file at a time)"
 )
 _FENCE = re.compile(r"```[ \t]*([\w.-]*)[ \t]*\n(.*?)(?:```|$)", re.DOTALL)
-_NAMED = r'"(?:name|tool|tool_name|function)"\s*:\s*"({names})"'
-_KEYED = r'"({names})"\s*:\s*\{{'  # {"edit_file": {...}}
-_CODE_CALL = r"^[ \t>`]*({names})\s*\("  # edit_file(path="a.py", ...)
 _WHOLE_FILE = re.compile(
     r"^[ \t]*(?:file(?:name)?:\s*|#+\s*|\*\*)?`?([\w./-]+\.\w+)`?(?:\*\*)?:?[ \t]*\n"
     r"(?:[ \t]*\n)*```[\w+-]*[ \t]*\n(.*?)^[ \t]*```",
@@ -50,6 +49,27 @@ _ANNOUNCED = re.compile(
 )
 
 
+@dataclass(frozen=True)
+class _ToolPatterns:
+    """The shapes an attempted call to one of the tools takes, compiled once per set of tool names."""
+
+    named: re.Pattern[str]  # "name": "edit_file"
+    keyed: re.Pattern[str]  # {"edit_file": {...}}
+    code: re.Pattern[str]  # edit_file(path="a.py", ...) at a line start
+    opening: re.Pattern[str]  # {"name": "edit_file" opening a whole call
+
+
+@lru_cache(maxsize=16)
+def _patterns(tool_names: frozenset[str]) -> _ToolPatterns:
+    names = "|".join(re.escape(name) for name in sorted(tool_names, key=len, reverse=True))
+    return _ToolPatterns(
+        named=re.compile(rf'"(?:name|tool|tool_name|function)"\s*:\s*"({names})"'),
+        keyed=re.compile(rf'"({names})"\s*:\s*\{{'),
+        code=re.compile(rf"^[ \t>`]*({names})\s*\(", re.MULTILINE),
+        opening=re.compile(rf'\{{\s*"(?:name|tool)"\s*:\s*"(?:{names})"'),
+    )
+
+
 class ReadReply(BaseModel):
     """The loop's reading of one reply: calls to run, names of calls left unrun, or a problem to correct."""
 
@@ -65,17 +85,18 @@ def read_reply(
     tool_names: Collection[str],
     parallel: bool,
     correct_attempts: bool,
-    whole_file_sizes: Mapping[str, int] | None = None,
+    project_file_size: Callable[[str], int | None] | None = None,
     answer_only: bool = False,
 ) -> ReadReply:
     """Native calls as sent. Otherwise the calls written in the text: in the text protocol any, in native mode
     only ones naming a tool (some servers return the model's calls as text); only the first runs unless the
     model is configured for parallel calls. A reply with no call that looks like a failed attempt at one
     comes back with the problem (with `correct_attempts` off, only unreadable `<tool_call>` tags do). With
-    `whole_file_sizes` (a small model), `FILE: path` and a fenced block replacing one of them is a write_file
-    call, every one of the reply's; those are all that is read of a reply given `answer_only`."""
+    `project_file_size` (a small model; None for a path that is not a project file), `FILE: path` and a
+    fenced block replacing a project file is a write_file call, every one of the reply's; those are all that
+    is read of a reply given `answer_only`."""
     if answer_only:  # asked for the answer: whole files still count, calls written in it do not
-        writes = whole_files(reply.text, whole_file_sizes or {})
+        writes = whole_files(reply.text, project_file_size)
         calls = [_call(state, n, call) for n, call in enumerate(writes, 1)]
         return ReadReply(calls=calls, problem=None if reply.text.strip() else EMPTY_REPLY)
     if reply.tool_calls and state.tool_protocol == "native":
@@ -96,7 +117,7 @@ def read_reply(
             calls=[_call(state, n, call) for n, call in enumerate(run, 1)],
             not_run=[call.name for call in parsed[len(run) :]],
         )
-    if writes := whole_files(reply.text, whole_file_sizes or {}):
+    if writes := whole_files(reply.text, project_file_size):
         return ReadReply(calls=[_call(state, n, call) for n, call in enumerate(writes, 1)])
     if reply.tool_calls:  # a text-protocol session whose server sent native calls anyway
         return ReadReply(calls=_with_ids(reply.tool_calls, state))
@@ -108,15 +129,17 @@ def read_reply(
     return ReadReply(problem=attempt, tool=_named_tool(reply.text, tool_names) if attempt else None)
 
 
-def whole_files(text: str, sizes: Mapping[str, int]) -> list[ParsedCall]:
-    """write_file calls for the files a reply gives whole (`sizes`: the project's files and their lengths):
-    a line naming a known file (`FILE: calc.py`, `calc.py:`, `**calc.py**`) and a fenced block with its new
-    content; or a sentence ending in a known file and a colon, when the block is about the file's length."""
-    if not sizes:
+def whole_files(text: str, size_of: Callable[[str], int | None] | None) -> list[ParsedCall]:
+    """write_file calls for the project files a reply gives whole (`size_of`: a project file's length, None
+    for any other path): a line naming the file (`FILE: calc.py`, `calc.py:`, `**calc.py**`) and a fenced
+    block with its new content; or a sentence ending in the file and a colon, when the block is about the
+    file's length."""
+    if size_of is None or "```" not in text:
         return []
-    given = {path: body for path, body in _WHOLE_FILE.findall(text) if path in sizes}
+    given = {path: body for path, body in _WHOLE_FILE.findall(text) if size_of(path) is not None}
     for path, body in _NAMED_BEFORE_FENCE.findall(text):
-        if path in sizes and path not in given and len(body) >= WHOLE_SHARE * sizes[path]:
+        size = size_of(path) if path not in given else None
+        if size is not None and len(body) >= WHOLE_SHARE * size:
             given[path] = body
     return [
         ParsedCall(name="write_file", arguments=json.dumps({"path": path, "content": body}))
@@ -129,9 +152,8 @@ def calls_in_prose(text: str, tool_names: Collection[str]) -> list[ParsedCall]:
     small models write them where a call belongs."""
     if not tool_names:
         return []
-    opening = re.compile(r'\{\s*"(?:name|tool)"\s*:\s*"(?:' + _alternatives(tool_names) + ')"')
     calls: list[ParsedCall] = []
-    for found in opening.finditer(text):
+    for found in _patterns(frozenset(tool_names)).opening.finditer(text):
         end = object_end(text, found.start())
         if end is None:
             continue
@@ -159,18 +181,19 @@ def _with_ids(calls: list[ToolCall], state: SessionState) -> list[ToolCall]:
     return named
 
 
-def _alternatives(tool_names: Collection[str]) -> str:
-    return "|".join(re.escape(name) for name in sorted(tool_names, key=len, reverse=True))
-
-
 def _named_tool(text: str, tool_names: Collection[str]) -> str | None:
+    """The tool a failed attempt names, for the correction's example."""
     if not tool_names:
         return None
-    names = _alternatives(tool_names)
-    for pattern in (_NAMED, _KEYED, _CODE_CALL):
-        found = re.search(pattern.format(names=names), text, re.MULTILINE)
-        if found:
+    patterns = _patterns(frozenset(tool_names))
+    for pattern in (patterns.named, patterns.keyed, patterns.code):
+        if found := pattern.search(text):
             return found.group(1)
+    return _labelled_fence(text, tool_names)
+
+
+def _labelled_fence(text: str, tool_names: Collection[str]) -> str | None:
+    """A tool's name used as a code block's label (```edit_file)."""
     return next((label for label, _ in _FENCE.findall(text) if label in tool_names), None)
 
 
@@ -185,16 +208,13 @@ def attempted_call(text: str, tool_names: Collection[str], truncated: bool) -> s
         return "your reply held an empty code block and no call"
     if not tool_names:
         return None
-    names = _alternatives(tool_names)
-    named = re.search(_NAMED.format(names=names), text) or re.search(
-        _KEYED.format(names=names), text
-    )
+    patterns = _patterns(frozenset(tool_names))
+    named = patterns.named.search(text) or patterns.keyed.search(text)
     if named:
         return f"it looks like a call to {named.group(1)}, but {_json_problem(text, named.start())}"
-    for label, _body in _FENCE.findall(text):
-        if label in tool_names:
-            return f"a code block labelled {label} is not a call to {label}"
-    code = re.search(_CODE_CALL.format(names=names), text, re.MULTILINE)
+    if label := _labelled_fence(text, tool_names):
+        return f"a code block labelled {label} is not a call to {label}"
+    code = patterns.code.search(text)
     if code:
         return f"{code.group(1)}(...) written as code is not a call to {code.group(1)}"
     announced = _ANNOUNCED.search(_last_sentence(text))

@@ -108,7 +108,7 @@ class Session:
         )
         self.model = RedactingModel(inner, self.redactor)
         prompt = SystemPrompt(
-            facts=gather_facts(self.root),
+            facts=gather_facts(self.root, list_files=settings.compact_prompt),
             instructions=load_instructions(self.root),
             registry=self.registry,
             compact=settings.compact_prompt,

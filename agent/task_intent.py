@@ -4,6 +4,7 @@ a task having changed nothing (small models announce edits they never made)."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 CHANGE_VERBS = frozenset(
     [
@@ -72,6 +73,7 @@ _WORD = re.compile(r"[A-Za-z']+")
 _THEN = re.compile(r"(?:\band|\bthen|[,;.:])\s+(?:please\s+)?([A-Za-z]+)", re.IGNORECASE)
 
 
+@lru_cache(maxsize=32)  # the loop asks about the same task prompt at every step
 def asks_for_change(prompt: str) -> bool:
     """True for "fix the parser", "can you add a --verbose flag", "add() is broken", "moving_sums drops the
     last window"; False for questions ("why does add() fail?", "explain main.py") and for thanks or chat."""

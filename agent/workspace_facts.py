@@ -63,7 +63,9 @@ def _git_branch(root: Path) -> str | None:
     )
 
 
-def gather_facts(root: Path, max_entries: int = 60) -> WorkspaceFacts:
+def gather_facts(root: Path, max_entries: int = 60, list_files: bool = False) -> WorkspaceFacts:
+    """The facts of the prompt; `list_files` also walks a small project for its files (the small-model
+    profile's use), which other sessions do not pay for at start."""
     entries = (
         sorted(
             p.name + ("/" if p.is_dir() else "") for p in root.iterdir() if p.name not in _SKIPPED
@@ -78,7 +80,7 @@ def gather_facts(root: Path, max_entries: int = 60) -> WorkspaceFacts:
         git_branch=_git_branch(root),
         platform=f"{platform.system()} {platform.machine()}",
         top_level=entries,
-        files=all_files(root) if root.is_dir() else [],
+        files=all_files(root) if list_files and root.is_dir() else [],
     )
 
 

@@ -157,19 +157,19 @@ def test_whole_files_are_write_calls_only_for_files_of_the_project():
         "FILE: a.py\n```python\nx = 2\n```\n\n**b.py**\n```\ny = 3\n```\n"
         "FILE: elsewhere.py\n```\nz = 1\n```"
     )
-    calls = whole_files(reply, {"a.py": 6, "b.py": 6})
+    calls = whole_files(reply, {"a.py": 6, "b.py": 6}.get)
     assert [(c.name, json.loads(c.arguments)) for c in calls] == [
         ("write_file", {"path": "a.py", "content": "x = 2\n"}),
         ("write_file", {"path": "b.py", "content": "y = 3\n"}),
     ]
-    assert whole_files(reply, {}) == []
+    assert whole_files(reply, {}.get) == [] and whole_files(reply, None) == []
 
 
 def test_a_file_named_in_a_sentence_is_given_whole_only_when_the_block_is_about_its_length():
     whole = "Here is the corrected code for `calc.py`:\n\n```python\ndef add(a, b):\n    return a + b\n```"
-    calls = whole_files(whole, {"calc.py": 33})
+    calls = whole_files(whole, {"calc.py": 33}.get)
     assert [json.loads(c.arguments)["path"] for c in calls] == ["calc.py"]
     snippet = (
         "To add it to calc.py, you can use the following code:\n```python\ndef sub(a, b): ...\n```"
     )
-    assert whole_files(snippet, {"calc.py": 400}) == []
+    assert whole_files(snippet, {"calc.py": 400}.get) == []
