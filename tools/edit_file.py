@@ -26,6 +26,12 @@ STAGE_NOTES = {
     "re-indented to the file's indentation: check the lines below)",
     Stage.UNICODE: " (old_string matched only after normalizing quotes, dashes and spacing: "
     "check the lines below)",
+    Stage.BLANK_LINES: " (old_string matched once blank lines were ignored; the file's blank "
+    "lines were kept: check the lines below)",
+    Stage.SIMILAR: " (old_string's first and last lines matched and the lines between nearly "
+    "did; the file's text was kept for every line you left unchanged: check the lines below)",
+    Stage.UNESCAPED: " (old_string matched once its backslash escapes were read as the "
+    "characters they stand for, and new_string was read the same way: check the lines below)",
 }
 
 
@@ -57,7 +63,8 @@ class EditFileTool(Tool[EditFileArgs]):
         "exactly, without the line-number prefix, with enough surrounding lines to match one place "
         "only; an ambiguous match is refused unless replace_all=true (which changes every "
         "occurrence). Small slips are forgiven: trailing whitespace, indentation (new_string is "
-        "re-indented to the file's own, tabs stay tabs), curly quotes and dashes. If nothing "
+        "re-indented to the file's own, tabs stay tabs), curly quotes and dashes, missing or "
+        "extra blank lines, escaped quotes or newlines. If nothing "
         "matches, the result shows the closest lines of the file and the first line that differs: "
         "fix old_string from that. The file's line endings (CRLF stays CRLF), encoding and final "
         "newline are kept. An empty old_string creates a new file (or fills an empty one) with "

@@ -5,15 +5,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from keel.tools.editing.matching import (
+from keel.tools.editing.closest import describe_no_match
+from keel.tools.editing.line_keys import (
     LINE_STAGES,
     Stage,
     block_matches_at,
-    describe_no_match,
     find_blocks,
     locate_block,
     split_lines,
 )
+from keel.tools.editing.loose_blocks import Placement, by_first_and_last, ignoring_blank_lines
 from keel.tools.editing.reindent import fit_replacement
 
 BEGIN, END = "*** Begin Patch", "*** End Patch"
@@ -241,25 +242,28 @@ def _find_anchor(lines: list[str], anchor: str, start: int) -> int | None:
     return None
 
 
-def _locate(
-    lines: list[str], hunk: Hunk, cursor: int
-) -> tuple[int, Stage, list[str], list[str]] | None:
+def _locate(lines: list[str], hunk: Hunk, cursor: int) -> Placement | None:
     """A hunk's place: at the end if it says so, else the first match after the cursor, else
-    (hunks given out of order) a unique match anywhere."""
+    (hunks given out of order) a unique match anywhere, else a unique match once blank lines are
+    ignored or with a nearly equal middle."""
     for old, new in _trimmed_variants(hunk):
         if hunk.at_end_of_file:
             stage = block_matches_at(lines, old, len(lines) - len(old))
             if stage:
-                return len(lines) - len(old), stage, old, new
+                return Placement(len(lines) - len(old), old, new, stage)
         located = locate_block(lines, old, cursor)
         if located:
-            return located[0][0], located[1], old, new
+            return Placement(located[0][0], old, new, located[1])
         for stage, key in LINE_STAGES:
             found = find_blocks(lines, old, key)
             if len(found) == 1:
-                return found[0], stage, old, new
+                return Placement(found[0], old, new, stage)
             if found:
                 break
+    for step in (ignoring_blank_lines, by_first_and_last):
+        place = step(lines, hunk.old_lines, hunk.new_lines)
+        if place:
+            return place
     return None
 
 
@@ -284,14 +288,13 @@ def apply_hunks(text: str, hunks: list[Hunk], path: str) -> HunksApplied:
             at = cursor if hunk.anchors else len(lines)
             replacements.append((at, at, hunk.new_lines))
             continue
-        located = _locate(lines, hunk, cursor)
-        if located is None:
+        place = _locate(lines, hunk, cursor)
+        if place is None:
             raise PatchError(
                 f"{where}: "
                 + describe_no_match(lines, hunk.old_lines, "the hunk's context and removed lines")
             )
-        start, stage, old, new = located
-        end = start + len(old)
+        start, end = place.start, place.end
         if any(
             start < other_end and other_start < end for other_start, other_end, _ in replacements
         ):
@@ -299,10 +302,9 @@ def apply_hunks(text: str, hunks: list[Hunk], path: str) -> HunksApplied:
                 f"{where} overlaps an earlier hunk (lines {start + 1}-{end}); "
                 "merge the two hunks into one"
             )
-        replacements.append(
-            (start, end, fit_replacement(old, new, lines[start:end], stage.reindents))
-        )
-        stages.append(stage)
+        fitted = fit_replacement(place.old, place.new, lines[start:end], place.stage.reindents)
+        replacements.append((start, end, fitted))
+        stages.append(place.stage)
         cursor = end
     for start, end, new_lines in sorted(replacements, key=lambda r: (r[0], r[1]), reverse=True):
         lines[start:end] = new_lines
