@@ -1,5 +1,5 @@
 """Every block of keel's own editing code, sent back the ways models garble it (blank lines dropped,
-nesting flattened), must land exactly where and how an exact copy would."""
+nesting flattened, quotes escaped, a line misremembered), must land exactly as an exact copy would."""
 
 from __future__ import annotations
 
@@ -23,8 +23,51 @@ def _changed(line: str) -> str:
     return line + "  # changed"
 
 
+def _blanks_dropped(block: list[str], lines: list[str]) -> list[str] | None:
+    sent = [line for line in block if line.strip()]
+    others = [line for line in lines if line.strip()]
+    return sent if len(sent) < SIZE and _count(others, sent) == 1 else None
+
+
+def _flattened(block: list[str], lines: list[str]) -> list[str] | None:
+    if len({len(line) - len(line.lstrip()) for line in block if line.strip()}) < 2:
+        return None
+    sent = [line.strip() for line in block]
+    return sent if _count([line.strip() for line in lines], sent) == 1 else None
+
+
+def _escaped(block: list[str], lines: list[str]) -> list[str] | None:
+    joined = "\n".join(block)
+    if "\\" in joined or not {"'", '"'} & set(joined) or _count(lines, block) != 1:
+        return None
+    return [line.replace("'", "\\'").replace('"', '\\"') for line in block]
+
+
+def _misremembered(block: list[str], lines: list[str]) -> list[str] | None:
+    """One long middle line with a character changed; first and last lines found together once."""
+    longest = max(range(1, SIZE - 1), key=lambda i: len(block[i].strip()))
+    line = block[longest]
+    pairs = sum(
+        lines[i] == block[0] and lines[i + SIZE - 1] == block[-1]
+        for i in range(len(lines) - SIZE + 1)
+    )
+    if len(line.strip()) < 24 or pairs != 1 or not all(map(str.strip, block)):
+        return None
+    at = len(line) - len(line.strip()) // 2
+    return [*block[:longest], line[:at] + "~" + line[at + 1 :], *block[longest + 1 :]]
+
+
+GARBLES = {
+    "blank lines dropped": _blanks_dropped,
+    "nesting flattened": _flattened,
+    "quotes escaped": _escaped,
+    "a middle line misremembered": _misremembered,
+}
+
+
 def _sweep(text: str, garble: str) -> tuple[int, list[str]]:
-    """(blocks tried, failures) for one file: each block garbled, one middle line changed."""
+    """(blocks tried, failures) for one file: each block garbled, then one of its lines changed
+    (the first when the middle was garbled, else a middle one)."""
     lines = split_lines(text)
     tried, failures = 0, []
     for start in range(len(lines) - SIZE):
@@ -32,19 +75,10 @@ def _sweep(text: str, garble: str) -> tuple[int, list[str]]:
         middle = [i for i in range(1, SIZE - 1) if block[i].strip()]
         if not block[0].strip() or not block[-1].strip() or not middle:
             continue
-        if garble == "blank lines dropped":
-            sent = [line for line in block if line.strip()]
-            if len(sent) == SIZE:
-                continue
-            others = [line for line in lines if line.strip()]
-        else:
-            sent = [line.strip() for line in block]
-            if len({len(line) - len(line.lstrip()) for line in block if line.strip()}) < 2:
-                continue
-            others = [line.strip() for line in lines]
-        if _count(others, sent) != 1:
+        sent = GARBLES[garble](block, lines)
+        if sent is None:
             continue
-        target = middle[len(middle) // 2]
+        target = 0 if garble == "a middle line misremembered" else middle[len(middle) // 2]
         at = sum(1 for line in block[:target] if line.strip()) if len(sent) < SIZE else target
         new_sent = sent[:at] + [_changed(sent[at])] + sent[at + 1 :]
         expected = lines[:]
@@ -60,7 +94,7 @@ def _sweep(text: str, garble: str) -> tuple[int, list[str]]:
     return tried, failures
 
 
-@pytest.mark.parametrize("garble", ["blank lines dropped", "nesting flattened"])
+@pytest.mark.parametrize("garble", list(GARBLES))
 def test_every_garbled_block_of_our_own_code_lands_exactly(garble: str) -> None:
     tried, failures = 0, []
     for source in SOURCES:
@@ -69,3 +103,25 @@ def test_every_garbled_block_of_our_own_code_lands_exactly(garble: str) -> None:
         failures += [f"{source.name} {failure}" for failure in failed]
     assert tried > 50
     assert not failures, f"{len(failures)} of {tried} blocks failed:\n" + "\n".join(failures[:10])
+
+
+def test_blocks_with_two_lines_rewritten_are_refused_with_the_closest_text() -> None:
+    refused = 0
+    for source in SOURCES:
+        text = source.read_text()
+        lines = split_lines(text)
+        for start in range(0, len(lines) - SIZE, 3):
+            block = lines[start : start + SIZE]
+            if not all(line.strip() for line in block):
+                continue
+            sent = [
+                *block[:2],
+                "    result = unrelated_call(x, y)",
+                "    return result",
+                *block[4:],
+            ]
+            with pytest.raises(MatchError) as info:
+                replace_text(text, "\n".join(sent), "\n".join(block))
+            assert "First difference" in str(info.value) or "nothing in the file" in str(info.value)
+            refused += 1
+    assert refused > 50

@@ -252,6 +252,17 @@ def test_a_nearly_equal_middle_in_two_places_is_refused() -> None:
         )
 
 
+def test_a_short_middle_line_that_is_another_line_entirely_is_refused() -> None:
+    text = (
+        "def load(path):\n    handle = open_the_configuration_file(path)\n"
+        "    settings = parse_every_section_of(handle)\n    x = 1\n"
+        "    validate_all_the_settings(settings)\n    register_the_settings_globally(settings)\n"
+        "    return settings\n"
+    )
+    with pytest.raises(MatchError, match="expected:     y = 2"):
+        replace_text(text, text.replace("x = 1", "y = 2"), text.replace("x = 1", "y = 3"))
+
+
 def test_hunk_with_a_misremembered_middle_applies() -> None:
     hunk = Hunk(
         old_lines=[

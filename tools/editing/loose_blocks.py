@@ -14,10 +14,11 @@ from keel.tools.editing.line_keys import (
     line_similarity,
 )
 
-# How alike the lines between a matching first and last line must be (see line_similarity), and
-# the share of them that must match outright: one line off in a short block is a real difference.
-SIMILAR_MIDDLE = 0.9
+# How alike the lines between a matching first and last line must be (see line_similarity): most
+# of them equal (one line off in a short block is a real difference), each other one very similar.
 SAME_MIDDLE_LINES = 2 / 3
+SIMILAR_LINE = 0.8
+SIMILAR_MIDDLE = 0.9
 
 
 @dataclass(frozen=True)
@@ -108,9 +109,12 @@ def ignoring_blank_lines(lines: list[str], old: list[str], new: list[str]) -> Pl
 
 
 def _nearly_equal(window: list[str], wanted: list[str], keys: list[str]) -> bool:
-    same = sum(key == canonical_line(line) for key, line in zip(keys, wanted))
+    differing = [
+        i for i, (key, line) in enumerate(zip(keys, wanted)) if key != canonical_line(line)
+    ]
     return (
-        same >= SAME_MIDDLE_LINES * len(wanted)
+        len(wanted) - len(differing) >= SAME_MIDDLE_LINES * len(wanted)
+        and all(line_similarity([window[i]], [wanted[i]]) >= SIMILAR_LINE for i in differing)
         and line_similarity(window, wanted) >= SIMILAR_MIDDLE
     )
 

@@ -146,10 +146,10 @@ def unescape(text: str) -> str:
     return _ESCAPES.sub(lambda m: _ESCAPED.get(m.group(1), m.group(0)), text)
 
 
-def _line_stages_edit(
+def _whole_lines_edit(
     text: str, lines: list[str], old: str, new: str, replace_all: bool
 ) -> Edit | None:
-    """The exact and line-by-line stages, then the block-level last resorts."""
+    """The line-by-line stages, then blank lines at old's edges dropped, then blank lines ignored."""
     old_lines, new_lines = split_lines(old), split_lines(new)
     for stage, key in LINE_STAGES:
         if stage is Stage.UNICODE:
@@ -160,57 +160,75 @@ def _line_stages_edit(
         if found:
             places = [Placement(start, old_lines, new_lines, stage) for start in found]
             return _line_edit(text, lines, places, replace_all)
-    trimmed = without_blank_edges(old_lines, new_lines)
-    if trimmed:
-        old_lines, new_lines = trimmed
-        located = locate_block(lines, old_lines)
-        if located:
-            starts, stage = located
-            places = [Placement(start, old_lines, new_lines, stage) for start in starts]
-            return _line_edit(text, lines, places, replace_all)
-    for step in (ignoring_blank_lines, by_first_and_last):
-        place = step(lines, old_lines, new_lines)
-        if place:
-            return _line_edit(text, lines, [place], replace_all)
-    return None
+    old_lines, new_lines = without_blank_edges(old_lines, new_lines) or (old_lines, new_lines)
+    located = locate_block(lines, old_lines)
+    if located:
+        places = [Placement(start, old_lines, new_lines, located[1]) for start in located[0]]
+        return _line_edit(text, lines, places, replace_all)
+    place = ignoring_blank_lines(lines, old_lines, new_lines)
+    return _line_edit(text, lines, [place], replace_all) if place else None
 
 
-def _find_edit(text: str, old: str, new: str, replace_all: bool) -> Edit | None:
+def _find_edit(text: str, old: str, new: str, replace_all: bool, nearly: bool) -> Edit | None:
+    """The edit found by the cascade's equal-text steps, or (nearly) by a nearly equal middle."""
+    lines = split_lines(text)
+    if nearly:
+        old_lines, new_lines = split_lines(old), split_lines(new)
+        old_lines, new_lines = without_blank_edges(old_lines, new_lines) or (old_lines, new_lines)
+        place = by_first_and_last(lines, old_lines, new_lines)
+        return _line_edit(text, lines, [place], replace_all) if place else None
     starts = find_all(text, old)
     if starts:
         return _substring_edit(text, starts, len(old), new, Stage.EXACT, replace_all)
-    return _line_stages_edit(text, split_lines(text), old, new, replace_all)
+    return _whole_lines_edit(text, lines, old, new, replace_all)
 
 
-def _unescaped_edit(text: str, old: str, new: str) -> Edit | None:
-    """The edit with old and new unescaped, if that finds exactly one place."""
-    plain = unescape(old)
-    if plain == old:
-        return None
-    try:
-        edit = _find_edit(text, plain, unescape(new), replace_all=False)
-    except MatchError:
-        return None
-    return Edit(edit.text, Stage.UNESCAPED, edit.lines) if edit else None
+@dataclass(frozen=True)
+class _Reading:
+    """One way to read what the model sent: as sent, without line numbers, unescaped."""
+
+    old: str
+    new: str
+    unescaped: bool = False
+
+    def edit(self, text: str, replace_all: bool, nearly: bool) -> Edit | None:
+        if not self.unescaped:
+            return _find_edit(text, self.old, self.new, replace_all, nearly)
+        try:  # taken only where it finds exactly one place
+            edit = _find_edit(text, self.old, self.new, False, nearly)
+        except MatchError:
+            return None
+        return Edit(edit.text, Stage.UNESCAPED, edit.lines) if edit else None
+
+
+def _readings(old: str, new: str) -> list[_Reading]:
+    readings = [_Reading(old, new)]
+    unnumbered = strip_line_numbers(old)
+    if unnumbered is not None and unnumbered != old:
+        readings.append(_Reading(unnumbered, strip_line_numbers(new) or new))
+    plain = unescape(readings[-1].old)
+    if plain != readings[-1].old:
+        readings.append(_Reading(plain, unescape(readings[-1].new), unescaped=True))
+    return readings
 
 
 def replace_text(text: str, old: str, new: str, replace_all: bool = False) -> Edit:
     """Replace old with new in text (all "\\n"-form) by the match cascade; MatchError when it can't.
 
     Stages: exact substring; whole lines ignoring trailing whitespace; ignoring indentation (new
-    re-indented to the file's); unicode punctuation normalized (substring, then whole lines).
-    Then, each only when it finds one place: blank lines at old's edges dropped; blank lines
-    ignored; first and last lines matching with a nearly equal middle. Last resorts: copied
-    read_file line numbers dropped; backslash escapes read as what they stand for.
+    re-indented to the file's); unicode punctuation normalized (substring, then whole lines);
+    blank lines at old's edges dropped; blank lines ignored (only where that finds one place).
+    old is read as sent, then without copied read_file line numbers, then with its backslash
+    escapes read as what they stand for (only where that finds one place). Last, each reading may
+    match by its first and last lines with a nearly equal middle (only where that finds one place).
     """
     if not old:
         raise MatchError("old_string is empty; give the exact text to replace")
-    edit = _find_edit(text, old, new, replace_all)
-    unnumbered = strip_line_numbers(old)
-    if edit is None and unnumbered is not None and unnumbered != old:
-        old, new = unnumbered, strip_line_numbers(new) or new
-        edit = _find_edit(text, old, new, replace_all)
-    edit = edit or _unescaped_edit(text, old, new)
-    if edit is None:
-        raise MatchError(describe_no_match(split_lines(text), split_lines(old), "old_string"))
-    return edit
+    readings = _readings(old, new)
+    for nearly in (False, True):
+        for reading in readings:
+            edit = reading.edit(text, replace_all, nearly)
+            if edit:
+                return edit
+    shown = next(reading.old for reading in reversed(readings) if not reading.unescaped)
+    raise MatchError(describe_no_match(split_lines(text), split_lines(shown), "old_string"))
