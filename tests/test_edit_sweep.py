@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from keel.tools.editing.matching import MatchError, replace_text, split_lines
+from keel.tools.editing.patch_format import Hunk, PatchError, apply_hunks
 
 SOURCES = sorted((Path(__file__).parent.parent / "tools" / "editing").glob("*.py"))
 SIZE = 7
@@ -65,9 +66,16 @@ GARBLES = {
 }
 
 
-def _sweep(text: str, garble: str) -> tuple[int, list[str]]:
+def _apply(text: str, sent: list[str], new_sent: list[str], as_hunk: bool) -> str:
+    if as_hunk:
+        return apply_hunks(text, [Hunk(old_lines=sent, new_lines=new_sent)], "f.py").text
+    return replace_text(text, "\n".join(sent), "\n".join(new_sent)).text
+
+
+def _sweep(text: str, garble: str, as_hunk: bool = False) -> tuple[int, list[str]]:
     """(blocks tried, failures) for one file: each block garbled, then one of its lines changed
-    (the first when the middle was garbled, else a middle one)."""
+    (the first when the middle was garbled, else a middle one), by edit_file's cascade or as a
+    patch hunk."""
     lines = split_lines(text)
     tried, failures = 0, []
     for start in range(len(lines) - SIZE):
@@ -85,8 +93,8 @@ def _sweep(text: str, garble: str) -> tuple[int, list[str]]:
         expected[start + target] = _changed(lines[start + target])
         tried += 1
         try:
-            result = replace_text(text, "\n".join(sent), "\n".join(new_sent)).text
-        except MatchError as exc:
+            result = _apply(text, sent, new_sent, as_hunk)
+        except (MatchError, PatchError) as exc:
             failures.append(f"line {start + 1}: {str(exc)[:120]}")
             continue
         if result != "\n".join(expected) + "\n":
@@ -99,6 +107,17 @@ def test_every_garbled_block_of_our_own_code_lands_exactly(garble: str) -> None:
     tried, failures = 0, []
     for source in SOURCES:
         count, failed = _sweep(source.read_text(), garble)
+        tried += count
+        failures += [f"{source.name} {failure}" for failure in failed]
+    assert tried > 50
+    assert not failures, f"{len(failures)} of {tried} blocks failed:\n" + "\n".join(failures[:10])
+
+
+@pytest.mark.parametrize("garble", [g for g in GARBLES if g != "quotes escaped"])
+def test_every_garbled_block_of_our_own_code_applies_as_a_hunk(garble: str) -> None:
+    tried, failures = 0, []
+    for source in SOURCES:
+        count, failed = _sweep(source.read_text(), garble, as_hunk=True)
         tried += count
         failures += [f"{source.name} {failure}" for failure in failed]
     assert tried > 50
