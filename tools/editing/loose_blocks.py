@@ -37,6 +37,7 @@ class Placement:
 
 
 def _blank(line: str) -> bool:
+    """Whether a line has nothing but whitespace."""
     return not line.strip()
 
 
@@ -51,7 +52,7 @@ def without_blank_edges(old: list[str], new: list[str]) -> tuple[list[str], list
     """old without the blank lines at its edges, and new without as many of its own; None when
     old has none (or is all blank)."""
     head, tail = _blank_edges(old)
-    if head == len(old) or not head and not tail:
+    if head == len(old) or (head, tail) == (0, 0):
         return None
     new_head, new_tail = _blank_edges(new)
     cut_head, cut_tail = min(head, new_head), min(tail, new_tail)
@@ -109,6 +110,7 @@ def ignoring_blank_lines(lines: list[str], old: list[str], new: list[str]) -> Pl
 
 
 def _nearly_equal(window: list[str], wanted: list[str], keys: list[str]) -> bool:
+    """Whether the file's window (keys: its canonical lines) nearly equals the wanted lines."""
     differing = [
         i for i, (key, line) in enumerate(zip(keys, wanted)) if key != canonical_line(line)
     ]

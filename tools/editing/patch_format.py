@@ -260,8 +260,9 @@ def _locate(lines: list[str], hunk: Hunk, cursor: int) -> Placement | None:
                 return Placement(found[0], old, new, stage)
             if found:
                 break
+    old, new = _trimmed_variants(hunk)[-1]
     for step in (ignoring_blank_lines, by_first_and_last):
-        place = step(lines, hunk.old_lines, hunk.new_lines)
+        place = step(lines, old, new)
         if place:
             return place
     return None
