@@ -29,7 +29,9 @@ class WriteFileArgs(ToolArgs):
 def kept_format_note(fmt: TextFormat) -> str:
     """What was kept that a model would not guess (CRLF, BOM, legacy encoding, no final newline)."""
     kept = []
-    if fmt.newline == "\r\n":
+    if fmt.mixed is not None:
+        kept.append("mixed CRLF/LF line endings (unchanged lines keep their own)")
+    elif fmt.newline == "\r\n":
         kept.append("CRLF line endings")
     if fmt.bom or fmt.codec != "utf-8":
         kept.append(f"{fmt.label} encoding")
@@ -79,7 +81,7 @@ class WriteFileTool(Tool[WriteFileArgs]):
             check_fresh(ctx, path)
             current = load_text(ctx, path)
             old_text, fmt, mode = current.text, current.format, current.mode
-            new_text = conform(args.content, fmt)
+            new_text = conform(args.content.replace("\r\n", "\n"), fmt)
             if new_text == old_text:
                 return ToolResult(
                     output=f"{name} already has exactly this content; nothing changed."
