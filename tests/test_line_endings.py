@@ -1,4 +1,4 @@
-"""Line endings, byte for byte, through edit_file, apply_patch and write_file."""
+"""Line endings and final newlines, byte for byte, through edit_file, apply_patch and write_file."""
 
 from __future__ import annotations
 
@@ -146,3 +146,42 @@ async def test_stray_cr_before_crlf_survives_apply_patch(ctx: ToolContext, name:
     result = await call(ctx, "apply_patch", patch=patch)
     assert result.ok, result.output
     assert (ctx.root / name).read_bytes() == after
+
+
+CONTENTS = ["x = 1\ny = 2\n", "x = 1\ny = 2"]
+
+
+async def test_edit_file_writes_new_and_empty_files_as_given(ctx: ToolContext) -> None:
+    for number, content in enumerate(CONTENTS):
+        new, empty = ctx.root / f"new{number}.py", ctx.root / f"empty{number}.py"
+        empty.write_bytes(b"")
+        assert (await edit(ctx, new.name, "", content)).ok
+        assert (await edit(ctx, empty.name, "", content)).ok
+        assert new.read_bytes() == empty.read_bytes() == content.encode(), content
+
+
+async def test_write_file_writes_new_and_empty_files_as_given(ctx: ToolContext) -> None:
+    for number, content in enumerate(CONTENTS):
+        new, empty = ctx.root / f"new{number}.py", ctx.root / f"empty{number}.py"
+        empty.write_bytes(b"")
+        assert (await call(ctx, "read_file", path=empty.name)).ok
+        assert (await call(ctx, "write_file", path=new.name, content=content)).ok
+        result = await call(ctx, "write_file", path=empty.name, content=content)
+        assert result.ok, result.output
+        assert "newline" not in result.output
+        assert new.read_bytes() == empty.read_bytes() == content.encode(), content
+
+
+async def test_empty_file_filled_as_given_while_patch_lines_stay_whole(ctx: ToolContext) -> None:
+    (ctx.root / "empty.txt").write_bytes(b"")
+    (ctx.root / "patched.txt").write_bytes(b"")
+    assert (await edit(ctx, "empty.txt", "", "no newline")).ok
+    assert (ctx.root / "empty.txt").read_bytes() == b"no newline"
+    patch = (
+        "*** Begin Patch\n*** Update File: patched.txt\n+a line\n"
+        "*** Add File: added.txt\n+whole line\n*** End Patch"
+    )
+    result = await call(ctx, "apply_patch", patch=patch)
+    assert result.ok, result.output
+    assert (ctx.root / "patched.txt").read_bytes() == b"a line\n"
+    assert (ctx.root / "added.txt").read_bytes() == b"whole line\n"

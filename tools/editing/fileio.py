@@ -39,14 +39,14 @@ class LineEndings:
 class TextFormat:
     """How a text file is stored, so that writing it back changes only what was meant to change.
 
-    `mixed` holds the original lines of a file whose line endings differ, so that untouched
-    lines keep their own.
+    `final_newline` is None for an empty file, which has no convention to keep; `mixed` holds the
+    original lines of a file whose line endings differ, so that untouched lines keep their own.
     """
 
     codec: str = "utf-8"
     bom: bytes = b""
     newline: str = "\n"
-    final_newline: bool = True
+    final_newline: bool | None = True
     mixed: LineEndings | None = field(default=None, repr=False)
 
     @property
@@ -109,7 +109,7 @@ def split_line_endings(raw: str) -> tuple[str, TextFormat]:
     lf = raw.count("\n") - crlf
     fmt = TextFormat(
         newline="\r\n" if crlf > lf else "\n",
-        final_newline=raw.endswith("\n") or not raw,
+        final_newline=raw.endswith("\n") if raw else None,
         mixed=_line_endings(raw) if crlf and lf else None,
     )
     return (raw.replace("\r\n", "\n") if crlf else raw), fmt
@@ -125,12 +125,12 @@ def read_text(path: Path) -> TextFile:
 
 
 def conform(text: str, fmt: TextFormat) -> str:
-    """New "\\n"-form text with the final newline the file had (or lacked).
+    """New "\\n"-form text with the final newline the file had (or lacked); as given if it was empty.
 
     A "\\r" at a line's end is the file's own (see split_line_endings): the caller turns the
     model's "\\r\\n" into "\\n" before this.
     """
-    if not text:
+    if not text or fmt.final_newline is None:
         return text
     if fmt.final_newline and not text.endswith("\n"):
         return text + "\n"
