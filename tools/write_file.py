@@ -29,11 +29,13 @@ class WriteFileArgs(ToolArgs):
 def kept_format_note(fmt: TextFormat) -> str:
     """What was kept that a model would not guess (CRLF, BOM, legacy encoding, no final newline)."""
     kept = []
-    if fmt.newline == "\r\n":
+    if fmt.mixed is not None:
+        kept.append("mixed CRLF/LF line endings (unchanged lines keep their own)")
+    elif fmt.newline == "\r\n":
         kept.append("CRLF line endings")
     if fmt.bom or fmt.codec != "utf-8":
         kept.append(f"{fmt.label} encoding")
-    if not fmt.final_newline:
+    if fmt.final_newline is False:
         kept.append("no newline at end of file")
     return f" Kept the file's {', '.join(kept)}." if kept else ""
 
@@ -46,6 +48,14 @@ def missing_ancestors(path: Path, root: Path) -> list[Path]:
         missing.append(parent)
         parent = parent.parent
     return list(reversed(missing))
+
+
+def _in_file_form(content: str, old_text: str) -> str:
+    """The model's content with "\\n" endings, for a file that has endings of its own to keep.
+
+    An empty file has none, so its content is written as given, like a new file's.
+    """
+    return content.replace("\r\n", "\n") if old_text else content
 
 
 def count_lines(text: str) -> int:
@@ -79,7 +89,7 @@ class WriteFileTool(Tool[WriteFileArgs]):
             check_fresh(ctx, path)
             current = load_text(ctx, path)
             old_text, fmt, mode = current.text, current.format, current.mode
-            new_text = conform(args.content, fmt)
+            new_text = conform(_in_file_form(args.content, old_text), fmt)
             if new_text == old_text:
                 return ToolResult(
                     output=f"{name} already has exactly this content; nothing changed."

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
 import glob
 import os
 import stat
 import tempfile
+from collections.abc import Sequence
 from contextlib import suppress
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from keel.tools.base import ToolError
@@ -26,13 +28,26 @@ class NotTextError(Exception):
 
 
 @dataclass(frozen=True)
+class LineEndings:
+    """A mixed-endings file's lines ("\\n" form, without endings) and each one's ending ("" last)."""
+
+    lines: tuple[str, ...]
+    endings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class TextFormat:
-    """How a text file is stored, so that writing it back changes only what was meant to change."""
+    """How a text file is stored, so that writing it back changes only what was meant to change.
+
+    `final_newline` is None for an empty file, which has no convention to keep; `mixed` holds the
+    original lines of a file whose line endings differ, so that untouched lines keep their own.
+    """
 
     codec: str = "utf-8"
     bom: bytes = b""
     newline: str = "\n"
-    final_newline: bool = True
+    final_newline: bool | None = True
+    mixed: LineEndings | None = field(default=None, repr=False)
 
     @property
     def label(self) -> str:
@@ -77,28 +92,45 @@ def decode_bytes(data: bytes) -> tuple[str, TextFormat]:
         return data.decode("latin-1"), TextFormat(codec="latin-1")
 
 
-def split_line_endings(raw: str) -> tuple[str, str, bool]:
-    """The text with "\\n" line endings, the dominant line ending, and whether it ends with one."""
+def _line_endings(raw: str) -> LineEndings:
+    """Each line of the text and its own ending ("\\r\\n" if a "\\r" precedes the "\\n")."""
+    pieces = raw.split("\n")
+    lines = [piece.removesuffix("\r") for piece in pieces[:-1]] + pieces[-1:]
+    endings = ["\r\n" if piece.endswith("\r") else "\n" for piece in pieces[:-1]] + [""]
+    return LineEndings(tuple(lines), tuple(endings))
+
+
+def split_line_endings(raw: str) -> tuple[str, TextFormat]:
+    """The text with "\\n" line endings, and a format saying which endings it had.
+
+    Only "\\n" ends a line, so `foo\\r\\r\\n` is the line `foo\\r` with a "\\r\\n" ending.
+    """
     crlf = raw.count("\r\n")
     lf = raw.count("\n") - crlf
-    newline = "\r\n" if crlf > lf else "\n"
-    text = raw.replace("\r\n", "\n") if crlf else raw
-    return text, newline, text.endswith("\n") or not text
+    fmt = TextFormat(
+        newline="\r\n" if crlf > lf else "\n",
+        final_newline=raw.endswith("\n") if raw else None,
+        mixed=_line_endings(raw) if crlf and lf else None,
+    )
+    return (raw.replace("\r\n", "\n") if crlf else raw), fmt
 
 
 def read_text(path: Path) -> TextFile:
     """Read a text file, remembering how it is stored; NotTextError for binary files."""
     data = path.read_bytes()
-    raw, fmt = decode_bytes(data)
-    text, newline, final_newline = split_line_endings(raw)
-    mode = stat.S_IMODE(path.stat().st_mode)
-    return TextFile(text, replace(fmt, newline=newline, final_newline=final_newline), mode)
+    raw, encoding = decode_bytes(data)
+    text, endings = split_line_endings(raw)
+    fmt = replace(endings, codec=encoding.codec, bom=encoding.bom)
+    return TextFile(text, fmt, stat.S_IMODE(path.stat().st_mode))
 
 
 def conform(text: str, fmt: TextFormat) -> str:
-    """New text in "\\n" form, with the final newline the file had (or lacked)."""
-    text = text.replace("\r\n", "\n")
-    if not text:
+    """New "\\n"-form text with the final newline the file had (or lacked); as given if it was empty.
+
+    A "\\r" at a line's end is the file's own (see split_line_endings): the caller turns the
+    model's "\\r\\n" into "\\n" before this.
+    """
+    if not text or fmt.final_newline is None:
         return text
     if fmt.final_newline and not text.endswith("\n"):
         return text + "\n"
@@ -109,7 +141,9 @@ def conform(text: str, fmt: TextFormat) -> str:
 
 def encode_text(text: str, fmt: TextFormat) -> bytes:
     """Bytes storing "\\n"-form text in the file's format; ToolError if its codec can't hold it."""
-    if fmt.newline != "\n":
+    if fmt.mixed is not None:
+        text = restore_endings(text, fmt.mixed, fmt.newline)
+    elif fmt.newline != "\n":
         text = text.replace("\n", fmt.newline)
     try:
         return fmt.bom + text.encode(fmt.codec)
@@ -119,6 +153,51 @@ def encode_text(text: str, fmt: TextFormat) -> bytes:
             f"the file is stored as {fmt.label}, which cannot hold {bad!r}; "
             "write that character another way (an ASCII equivalent or an escape sequence)"
         ) from None
+
+
+Opcode = tuple[str, int, int, int, int]
+
+
+def _opcodes(old: Sequence[str], new: Sequence[str]) -> list[Opcode]:
+    """difflib's opcodes from old to new lines, diffing only what lies between their common ends."""
+    start, shortest = 0, min(len(old), len(new))
+    while start < shortest and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < shortest - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    middle = difflib.SequenceMatcher(
+        None, old[start : len(old) - end], new[start : len(new) - end], autojunk=False
+    )
+    ops: list[Opcode] = [("equal", 0, start, 0, start)] if start else []
+    ops += [
+        (t, i1 + start, i2 + start, j1 + start, j2 + start)
+        for t, i1, i2, j1, j2 in middle.get_opcodes()
+    ]
+    if end:
+        ops.append(("equal", len(old) - end, len(old), len(new) - end, len(new)))
+    return ops
+
+
+def _new_endings(old: LineEndings, new: list[str], dominant: str) -> list[str]:
+    """Each new line's ending: an unchanged line keeps its own, a changed one takes the ending of
+    the old line at its place, an added one that of the line above; the last piece gets none."""
+    endings = [dominant] * len(new)
+    for tag, i1, i2, j1, j2 in _opcodes(old.lines, new):
+        for j in range(j1, j2):
+            if tag == "equal":
+                endings[j] = old.endings[i1 + j - j1]
+            elif tag == "replace":
+                endings[j] = old.endings[min(i1 + j - j1, i2 - 1)]
+            elif i1 > 0:
+                endings[j] = old.endings[i1 - 1]
+    return [ending or dominant for ending in endings[:-1]] + [""]
+
+
+def restore_endings(text: str, old: LineEndings, dominant: str) -> str:
+    """Put a mixed-endings file's line endings back into "\\n"-form text, line by line."""
+    new = text.split("\n")
+    return "".join(line + ending for line, ending in zip(new, _new_endings(old, new, dominant)))
 
 
 def _umask() -> int:

@@ -21,6 +21,7 @@ BEGIN, END = "*** Begin Patch", "*** End Patch"
 ADD, DELETE, UPDATE, MOVE = "*** Add File:", "*** Delete File:", "*** Update File:", "*** Move to:"
 END_OF_FILE = "*** End of File"
 _SECTION_STARTS = (ADD, DELETE, UPDATE, END)
+_INDENTED_SECTION_STARTS = (ADD, DELETE, UPDATE)  # an indented End Patch may be a context line
 _UNIFIED_HEADER = re.compile(r"^@@\s*-\d+(?:,\d+)?\s+\+\d+(?:,\d+)?\s*@@\s?(.*)$")
 _HEREDOC_OPENER = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?\s*$")
 
@@ -93,16 +94,26 @@ def unwrap(text: str) -> tuple[list[str], int]:
         elif lines and (opener := _HEREDOC_OPENER.search(lines[0])):
             tag = opener.group(1)
             lines, first = (lines[1:-1] if lines[-1].strip() == tag else lines[1:]), first + 1
-    stripped = [line.rstrip() for line in lines]
-    if BEGIN in stripped:
-        skip = stripped.index(BEGIN) + 1
-        lines, first = lines[skip:], first + skip
-    elif not (stripped and stripped[0].startswith(_SECTION_STARTS)):
+    begin = _marker_index(lines, BEGIN)
+    if begin is not None:
+        lines, first = lines[begin + 1 :], first + begin + 1
+    elif not (lines and _is_section_start(lines[0])):
         raise PatchError(f"the patch must start with '{BEGIN}'. {FORMAT_HINT}")
-    stripped = [line.rstrip() for line in lines]
-    if END in stripped:
-        lines = lines[: stripped.index(END)]
-    return lines, first
+    end = _marker_index(lines, END)
+    return (lines if end is None else lines[:end]), first
+
+
+def _is_marker(line: str, marker: str) -> bool:
+    """Whether the line is a whole-line marker, maybe with spaces around it (as Codex allows)."""
+    return line.strip() == marker
+
+
+def _marker_index(lines: list[str], marker: str) -> int | None:
+    """Where a whole-line marker is: the first one at column 0, else the first indented one."""
+    flush = next((i for i, line in enumerate(lines) if line.rstrip() == marker), None)
+    if flush is not None:
+        return flush
+    return next((i for i, line in enumerate(lines) if _is_marker(line, marker)), None)
 
 
 def _path_after(line: str, directive: str, number: int) -> str:
@@ -113,7 +124,8 @@ def _path_after(line: str, directive: str, number: int) -> str:
 
 
 def _is_section_start(line: str) -> bool:
-    return line.startswith(_SECTION_STARTS)
+    """Whether the line opens a file's section (maybe indented) or is an End Patch at column 0."""
+    return line.startswith(_SECTION_STARTS) or line.lstrip().startswith(_INDENTED_SECTION_STARTS)
 
 
 def _drop_trailing_blanks(body: list[str]) -> list[str]:
@@ -127,7 +139,7 @@ def _parse_add(path: str, body: list[str], first_number: int) -> AddFile:
     for number, line in enumerate(_drop_trailing_blanks(body), first_number):
         if line.startswith("+"):
             content.append(line[1:])
-        elif line.rstrip() == END_OF_FILE:
+        elif _is_marker(line, END_OF_FILE):
             continue
         elif line.strip() == "":
             content.append("")
@@ -158,7 +170,7 @@ def _parse_hunks(path: str, body: list[str], first_number: int) -> list[Hunk]:
             if anchor:
                 current.anchors.append(anchor)
             continue
-        if line.rstrip() == END_OF_FILE:
+        if _is_marker(line, END_OF_FILE):
             if current is None:
                 raise PatchError(f"patch line {number}: '{END_OF_FILE}' before any hunk of {path}")
             current.at_end_of_file = True
@@ -200,6 +212,7 @@ def parse_patch(text: str) -> list[FileOp]:
             )
         end = next((j for j in range(i + 1, len(lines)) if _is_section_start(lines[j])), len(lines))
         body = lines[i + 1 : end]
+        line = line.lstrip()
         if line.startswith(ADD):
             ops.append(_parse_add(_path_after(line, ADD, number), body, number + 1))
         elif line.startswith(DELETE):
@@ -207,8 +220,8 @@ def parse_patch(text: str) -> list[FileOp]:
         elif line.startswith(UPDATE):
             update = UpdateFile(_path_after(line, UPDATE, number))
             first = number + 1
-            if body and body[0].startswith(MOVE):
-                update.move_to = _path_after(body[0], MOVE, first)
+            if body and body[0].lstrip().startswith(MOVE):
+                update.move_to = _path_after(body[0].lstrip(), MOVE, first)
                 body, first = body[1:], first + 1
             update.hunks = _parse_hunks(update.path, body, first)
             if not update.hunks and not update.move_to:
