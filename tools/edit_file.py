@@ -66,8 +66,8 @@ class EditFileTool(Tool[EditFileArgs]):
         "re-indented to the file's own, tabs stay tabs), curly quotes and dashes, missing or "
         "extra blank lines, escaped quotes or newlines. If nothing "
         "matches, the result shows the closest lines of the file and the first line that differs: "
-        "fix old_string from that. The file's line endings (CRLF stays CRLF), encoding and final "
-        "newline are kept. An empty old_string creates a new file (or fills an empty one) with "
+        "fix old_string from that. The file's line endings (CRLF stays CRLF, and each line keeps "
+        "its own in a mixed file), encoding and final newline are kept. An empty old_string creates a new file (or fills an empty one) with "
         "new_string. A file changed on disk since you read it must be read again first."
     )
 
