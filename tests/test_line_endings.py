@@ -148,6 +148,24 @@ async def test_stray_cr_before_crlf_survives_apply_patch(ctx: ToolContext, name:
     assert (ctx.root / name).read_bytes() == after
 
 
+@pytest.mark.parametrize("name", sorted(STRAY_CR))
+async def test_stray_cr_line_quoted_as_context_survives_both_tools(
+    ctx: ToolContext, name: str
+) -> None:
+    before, after = STRAY_CR[name]
+    for path in (ctx.root / f"edit_{name}", ctx.root / f"patch_{name}"):
+        path.write_bytes(before)
+    result = await edit(ctx, f"edit_{name}", "keep\nedit me", "keep\nedited")
+    assert result.ok, result.output
+    patch = (
+        f"*** Begin Patch\n*** Update File: patch_{name}\n keep\n-edit me\n+edited\n*** End Patch"
+    )
+    result = await call(ctx, "apply_patch", patch=patch)
+    assert result.ok, result.output
+    assert (ctx.root / f"edit_{name}").read_bytes() == after
+    assert (ctx.root / f"patch_{name}").read_bytes() == after
+
+
 CONTENTS = ["x = 1\ny = 2\n", "x = 1\ny = 2"]
 
 
