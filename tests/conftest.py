@@ -1,4 +1,4 @@
-"""Shared pytest setup: offline litellm settings, and the scripted model server fixture."""
+"""Shared pytest setup: offline litellm settings, the scripted model server and tool-context fixtures."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ if _tokenizers:
     os.environ.setdefault("TIKTOKEN_CACHE_DIR", _tokenizers)
 
 from keel.agent.testing.scripted_server import ReplyLike, Responder, ScriptedServer
+from keel.tools.base import ToolContext
 
 # ---------------------------------------------------------------- the scripted model server
 
@@ -38,6 +39,13 @@ class StartScriptedServer(Protocol):
     def __call__(
         self, script: list[ReplyLike] | Responder = ..., **options: Any
     ) -> ScriptedServer: ...
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    """A tool context over an empty workspace, for the tool tests (a module may define its own)."""
+    (tmp_path / "ws").mkdir()
+    return ToolContext(root=tmp_path / "ws", scratch=tmp_path / "scratch")
 
 
 @pytest.fixture

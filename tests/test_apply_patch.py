@@ -4,20 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from keel.tools.apply_patch import ApplyPatchTool
 from keel.tools.base import ToolContext, ToolResult
 from keel.tools.read_file import ReadFileTool
 from keel.tools.registry import ToolRegistry
 
 REGISTRY = ToolRegistry([ReadFileTool(), ApplyPatchTool()])
-
-
-@pytest.fixture
-def ctx(tmp_path: Path) -> ToolContext:
-    (tmp_path / "ws").mkdir()
-    return ToolContext(root=tmp_path / "ws", scratch=tmp_path / "scratch")
 
 
 async def call(ctx: ToolContext, name: str, **arguments) -> ToolResult:

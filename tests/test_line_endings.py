@@ -32,12 +32,6 @@ FILES: dict[str, tuple[bytes, bytes]] = {
 }
 
 
-@pytest.fixture
-def ctx(tmp_path: Path) -> ToolContext:
-    (tmp_path / "ws").mkdir()
-    return ToolContext(root=tmp_path / "ws", scratch=tmp_path / "scratch")
-
-
 async def call(ctx: ToolContext, name: str, **arguments: object) -> ToolResult:
     tool, args = REGISTRY.validate(name, arguments)
     return await REGISTRY.run(tool, args, ctx)

@@ -3,8 +3,6 @@ escapes, blank lines lost or added, a misremembered middle line; each only where
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from keel.tools.apply_patch import ApplyPatchTool
@@ -293,12 +291,6 @@ def test_hunk_with_nothing_close_still_names_the_closest_region() -> None:
 
 
 # through the tools, on real files
-
-
-@pytest.fixture
-def ctx(tmp_path: Path) -> ToolContext:
-    (tmp_path / "ws").mkdir()
-    return ToolContext(root=tmp_path / "ws", scratch=tmp_path / "scratch")
 
 
 async def run(ctx: ToolContext, name: str, **arguments: object) -> ToolResult:

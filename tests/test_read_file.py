@@ -2,19 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from keel.tools.base import FileStamp, ToolContext, ToolResult
 from keel.tools.read_file import HUGE_FILE_BYTES, MAX_LINE_CHARS, ReadFileTool
 from keel.tools.registry import ToolRegistry
-
-
-@pytest.fixture
-def ctx(tmp_path: Path) -> ToolContext:
-    (tmp_path / "ws").mkdir()
-    return ToolContext(root=tmp_path / "ws", scratch=tmp_path / "scratch")
 
 
 async def read(ctx: ToolContext, **arguments) -> ToolResult:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
-
 from keel.tools.base import ToolContext, ToolResult
 from keel.tools.edit_file import EditFileTool
 from keel.tools.read_file import ReadFileTool
@@ -14,12 +12,6 @@ from keel.tools.registry import ToolRegistry
 from keel.tools.write_file import WriteFileTool
 
 REGISTRY = ToolRegistry([ReadFileTool(), WriteFileTool(), EditFileTool()])
-
-
-@pytest.fixture
-def ctx(tmp_path: Path) -> ToolContext:
-    (tmp_path / "ws").mkdir()
-    return ToolContext(root=tmp_path / "ws", scratch=tmp_path / "scratch")
 
 
 async def call(ctx: ToolContext, name: str, **arguments) -> ToolResult:
