@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from keel.tools.editing.matching import MatchError, replace_text, split_lines
+from keel.tools.editing.line_keys import split_lines
+from keel.tools.editing.matching import MatchError, replace_text
 from keel.tools.editing.patch_format import Hunk, PatchError, apply_hunks
 
 SOURCES = sorted((Path(__file__).parent.parent / "tools" / "editing").glob("*.py"))

@@ -4,16 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from keel.tools.editing.matching import (
-    MatchError,
-    Stage,
-    closest_region,
-    describe_no_match,
-    normalize_unicode,
-    replace_text,
-    split_lines,
-    strip_line_numbers,
-)
+from keel.tools.editing.closest import closest_region, describe_no_match
+from keel.tools.editing.line_keys import normalize_unicode, split_lines
+from keel.tools.editing.matching import MatchError, Stage, replace_text, strip_line_numbers
 from keel.tools.editing.patch_format import (
     AddFile,
     DeleteFile,

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 from keel.prompts import plural
 from keel.tools.base import FileStamp, ToolContext, ToolError
+from keel.tools.editing.closest import numbered
 from keel.tools.editing.fileio import NotTextError, TextFile, TextFormat, read_text, save_text
-from keel.tools.editing.matching import numbered, split_lines
+from keel.tools.editing.line_keys import split_lines
 
 if TYPE_CHECKING:
     from keel.tools.linting.linters import Diagnostic

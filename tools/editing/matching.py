@@ -5,20 +5,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from keel.tools.editing.closest import (
-    REGION_SHOWN_LINES,
-    Region,
-    closest_region,
-    describe_no_match,
-    numbered,
-)
+from keel.tools.editing.closest import describe_no_match
 from keel.tools.editing.line_keys import (
     LINE_STAGES,
     Stage,
-    block_matches_at,
-    canonical_line,
     find_blocks,
-    line_similarity,
     locate_block,
     normalize_unicode,
     split_lines,
@@ -30,29 +21,6 @@ from keel.tools.editing.loose_blocks import (
     without_blank_edges,
 )
 from keel.tools.editing.reindent import fit_replacement
-
-__all__ = [
-    "LINE_STAGES",
-    "REGION_SHOWN_LINES",
-    "Edit",
-    "MatchError",
-    "Region",
-    "Stage",
-    "block_matches_at",
-    "canonical_line",
-    "closest_region",
-    "describe_no_match",
-    "find_all",
-    "find_blocks",
-    "line_similarity",
-    "locate_block",
-    "normalize_unicode",
-    "numbered",
-    "replace_text",
-    "split_lines",
-    "strip_line_numbers",
-    "unescape",
-]
 
 
 class MatchError(ValueError):

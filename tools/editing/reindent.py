@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from difflib import SequenceMatcher
+from itertools import chain
 
 TAB_WIDTH = 4
 
@@ -81,8 +82,8 @@ class Reindenter:
         """The nearest old line at or above index (else below) with text in both versions."""
         if index is None:
             return None
-        order = [*range(min(index, len(self.model_lines) - 1), -1, -1)]
-        order += range(index + 1, len(self.model_lines))
+        above = range(min(index, len(self.model_lines) - 1), -1, -1)
+        order = chain(above, range(index + 1, len(self.model_lines)))
         return next(
             (i for i in order if self.model_lines[i].strip() and self.file_lines[i].strip()), None
         )
