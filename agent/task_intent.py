@@ -61,7 +61,7 @@ _POLITE = re.compile(
 _QUESTION = re.compile(
     r"^(?:what|why|how|where|which|who|when|is|are|was|does|do|did|can|could|should|explain|describe|"
     r"show|list|find|tell|summari[sz]e|review|read|look|check|use|give|print|count|compare|analy[sz]e|"
-    r"search|run|describe|walk)\b",
+    r"search|run|walk|say|reply|respond|answer|greet|repeat|translate)\b",
     re.IGNORECASE,
 )
 _BROKEN = re.compile(

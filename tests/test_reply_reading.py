@@ -46,6 +46,8 @@ def test_prompts_that_ask_for_a_change(prompt):
         "Summarize README.md, then suggest improvements",
         "Use a tool to list the files in this directory, then tell me what they are.",
         "run the tests",
+        "Say hello in one short sentence.",
+        "reply with the word ok and nothing else",
     ],
 )
 def test_prompts_that_ask_for_no_change(prompt):
