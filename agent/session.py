@@ -107,8 +107,11 @@ class Session:
             extra={} if settings.temperature is None else {"temperature": settings.temperature},
         )
         self.model = RedactingModel(inner, self.redactor)
+        facts = gather_facts(self.root, list_files=settings.compact_prompt)
+        if mount := settings.sandbox.workspace_mount:  # the root as the commands see it (/app)
+            facts = facts.model_copy(update={"root": mount})
         prompt = SystemPrompt(
-            facts=gather_facts(self.root, list_files=settings.compact_prompt),
+            facts=facts,
             instructions=load_instructions(self.root),
             registry=self.registry,
             compact=settings.compact_prompt,

@@ -85,6 +85,8 @@ class ToolContext:
             candidate = Path(path)
         if not candidate.is_absolute():
             candidate = self.root / candidate
+        elif (mount := self.sandbox.workspace_mount) and candidate.is_relative_to(mount):
+            candidate = self.root / candidate.relative_to(mount)  # as the commands see it (/app)
         real_text = os.path.realpath(candidate)
         root_text = str(self.root)
         if real_text != root_text and not real_text.startswith(root_text.rstrip(os.sep) + os.sep):

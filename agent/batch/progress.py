@@ -40,7 +40,9 @@ class Progress:
         already: Iterable[ResultRow] = (),
         stream: TextIO | None = None,
         tty: bool | None = None,
+        command: str = "batch",
     ) -> None:
+        self.command = command
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty() if tty is None else tty
         self.wanted = attempts_per_task
@@ -85,7 +87,7 @@ class Progress:
             verdict = "pass" if row.passed else "fail"
             detail = f" ({reason})" if reason and not row.passed else ""
             print(
-                f"keel batch: {row.id}#{row.attempt} {row.status} {verdict}{detail}"
+                f"keel {self.command}: {row.id}#{row.attempt} {row.status} {verdict}{detail}"
                 f" · {self.status_line()}",
                 file=self.stream,
                 flush=True,
@@ -100,7 +102,7 @@ class Progress:
         if self.tty and self._width:
             self.stream.write("\n")
             self._width = 0
-        print(f"keel batch: {text}", file=self.stream, flush=True)
+        print(f"keel {self.command}: {text}", file=self.stream, flush=True)
 
     def close(self) -> None:
         if self.tty and self._width:

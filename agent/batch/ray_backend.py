@@ -7,8 +7,8 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, TypeVar
 
 from keel.agent.batch.results import ResultRow
 from keel.agent.batch.runner import AttemptSpec, run_attempt
@@ -19,6 +19,8 @@ OBJECT_STORE_BYTES = (
 STOP_POLL_SECONDS = 0.5
 DRAIN_SECONDS = 120.0
 _FORWARDED_ENV = ("KEEL_", "LITELLM_", "TIKTOKEN_CACHE_DIR", "XDG_CONFIG_HOME")
+Spec = TypeVar("Spec")
+Row = TypeVar("Row", bound=ResultRow)
 
 
 class StopFlag:
@@ -34,7 +36,10 @@ class StopFlag:
         return self.stopped
 
 
-async def _attempt_until_stopped(spec: AttemptSpec, flag: Any) -> ResultRow:
+async def until_stopped(
+    run: Callable[[Spec, asyncio.Event], Awaitable[Row]], spec: Spec, flag: Any
+) -> Row:
+    """Run one attempt in a Ray worker, stopped the way local ones are when the driver sets `flag`."""
     stop = asyncio.Event()
 
     async def watch() -> None:
@@ -44,7 +49,7 @@ async def _attempt_until_stopped(spec: AttemptSpec, flag: Any) -> ResultRow:
 
     watcher = asyncio.create_task(watch())
     try:
-        return await run_attempt(spec, stop)
+        return await run(spec, stop)
     finally:
         watcher.cancel()
 
@@ -52,7 +57,7 @@ async def _attempt_until_stopped(spec: AttemptSpec, flag: Any) -> ResultRow:
 def attempt_in_worker(spec_json: str, flag: Any) -> str:
     """The body of each Ray task: the same attempt code as the local backend, in the worker's own loop."""
     spec = AttemptSpec.model_validate_json(spec_json)
-    return asyncio.run(_attempt_until_stopped(spec, flag)).to_json()
+    return asyncio.run(until_stopped(run_attempt, spec, flag)).to_json()
 
 
 def _forwarded_env() -> dict[str, str]:
@@ -78,16 +83,16 @@ def _start_ray(ray: Any, address: str | None, jobs: int) -> bool:
     return True
 
 
-def _row_of(ray: Any, ref: Any, spec: AttemptSpec) -> ResultRow:
+def _row_of(ray: Any, ref: Any, spec: Any, row_type: type[Row]) -> Row:
     try:
-        return ResultRow.model_validate_json(ray.get(ref))
+        return row_type.model_validate_json(ray.get(ref))
     except ray.exceptions.TaskCancelledError:
-        return ResultRow(
+        return row_type(
             id=spec.task.id, attempt=spec.attempt, status="interrupted", reason="cancelled"
         )
     except ray.exceptions.RayError as exc:
         reason = f"ray: {type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
-        return ResultRow(id=spec.task.id, attempt=spec.attempt, status="error", reason=reason)
+        return row_type(id=spec.task.id, attempt=spec.attempt, status="error", reason=reason)
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:
@@ -95,13 +100,18 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 
 
 def run_ray(
-    specs: Iterable[AttemptSpec],
+    specs: Iterable[Any],
     jobs: int,
-    on_row: Callable[[ResultRow], None],
+    on_row: Callable[[Any], None],
     address: str | None = None,
     note: Callable[[str], None] = lambda text: None,
+    worker: Callable[[str, Any], str] = attempt_in_worker,
+    row_type: type[ResultRow] = ResultRow,
 ) -> bool:
-    """Run the attempts as Ray tasks, at most `jobs` in flight; returns True if stopped by Ctrl-C."""
+    """Run the attempts as Ray tasks, at most `jobs` in flight; returns True if stopped by Ctrl-C.
+
+    `worker` runs one attempt from its spec's JSON (batch attempts by default, bench trials too),
+    and its rows are read back as `row_type`."""
     import ray
 
     started = _start_ray(ray, address, jobs)
@@ -109,16 +119,16 @@ def run_ray(
         signal.SIGTERM, _raise_interrupt
     )  # after ray.init, which sets its own
     try:
-        remote = ray.remote(num_cpus=1, max_retries=0)(attempt_in_worker)
+        remote = ray.remote(num_cpus=1, max_retries=0)(worker)
         # Any: Ray types an actor handle's methods as plain methods, without their .remote
         flag: Any = ray.remote(num_cpus=0)(StopFlag).remote()
-        in_flight: dict[Any, AttemptSpec] = {}
+        in_flight: dict[Any, Any] = {}
         queue = iter(specs)
 
         def collect(timeout: float) -> None:
             done, _ = ray.wait(list(in_flight), num_returns=1, timeout=timeout)
             for ref in done:
-                on_row(_row_of(ray, ref, in_flight.pop(ref)))
+                on_row(_row_of(ray, ref, in_flight.pop(ref), row_type))
 
         try:
             while True:

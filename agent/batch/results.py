@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from keel.agent.protocol import FinishStatus
 from keel.prompts import plural
 
-AttemptStatus = FinishStatus | Literal["setup_failed"]
+AttemptStatus = FinishStatus | Literal["setup_failed", "skipped", "timed_out"]
 RERUN_ON_RESUME = ("interrupted", "error")  # attempts without a verdict: --resume runs them again
 
 

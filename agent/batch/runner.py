@@ -6,8 +6,9 @@ import asyncio
 import signal
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel
 
@@ -28,6 +29,8 @@ from keel.agent.settings import SessionSettings
 from keel.tools.exec.processes import signal_group
 
 OUTPUT_TAIL_CHARS = 400
+Spec = TypeVar("Spec")
+Row = TypeVar("Row", bound=ResultRow)
 
 
 class AttemptSpec(BaseModel):
@@ -86,9 +89,15 @@ def last_lines(text: str, limit: int = 200) -> str:
 
 
 async def run_shell(
-    command: str, cwd: Path, timeout: float, stop: asyncio.Event, log: Path
+    command: str,
+    cwd: Path,
+    timeout: float,
+    stop: asyncio.Event,
+    log: Path,
+    env: dict[str, str] | None = None,
 ) -> CommandOutcome:
-    """Run a shell command in its own process group; killed (with its children) on timeout or stop."""
+    """Run a shell command in its own process group; killed (with its children) on timeout or stop.
+    `env` replaces this process's environment when given."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") as output:  # noqa: ASYNC230 -- a local log file
         output.write(f"$ {command}\n".encode())
@@ -101,6 +110,7 @@ async def run_shell(
             stdout=output,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
+            env=env,
         )
         exited = asyncio.ensure_future(process.wait())
         stopping = asyncio.ensure_future(stop.wait())
@@ -132,6 +142,28 @@ async def _interrupt_when_stopped(session: Session, stop: asyncio.Event) -> None
     prompt is aborted too), then the task's session.finished, which ends the attempt's event loop."""
     await stop.wait()
     session.submit(Interrupt())
+
+
+async def run_session(
+    settings: SessionSettings,
+    prompt: str,
+    stop: asyncio.Event,
+    on_log: Callable[[Path], None] = lambda path: None,
+) -> SessionFinished:
+    """One headless task in a new session, interrupted when `stop` is set; `on_log` gets the session
+    log's path as soon as it exists."""
+    session = Session(settings)
+    on_log(session.log.path)
+    async with session:
+        watcher = asyncio.create_task(_interrupt_when_stopped(session, stop))
+        try:
+            session.submit(UserPrompt(text=prompt))
+            async for event in session.events():
+                if isinstance(event, SessionFinished):
+                    return event
+        finally:
+            watcher.cancel()
+    raise RuntimeError("the session closed without session.finished")
 
 
 class Attempt:
@@ -229,18 +261,10 @@ class Attempt:
                 "checkpoints": False,  # the attempt's branch and patch already keep every change
             }
         )
-        session = Session(settings)
-        self.row.session_log = str(session.log.path)
-        async with session:
-            watcher = asyncio.create_task(_interrupt_when_stopped(session, self.stop))
-            try:
-                session.submit(UserPrompt(text=self.task.prompt))
-                async for event in session.events():
-                    if isinstance(event, SessionFinished):
-                        return event
-            finally:
-                watcher.cancel()
-        raise RuntimeError("the session closed without session.finished")
+        return await run_session(settings, self.task.prompt, self.stop, self._note_log)
+
+    def _note_log(self, path: Path) -> None:
+        self.row.session_log = str(path)
 
     async def _save(self) -> None:
         if self.worktree is None or self.saved:
@@ -290,18 +314,20 @@ async def run_attempt(spec: AttemptSpec, stop: asyncio.Event | None = None) -> R
 
 
 async def run_local(
-    specs: Iterable[AttemptSpec],
+    specs: Iterable[Spec],
     jobs: int,
-    on_row: Callable[[ResultRow], None],
+    on_row: Callable[[Row], None],
     stop: asyncio.Event,
+    run: Callable[[Spec, asyncio.Event], Awaitable[Row]] = run_attempt,  # type: ignore[assignment]
 ) -> None:
-    """Run the attempts with at most `jobs` at once in this process; after `stop`, none is started."""
+    """Run the attempts with at most `jobs` at once in this process; after `stop`, none is started.
+    `run` runs one attempt (a batch attempt by default; `keel bench` passes its trials)."""
     pending = iter(specs)
 
     async def worker() -> None:
         for spec in pending:  # one shared iterator: each attempt is taken by one worker
             if stop.is_set():
                 return
-            on_row(await run_attempt(spec, stop))
+            on_row(await run(spec, stop))
 
     await asyncio.gather(*(worker() for _ in range(max(1, jobs))))

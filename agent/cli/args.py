@@ -67,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     from keel.agent.cli.batch import add_batch_parser
 
     add_batch_parser(commands)
+    from keel.agent.cli.bench import add_bench_parser
+
+    add_bench_parser(commands)
     from keel.agent.cli.undo import add_undo_parser
 
     add_undo_parser(commands)
@@ -84,4 +87,6 @@ def parse(argv: list[str]) -> argparse.Namespace:
         if not rest:
             args.command = None
             return args
-    return build_parser().parse_args(argv)
+    from keel.agent.cli.bench import bench_argv
+
+    return build_parser().parse_args(bench_argv(argv))

@@ -7,7 +7,7 @@ import asyncio
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -156,10 +156,16 @@ def _plan(args: argparse.Namespace, cwd: Path, out: Path) -> tuple[list[Any], li
     return tasks, specs, kept
 
 
-def _run_local(
-    specs: list[Any], jobs: int, on_row: Callable[[Any], None], note: Callable[[str], None]
+def run_locally(
+    specs: list[Any],
+    jobs: int,
+    on_row: Callable[[Any], None],
+    note: Callable[[str], None],
+    run: Callable[[Any, asyncio.Event], Awaitable[Any]] | None = None,
 ) -> bool:
-    from keel.agent.batch.runner import run_local
+    """The attempts in this process, `jobs` at once (`run`: one attempt, batch's by default); True when
+    stopped by SIGINT or SIGTERM, which interrupt the running attempts."""
+    from keel.agent.batch.runner import run_attempt, run_local
     from keel.agent.runtime import tune_gc
 
     tune_gc()
@@ -170,13 +176,13 @@ def _run_local(
 
         def request_stop() -> None:
             if not stop.is_set():
-                note("stopping: interrupting the running attempts and cleaning up their worktrees")
+                note("stopping: interrupting the running attempts and cleaning up after them")
                 stop.set()
 
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, request_stop)
         try:
-            await run_local(specs, jobs, on_row, stop)
+            await run_local(specs, jobs, on_row, stop, run or run_attempt)
         finally:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
@@ -231,7 +237,7 @@ def batch_command(args: argparse.Namespace) -> int:
         if args.backend == "ray":
             interrupted = _run_ray(args, specs, on_row, progress.note)
         else:
-            interrupted = _run_local(specs, args.jobs, on_row, progress.note)
+            interrupted = run_locally(specs, args.jobs, on_row, progress.note)
     finally:
         progress.close()
     ids = {task.id for task in tasks}

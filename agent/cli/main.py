@@ -129,6 +129,10 @@ def dispatch(args: argparse.Namespace) -> int:
         from keel.agent.cli.batch import batch_command
 
         return batch_command(args)
+    if args.command == "bench":
+        from keel.agent.cli.bench import bench_command
+
+        return bench_command(args)
     if args.command == "models":
         from keel.agent.cli.flags import config_flags
         from keel.agent.cli.models import models_command

@@ -107,6 +107,7 @@ def command_environment(
         env["TMPDIR"] = temp_dir
         env["XDG_CACHE_HOME"] = f"{temp_dir}/.cache"
         env["npm_config_cache"] = f"{temp_dir}/.npm"
+    env.update(policy.env)
     return env
 
 
@@ -129,12 +130,13 @@ def _worktree_dirs(root: Path) -> tuple[Path, Path] | None:
     return Path(os.path.realpath(gitdir)), Path(os.path.realpath(common))
 
 
-def _git_binds(root: Path) -> list[str]:
-    """Binds that keep .git/hooks and .git/config read-only (so nothing runs later outside the jail)."""
+def _git_binds(root: Path, seen_at: str) -> list[str]:
+    """Binds that keep .git/hooks and .git/config read-only (so nothing runs later outside the jail);
+    `seen_at` is where the jail shows the workspace."""
     dotgit = root / ".git"
     if worktree := _worktree_dirs(root):  # .git points at metadata kept in the main repository
         gitdir, common = worktree
-        binds = ["--ro-bind", str(dotgit), str(dotgit)]
+        binds = ["--ro-bind", str(dotgit), _seen(dotgit, root, seen_at)]
         for writable in dict.fromkeys([common, gitdir]):
             if writable.is_dir():
                 binds += ["--bind", str(writable), str(writable)]
@@ -142,14 +144,38 @@ def _git_binds(root: Path) -> list[str]:
         protected = [common / "hooks", common / "config", gitdir / "config.worktree"]
     elif dotgit.is_dir():
         (dotgit / "hooks").mkdir(exist_ok=True)
-        binds = ["--bind", str(dotgit), str(dotgit)]  # a mount point cannot be renamed away
+        # a mount point cannot be renamed away
+        binds = ["--bind", str(dotgit), _seen(dotgit, root, seen_at)]
         protected = [dotgit / "hooks", dotgit / "config"]
     else:
         return []
     for path in protected:
         if path.exists():
-            binds += ["--ro-bind", str(path), str(path)]
+            binds += ["--ro-bind", str(path), _seen(path, root, seen_at)]
     return binds
+
+
+def _seen(path: Path, root: Path, seen_at: str) -> str:
+    """Where the jail shows a host path: under `seen_at` when it lies in the workspace."""
+    try:
+        return str(Path(seen_at) / path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def _host_root(hidden: set[str]) -> list[str]:
+    """A tmpfs root holding each top-level entry of the host's / read-only, but `hidden` ones, so the
+    jail can show folders the host does not have (a bench task's /app, /logs)."""
+    argv = ["--tmpfs", "/"]
+    for entry in sorted(os.scandir("/"), key=lambda item: item.name):
+        path = f"/{entry.name}"
+        if entry.name in ("proc", "dev", "tmp") or entry.name in hidden:
+            continue
+        if entry.is_symlink():
+            argv += ["--symlink", os.readlink(path), path]
+        else:
+            argv += ["--ro-bind", path, path]
+    return argv
 
 
 def _programs_under_tmp() -> list[str]:
@@ -164,26 +190,52 @@ def _programs_under_tmp() -> list[str]:
 
 
 def jail_argv(
-    bwrap: str, policy: SandboxPolicy, root: Path, readable: list[Path], command: list[str]
+    bwrap: str,
+    policy: SandboxPolicy,
+    root: Path,
+    readable: list[Path],
+    command: list[str],
+    shown: dict[str, Path] | None = None,
 ) -> list[str]:
-    """The bwrap command line that runs `command` in the workspace under `policy`."""
-    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    """The bwrap command line that runs `command` in the workspace under `policy`; with a
+    workspace_mount, `shown` puts host folders read-only where the jail shows them (/tests)."""
+    seen_at = policy.workspace_mount or str(root)
+    shown = shown if policy.workspace_mount else None
+    if policy.workspace_mount:
+        mounts = [policy.workspace_mount, *policy.binds, *(shown or {})]
+        argv = [bwrap, *_host_root({Path(mount).parts[1] for mount in mounts})]
+    else:
+        argv = [bwrap, "--ro-bind", "/", "/"]
+    argv += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     for path in [*readable, *_programs_under_tmp()]:  # what the private /tmp would otherwise hide
         argv += ["--ro-bind", str(path), str(path)]
     if policy.mode is SandboxMode.WORKSPACE_WRITE:
-        argv += ["--bind", str(root), str(root)]
+        argv += ["--bind", str(root), seen_at]
         for extra in policy.writable_roots:
             real = os.path.realpath(extra)
             if os.path.isdir(real):
                 argv += ["--bind", real, real]
-        argv += _git_binds(root)
+        argv += _git_binds(root, seen_at)
     else:
-        argv += ["--ro-bind", str(root), str(root)]
-    argv += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--chdir", str(root)]
+        argv += ["--ro-bind", str(root), seen_at]
+    if policy.workspace_mount:
+        for seen, host in policy.binds.items():
+            argv += ["--bind", str(host), seen]
+        for seen, host in (shown or {}).items():
+            argv += ["--ro-bind", str(host), seen]
+    argv += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--chdir", seen_at]
     argv += ["--cap-drop", "ALL"]  # else root inside could remount the read-only binds writable
     if not policy.network:
         argv.append("--unshare-net")
     return [*argv, "--", *command]
+
+
+def container_argv(policy: SandboxPolicy, command: list[str]) -> list[str]:
+    """`docker exec` of `command` in the policy's container, in its workspace, with the policy's env."""
+    argv = ["docker", "exec", "-w", policy.workspace_mount or "/"]
+    for name, value in {**NON_INTERACTIVE_ENV, **policy.env}.items():
+        argv += ["-e", f"{name}={value}"]
+    return [*argv, str(policy.container), *command]
 
 
 # Runs the command, then (inside the jail's own pid namespace, where /proc shows only the jail)
@@ -287,6 +339,9 @@ async def plan_command(
     mechanism = await asyncio.to_thread(sandbox_mechanism, policy)
     if mechanism.kind is MechanismKind.OFF:
         return CommandPlan(plain, command_environment(policy, os.environ, temp_dir=None), mechanism)
+    if mechanism.kind is MechanismKind.CONTAINER:
+        env = command_environment(policy, os.environ, temp_dir=None)
+        return CommandPlan(container_argv(policy, ["bash", "-c", command]), env, mechanism)
     if mechanism.kind is MechanismKind.BUBBLEWRAP:
         bwrap = shutil.which("bwrap") or "bwrap"
         env = command_environment(policy, os.environ, temp_dir="/tmp")

@@ -23,6 +23,7 @@ NO_LANDLOCK_ENV = "KEEL_NO_LANDLOCK"
 class MechanismKind(str, Enum):
     """What holds a sandboxed command, strongest first."""
 
+    CONTAINER = "container"
     BUBBLEWRAP = "bubblewrap"
     LANDLOCK = "landlock"
     UNSANDBOXED = "none"
@@ -42,7 +43,11 @@ class SandboxMechanism(BaseModel):
 
     @property
     def confines(self) -> bool:
-        return self.kind in (MechanismKind.BUBBLEWRAP, MechanismKind.LANDLOCK)
+        return self.kind in (
+            MechanismKind.CONTAINER,
+            MechanismKind.BUBBLEWRAP,
+            MechanismKind.LANDLOCK,
+        )
 
     @property
     def tcp_denied(self) -> bool:
@@ -101,6 +106,10 @@ def probe_landlock() -> int | str:
 
 def sandbox_mechanism(policy: SandboxPolicy) -> SandboxMechanism:
     """The mechanism that confines commands under `policy` on this machine (probed once a process)."""
+    if policy.container:
+        return SandboxMechanism(
+            kind=MechanismKind.CONTAINER, description=f"the container {policy.container}"
+        )
     if policy.mode is SandboxMode.FULL_ACCESS:
         return SandboxMechanism(kind=MechanismKind.OFF, description="off (full-access)")
     bwrap_missing = probe_bwrap(shutil.which("bwrap"))

@@ -32,3 +32,19 @@ class SandboxPolicy(BaseModel):
     env_allow: list[str] = Field(
         default_factory=list, description="more environment variables to pass to commands"
     )
+    env: dict[str, str] = Field(
+        default_factory=dict, description="variables set for every command (a bench task's ENV)"
+    )
+    workspace_mount: str | None = Field(
+        None,
+        description="where commands see the workspace, e.g. /app for a bench task (bubblewrap only); "
+        "file tools read absolute paths under it as workspace paths",
+    )
+    container: str | None = Field(
+        None,
+        description="run commands in this running Docker container (docker exec), in workspace_mount",
+    )
+    binds: dict[str, Path] = Field(
+        default_factory=dict,
+        description="more writable folders, by where commands see them (with workspace_mount)",
+    )
