@@ -1,0 +1,1 @@
+"""keel bench: Harbor-format tasks, environments, verifier, results and reports."""
