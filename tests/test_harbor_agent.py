@@ -115,15 +115,26 @@ def write_task(folder: Path) -> Path:
 
 
 def keel_stream(tmp: Path) -> Path:
-    """Real stream-json from `keel run` against the scripted server: one tool call, then an answer."""
+    """Real stream-json from `keel run` with the flags the adapter passes, against the scripted server:
+    one tool call, then an answer."""
     write = ScriptedToolCall(
         name="write_file", arguments={"path": "hello.txt", "content": "hello\n"}
     )
     script = [Reply(tool_calls=[write], usage=USAGES[0]), Reply(text="Done.", usage=USAGES[1])]
     git_repo(tmp / "repo", {"README.md": "a task\n"})
+    (tmp / "instruction.md").write_text("make hello.txt\n")
+    flags = ["--approval", "full-auto", "--sandbox", "full-access", "--budget", "100000"]
     with ScriptedServer(script=script) as server:
-        done = run_streamed(server.url, "make hello.txt", cwd=tmp / "repo", home=tmp / "home")
+        done = run_streamed(
+            server.url,
+            "--prompt-file",
+            str(tmp / "instruction.md"),
+            *flags,
+            cwd=tmp / "repo",
+            home=tmp / "home",
+        )
     assert done.returncode == 0, done.stderr
+    assert (tmp / "repo" / "hello.txt").read_text() == "hello\n"
     stream = tmp / "keel.jsonl"
     stream.write_text(done.stdout)
     return stream
