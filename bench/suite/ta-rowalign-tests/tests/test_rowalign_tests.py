@@ -1,5 +1,6 @@
 """The agent's test/test_rowalign.py must pass on tabulate as is and fail on broken variants."""
 
+import os
 import pathlib
 import shutil
 import subprocess
@@ -44,9 +45,43 @@ MUTANTS = {
 }
 
 
+PYTEST_STUB = """
+import contextlib, unittest
+def skip(msg="", **kw):
+    raise unittest.SkipTest(msg)
+@contextlib.contextmanager
+def raises(exc, *a, **kw):
+    try:
+        yield
+    except exc:
+        return
+    raise AssertionError("DID NOT RAISE %r" % (exc,))
+class _Mark:
+    def __getattr__(self, name):
+        def deco(*a, **k):
+            if len(a) == 1 and callable(a[0]) and not k:
+                return a[0]
+            return lambda f: f
+        return deco
+mark = _Mark()
+"""
+
+
+def pytest_stub_path():
+    """A directory with a minimal pytest stand-in when pytest is not installed (it is not in the image)."""
+    import importlib.util
+    import tempfile
+    if importlib.util.find_spec("pytest") is not None:
+        return ""
+    d = tempfile.mkdtemp(prefix="pytest-stub-")
+    with open(os.path.join(d, "pytest.py"), "w") as f:
+        f.write(PYTEST_STUB)
+    return d
+
+
 def run_tests_on(app_dir):
     test_dir = pathlib.Path(app_dir) / "test"
-    env = {"PYTHONPATH": f"{test_dir}:{app_dir}", "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {"PYTHONPATH": f"{test_dir}:{app_dir}:{pytest_stub_path()}", "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"}
     return subprocess.run([sys.executable, "-c", RUNNER], cwd=test_dir, env=env,
                           capture_output=True, text=True, timeout=60)
 
