@@ -44,7 +44,9 @@ def test_the_suite_has_24_tasks_over_every_category():
         recipe = parse_dockerfile(task.dockerfile.read_text(), task.config.environment.workdir)
         assert recipe.workdir == "/app", task.id
         assert (task.tests_dir / "test.sh").is_file() and (task.solution_dir / "solve.sh").is_file()
-        assert any((task.environment_dir / "app").glob("LICENSE*")), f"{task.id} ships no license"
+        assert any((task.environment_dir / "app").glob("LICEN[CS]E*")), (
+            f"{task.id} ships no license"
+        )
         assert task.config.metadata.get("source"), f"{task.id} names no source project"
 
 
