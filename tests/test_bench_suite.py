@@ -15,6 +15,7 @@ from keel.agent.bench.dockerfile import parse_dockerfile
 from keel.agent.bench.tasks import BenchTask, find_tasks
 
 SUITE = Path(__file__).resolve().parent.parent / "bench" / "suite"
+CACHES = {"__pycache__", ".ruff_cache", ".pytest_cache"}  # left by tools run here, never shipped
 CATEGORIES = {"bugfix", "feature", "refactor", "tests", "docs", "migration", "devops"}
 
 
@@ -26,7 +27,7 @@ def changed_lines(task: BenchTask) -> tuple[int, int]:
     """Files and lines (added + removed) the reference solution changes: solution/files/ against the app."""
     files = lines = 0
     for new in sorted((task.solution_dir / "files").rglob("*")):
-        if not new.is_file():
+        if not new.is_file() or CACHES & set(new.parts):
             continue
         old = task.environment_dir / "app" / new.relative_to(task.solution_dir / "files")
         before = old.read_text().splitlines() if old.is_file() else []
