@@ -152,3 +152,31 @@ def test_bad_input_is_a_usage_error(tmp_path):
     assert no_run.returncode == 2 and "no summary.json" in no_run.stderr
     bare = run_keel("bench", cwd=tmp_path, home=home)
     assert bare.returncode == 2 and "keel bench needs tasks" in bare.stderr
+
+
+def test_docker_environment_without_a_daemon_skips_every_task_with_the_reason(tmp_path):
+    from keel.agent.bench.docker_env import docker_problem
+
+    if docker_problem() is None:
+        pytest.skip("a Docker daemon answers here")
+    make_task(tmp_path / "suite", "one")
+    result = bench(str(tmp_path / "suite"), "--agent", "oracle", "--env", "docker", "--out",
+                   str(tmp_path / "out"), cwd=tmp_path, home=tmp_path / "home")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (row,) = read_rows(tmp_path / "out" / "results.jsonl")
+    assert row.status == "skipped" and row.reason.startswith("the Docker environment: ")
+    assert "skipped: the Docker environment" in result.stdout
+
+
+def test_commands_in_a_container_are_docker_exec_in_its_workdir_with_the_task_env():
+    from keel.tools.exec.sandbox import container_argv
+    from keel.tools.exec.sandbox_policy import SandboxPolicy
+
+    policy = SandboxPolicy(container="keel-bench-x", workspace_mount="/app", env={"GREETING": "hi"})
+    argv = container_argv(policy, ["bash", "-c", "pytest -q"])
+    assert argv[:4] == ["docker", "exec", "-w", "/app"]
+    assert argv[-4:] == ["keel-bench-x", "bash", "-c", "pytest -q"]
+    assert ["-e", "GREETING=hi"] == argv[
+        argv.index("GREETING=hi") - 1 : argv.index("GREETING=hi") + 1
+    ]
+    assert "PAGER=cat" in argv  # the non-interactive variables every command gets
