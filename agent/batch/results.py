@@ -180,11 +180,15 @@ def format_summary(summary: BatchSummary) -> str:
     return "\n".join(lines)
 
 
-def write_summary(out_dir: Path, summary: BatchSummary) -> str:
-    """Save summary.txt and summary.json; returns the table text."""
-    text = format_summary(summary)
+def save_summary(out_dir: Path, summary: BaseModel, text: str) -> str:
+    """summary.txt (the table) and summary.json (the model) in a run's folder; returns the table."""
     (out_dir / "summary.txt").write_text(text + "\n", encoding="utf-8")
     (out_dir / "summary.json").write_text(
         json.dumps(summary.model_dump(), indent=2) + "\n", encoding="utf-8"
     )
     return text
+
+
+def write_summary(out_dir: Path, summary: BatchSummary) -> str:
+    """Save summary.txt and summary.json; returns the table text."""
+    return save_summary(out_dir, summary, format_summary(summary))

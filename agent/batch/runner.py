@@ -44,13 +44,14 @@ class AttemptSpec(BaseModel):
     keep_worktree: bool = False
     worktree_root: Path | None = None
 
-    @property
-    def label(self) -> str:
-        return f"{self.task.id}.{self.attempt}"
-
     def file(self, kind: str, suffix: str) -> Path:
-        safe = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in self.label)
-        return self.out_dir / kind / f"{safe}{suffix}"
+        return attempt_file(self.out_dir, self.task.id, self.attempt, kind, suffix)
+
+
+def attempt_file(out_dir: Path, task_id: str, attempt: int, kind: str, suffix: str) -> Path:
+    """Where an attempt's file of a kind goes: OUT/KIND/TASK.ATTEMPT+SUFFIX (logs, patches, work)."""
+    label = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in f"{task_id}.{attempt}")
+    return out_dir / kind / f"{label}{suffix}"
 
 
 class CommandOutcome(BaseModel):

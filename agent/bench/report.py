@@ -127,10 +127,11 @@ def write_report(out: Path, summary: BenchSummary) -> Path:
     """report.html (and pareto.png) in the run's folder."""
     plot = plot_pareto([summary], out / PLOT)
     header = ["task", "category", "passed", "pass@1", "pass@k", "mean reward", "median tokens",
-              "turns", "seconds", "cost ($)", "note"]  # fmt: skip
+              "prompt", "completion", "cached", "turns", "seconds", "cost ($)", "note"]  # fmt: skip
     rows: list[list[object]] = [
         [t.id, t.category, f"{t.passed}/{t.judged}", t.pass_at_1, t.pass_at_k, t.mean_reward,
-         t.median_tokens, round(t.mean_turns, 1), round(t.mean_seconds, 1), t.cost,
+         t.median_tokens, t.prompt_tokens, t.completion_tokens, t.cached_tokens,
+         round(t.mean_turns, 1), round(t.mean_seconds, 1), t.cost,
          f"skipped: {t.skipped}" if not t.judged else ""]
         for t in summary.tasks
     ]  # fmt: skip

@@ -3,13 +3,12 @@ kinds), and the summary per task and overall: pass@1, pass@k, mean reward, token
 
 from __future__ import annotations
 
-import json
 import statistics
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from keel.agent.batch.results import ResultRow, pass_at_k
+from keel.agent.batch.results import ResultRow, pass_at_k, save_summary
 from keel.prompts import plural
 
 UNJUDGED = ("interrupted", "skipped")  # attempts without a verdict: no pass, no fail
@@ -135,7 +134,7 @@ def summarize(
     everything = [row for task_rows in by_task.values() for row in task_rows]
     first = everything[0] if everything else BenchRow(id="", attempt=0, status="skipped")
     return BenchSummary(
-        label=label or " ".join(part for part in (first.agent, first.model) if part),
+        label=label or (first.model if first.agent == "keel" and first.model else first.agent),
         agent=first.agent,
         model=first.model,
         k=k,
@@ -196,12 +195,7 @@ def format_summary(summary: BenchSummary) -> str:
 
 def write_summary(out_dir: Path, summary: BenchSummary) -> str:
     """summary.json and summary.txt in the run's folder; returns the table."""
-    text = format_summary(summary)
-    (out_dir / "summary.txt").write_text(text + "\n", encoding="utf-8")
-    (out_dir / "summary.json").write_text(
-        json.dumps(summary.model_dump(), indent=2) + "\n", encoding="utf-8"
-    )
-    return text
+    return save_summary(out_dir, summary, format_summary(summary))
 
 
 def read_summary(run_dir: Path) -> BenchSummary:

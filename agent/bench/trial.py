@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from keel.agent.batch.runner import attempt_file
 from keel.agent.bench.agents import (
     DEFAULT_AGENT_SECONDS,
     AgentName,
@@ -40,13 +41,8 @@ class TrialSpec(BaseModel):
     network: bool = True
     keep_workspace: bool = False
 
-    @property
-    def label(self) -> str:
-        return f"{self.task.id}.{self.attempt}"
-
     def file(self, kind: str, suffix: str) -> Path:
-        safe = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in self.label)
-        return self.out_dir / kind / f"{safe}{suffix}"
+        return attempt_file(self.out_dir, self.task.id, self.attempt, kind, suffix)
 
 
 def make_environment(spec: TrialSpec) -> TaskEnvironment:
