@@ -106,6 +106,8 @@ class RunSettings(Strict):
     request_timeout: float = Field(default=600.0, gt=0)
     # snapshot the workspace before each turn's first change, for `keel undo`
     checkpoints: bool = True
+    # ask the server for each call's token ids and logprobs and log them (for training exports)
+    record_tokens: bool = False
     context: ContextSettings = ContextSettings()
     loop: LoopSettings = LoopSettings()
     sandbox: SandboxPolicy = SandboxPolicy()

@@ -156,6 +156,17 @@ class AssistantDelta(Event):
     text: str
 
 
+class TurnTokens(Model):
+    """A model call's exact tokens as the server gave them (`record_tokens`), for training on the sequence
+    the model saw and wrote; a call whose tokens the server did not return has `missing` saying so,
+    and no ids: they are never guessed."""
+
+    prompt_token_ids: list[int] | None = None
+    completion_token_ids: list[int] | None = None
+    logprobs: list[float] | None = None  # one per completion token
+    missing: str = ""
+
+
 class AssistantMessage(Event):
     """One model reply; `usage` is this call's, the totals are the task's and the session's after it."""
 
@@ -166,6 +177,7 @@ class AssistantMessage(Event):
     cost: float | None = None
     task_usage: TokenUsage = TokenUsage()
     session_usage: TokenUsage = TokenUsage()
+    tokens: TurnTokens | None = None  # with record_tokens only
 
 
 class ModelRetry(Event):
@@ -242,6 +254,7 @@ class ContextSummarized(Event):
     cost: float | None = None
     task_usage: TokenUsage = TokenUsage()
     session_usage: TokenUsage = TokenUsage()
+    tokens: TurnTokens | None = None  # the summarization call's, with record_tokens only
 
 
 class ContextMasked(Event):

@@ -62,6 +62,13 @@ MODEL_FLAGS = (
     ModelFlag(
         "--allow-network", "sandbox.network", "let sandboxed commands use the network", switch=True
     ),
+    ModelFlag(
+        "--record-tokens",
+        "record_tokens",
+        "log each model call's token ids and logprobs, where the server returns them (vLLM, the "
+        "embedded model)",
+        switch=True,
+    ),
 )
 
 
