@@ -131,7 +131,11 @@ class AgentLoop:
         )
         self.emit(
             AssistantMessage(
-                text=reply.text, tool_calls=read.calls, usage=reply.usage, cost=reply.cost
+                text=reply.text,
+                tool_calls=read.calls,
+                usage=reply.usage,
+                cost=reply.cost,
+                tokens=reply.tokens,
             )
         )
         self.context.after_model_call(reply.usage)

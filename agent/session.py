@@ -105,6 +105,7 @@ class Session:
             on_progress=self._emit,
             context_window=settings.context_window,
             extra={} if settings.temperature is None else {"temperature": settings.temperature},
+            record_tokens=settings.record_tokens,
         )
         self.model = RedactingModel(inner, self.redactor)
         facts = gather_facts(self.root, list_files=settings.compact_prompt)

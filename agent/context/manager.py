@@ -174,6 +174,7 @@ class ContextManager:
             reason=reason,
             usage=summary.usage,
             cost=summary.cost,
+            tokens=summary.tokens,
         )
         event.tokens_after = self.context_tokens(apply(state, event))
         self.emit(event)

@@ -9,7 +9,7 @@ from keel.agent.errors import ContextWindowExceeded
 from keel.agent.messages import Message
 from keel.agent.model.client import ChatModel
 from keel.agent.model.tokens import count_message, count_text
-from keel.agent.protocol import TokenUsage
+from keel.agent.protocol import TokenUsage, TurnTokens
 from keel.agent.state import SessionState
 from keel.prompts import render
 
@@ -27,6 +27,7 @@ class Summary:
     kept_messages: int
     usage: TokenUsage
     cost: float | None = None
+    tokens: TurnTokens | None = None  # with record_tokens only
 
 
 def kept_tail(history: Sequence[Message], limit: int) -> int:
@@ -117,4 +118,6 @@ class Summarizer:
         ]
         reply = await self.model.complete(messages, None, lambda _: None, max_tokens=output_tokens)
         text = reply.text.strip() or "(the model wrote an empty summary)"
-        return Summary(text=text, kept_messages=kept, usage=reply.usage, cost=reply.cost)
+        return Summary(
+            text=text, kept_messages=kept, usage=reply.usage, cost=reply.cost, tokens=reply.tokens
+        )

@@ -25,6 +25,7 @@ from keel.agent.model.openai_http import NO_KEY, OpenAIHTTP, is_direct_model, sa
 from keel.agent.model.prices import context_window, cost_of
 from keel.agent.model.reply import ModelReply, ReplyAssembler, usage_from
 from keel.agent.model.tokens import use_bundled_tiktoken_files
+from keel.agent.model.turn_tokens import THROUGH_LITELLM, TokenCollector
 from keel.agent.protocol import ModelProgress, ModelRetry, TokenUsage
 from keel.prompts import plural
 
@@ -155,6 +156,9 @@ class ModelClient:
     on_progress: Callable[[ModelProgress], None] = lambda event: None
     extra: dict[str, Any] = field(default_factory=dict)
     context_window: int | None = None  # the embedded model's, which sizes its worker
+    record_tokens: bool = (
+        False  # ask for each call's token ids and logprobs (keel.agent.model.turn_tokens)
+    )
     _direct: OpenAIHTTP | EmbeddedClient | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -165,7 +169,9 @@ class ModelClient:
                 self.model, self.context_window, self.extra, self.on_progress
             )
         elif self.api_base and is_direct_model(self.model, self.api_base):
-            self._direct = OpenAIHTTP(self.model, self.api_base, self.timeout, self.extra)
+            self._direct = OpenAIHTTP(
+                self.model, self.api_base, self.timeout, self.extra, self.record_tokens
+            )
 
     async def aclose(self) -> None:
         """Close the direct client's connections (litellm keeps its own)."""
@@ -247,6 +253,10 @@ class ModelClient:
             kwargs["tools"] = tools
         if max_tokens:
             kwargs["max_tokens"] = max_tokens
+        if self.record_tokens:
+            kwargs["logprobs"] = True
+            if self.model.partition("/")[0] in ("openai", "hosted_vllm"):  # vLLM's own parameter
+                kwargs["extra_body"] = {**kwargs.get("extra_body", {}), "return_token_ids": True}
         return kwargs
 
     async def _litellm_once(
@@ -258,8 +268,12 @@ class ModelClient:
     ) -> ModelReply:
         litellm = litellm_module()
         stream = await litellm.acompletion(**self._litellm_kwargs(messages, tools, max_tokens))
-        assembler = ReplyAssembler()
+        assembler = ReplyAssembler(
+            tokens=TokenCollector(relay=THROUGH_LITELLM) if self.record_tokens else None
+        )
         async for chunk in stream:
+            if assembler.tokens is not None:
+                assembler.tokens.add_chunk(chunk.model_dump())
             raw = getattr(chunk, "usage", None)
             if raw is not None:
                 details = getattr(raw, "prompt_tokens_details", None)

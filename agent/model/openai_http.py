@@ -28,6 +28,7 @@ from keel.agent.errors import (
 from keel.agent.model.http1 import ConnectFailed, ConnectionLost, HTTP1Client
 from keel.agent.model.reply import ModelReply, ReplyAssembler, usage_from
 from keel.agent.model.request_cache import LastRequestCache
+from keel.agent.model.turn_tokens import TOKEN_REQUEST, TokenCollector
 from keel.agent.protocol import TokenUsage
 
 NO_KEY = "sk-keel-no-key"  # local OpenAI-compatible servers ignore the key but some want one sent
@@ -152,11 +153,19 @@ class _BodyEncoder:
 class OpenAIHTTP:
     """Streams chat completions from one OpenAI-compatible server over one keep-alive connection."""
 
-    def __init__(self, model: str, api_base: str, timeout: float, extra: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        model: str,
+        api_base: str,
+        timeout: float,
+        extra: dict[str, Any],
+        record_tokens: bool = False,
+    ) -> None:
         self.model = model.removeprefix("openai/")
         self.api_base = api_base
         self.timeout = timeout
-        self.extra = extra
+        self.extra = {**extra, **TOKEN_REQUEST} if record_tokens else extra
+        self.record_tokens = record_tokens
         key = os.environ.get("OPENAI_API_KEY") or NO_KEY
         self.headers = {
             "Authorization": f"Bearer {key}",
@@ -186,7 +195,7 @@ class OpenAIHTTP:
             head["max_tokens"] = max_tokens
         head.update(self.extra)
         body = self._encoder.encode(head, messages, tools)
-        assembler = ReplyAssembler()
+        assembler = ReplyAssembler(tokens=TokenCollector() if self.record_tokens else None)
         try:
             async with (
                 asyncio.timeout(self.timeout),
@@ -274,6 +283,8 @@ def _apply_event_line(
 def _apply_chunk(
     assembler: ReplyAssembler, chunk: dict[str, Any], on_delta: Callable[[str], None]
 ) -> None:
+    if assembler.tokens is not None:
+        assembler.tokens.add_chunk(chunk)
     usage = chunk.get("usage")
     if usage:
         details = usage.get("prompt_tokens_details") or {}
@@ -306,7 +317,14 @@ def _read_whole(
     message = choices[0].get("message") or {}
     chunk = {
         "usage": completion.get("usage"),
-        "choices": [{"finish_reason": choices[0].get("finish_reason") or "stop", "delta": message}],
+        "choices": [
+            {
+                **choices[0],
+                "finish_reason": choices[0].get("finish_reason") or "stop",
+                "delta": message,
+            }
+        ],
+        "prompt_token_ids": completion.get("prompt_token_ids"),
     }
     for index, call in enumerate(message.get("tool_calls") or ()):
         call.setdefault("index", index)

@@ -10,7 +10,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from keel.agent.model.tokens import count_json, count_text
-from keel.agent.protocol import TokenUsage, ToolCall
+from keel.agent.model.turn_tokens import TokenCollector
+from keel.agent.protocol import TokenUsage, ToolCall, TurnTokens
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -28,6 +29,7 @@ class ModelReply(BaseModel):
     usage: TokenUsage
     cost: float | None = None
     finish_reason: str | None = None
+    tokens: TurnTokens | None = None  # with record_tokens only
 
 
 @dataclass
@@ -45,6 +47,7 @@ class ReplyAssembler:
     calls: dict[int, _ToolCallBuffer] = field(default_factory=dict)
     usage: TokenUsage | None = None
     finish_reason: str | None = None
+    tokens: TokenCollector | None = None  # collecting token ids and logprobs (record_tokens)
 
     def add_text(self, piece: str) -> str:
         clean = valid_text(piece)
@@ -88,6 +91,7 @@ class ReplyAssembler:
             usage=usage,
             cost=price(usage),
             finish_reason=self.finish_reason,
+            tokens=self.tokens.result() if self.tokens is not None else None,
         )
 
 

@@ -24,6 +24,12 @@ from typing import Any, Self
 
 from pydantic import TypeAdapter
 
+from keel.agent.testing.scripted_tokens import (
+    ReplyTokens,
+    TokensAsked,
+    add_to_completion,
+    add_to_stream,
+)
 from keel.agent.testing.scripted_wire import (
     ChatRequest,
     RecordedRequest,
@@ -43,6 +49,7 @@ __all__ = [
     "ChatRequest",
     "RecordedRequest",
     "Reply",
+    "ReplyTokens",
     "ScriptedServer",
     "ScriptedToolCall",
     "UsageOverride",
@@ -300,6 +307,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._stream(outcome, body, model, prompt_tokens)
             else:
                 response = completion_body(reply, model, outcome.response_number, prompt_tokens)
+                add_to_completion(response, reply.tokens, TokensAsked.of(body))
                 self._send_json(200, response, cut_after=reply.drop_after_chunks)
 
     def _stream(
@@ -317,6 +325,7 @@ class _Handler(BaseHTTPRequestHandler):
             server.text_chunk_chars,
             server.args_chunk_chars,
         )
+        add_to_stream(chunks, reply.tokens, TokensAsked.of(body))
         events = [f"data: {json.dumps(chunk)}\n\n".encode() for chunk in chunks]
         events.append(b"data: [DONE]\n\n")
         self.send_response(200)

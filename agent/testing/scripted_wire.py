@@ -9,6 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from keel.agent.testing.scripted_tokens import ReplyTokens
+
 CREATED = 1_700_000_000  # a fixed timestamp keeps every response byte-for-byte reproducible
 
 
@@ -54,6 +56,9 @@ class Reply(BaseModel):
     delay: float = 0.0  # seconds before responding
     chunk_delay: float = 0.0  # seconds between SSE events
     usage: UsageOverride | None = None
+    tokens: ReplyTokens | None = (
+        None  # sent in vLLM's shape when the request asks (scripted_tokens)
+    )
 
     def effective_finish_reason(self) -> str:
         if self.finish_reason:
