@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import random
+import subprocess
+import sys
 import urllib.request
 from pathlib import Path
 
+import pytest
 from keel_cli import git_repo, run_keel, run_streamed
+from local_model_support import PROJECT, linked_home, needs_llama, needs_pieces
 from test_context_budget import big_repo, is_summary_request
 
 from keel.agent.model.client import ModelClient
@@ -243,3 +248,74 @@ def test_what_is_missing_is_named_part_by_part():
     assert turn_tokens([1], [2], [-0.5]) == TurnTokens(
         prompt_token_ids=[1], completion_token_ids=[2], logprobs=[-0.5]
     )
+
+
+def probe(model: Path, decode: list[list[int]], score: TurnTokens) -> dict[str, object]:
+    """Decoded texts, and llama.cpp's own logprobs of `score`'s completion, from a child process."""
+    asked = {
+        "model": str(model),
+        "decode": decode,
+        "score": {"prompt": score.prompt_token_ids, "completion": score.completion_token_ids},
+    }
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).with_name("token_probe.py"))],
+        input=json.dumps(asked),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+@needs_llama
+@needs_pieces
+def test_the_embedded_model_records_its_tokens_and_their_logprobs(assembled, tmp_path):
+    """Each turn's ids decode to what the log holds, and the logprobs are the model's: llama.cpp scoring the
+    same sequence with every position's logits gives the same values (to quantized-kernel noise)."""
+    home = linked_home(assembled[0], tmp_path / "home")
+    result = run_keel(
+        "run",
+        "--record-tokens",
+        "--output-format",
+        "stream-json",
+        "What files are in this directory? Use a tool.",
+        cwd=git_repo(tmp_path / "repo", PROJECT),
+        home=home,
+        timeout=840,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    calls = [e for e in logged(home) if isinstance(e, AssistantMessage)]
+    assert calls and all(e.tokens is not None for e in calls)
+    complete = [e for e in calls if e.tokens is not None and not e.tokens.missing]
+    assert complete, [e.tokens.missing for e in calls if e.tokens]
+    for event in complete:
+        tokens = event.tokens
+        assert tokens is not None and tokens.prompt_token_ids and tokens.completion_token_ids
+        assert tokens.logprobs is not None
+        assert len(tokens.logprobs) == len(tokens.completion_token_ids)
+        assert all(math.isfinite(p) and p <= 0 for p in tokens.logprobs)
+    shortest = min(complete, key=lambda e: len(e.tokens.prompt_token_ids or []) if e.tokens else 0)
+    assert shortest.tokens is not None
+    found = probe(
+        assembled[0],
+        [e.tokens.completion_token_ids or [] for e in complete if e.tokens]
+        + [e.tokens.prompt_token_ids or [] for e in complete if e.tokens],
+        shortest.tokens,
+    )
+    texts = found["texts"]
+    assert isinstance(texts, list)
+    replies, prompts = texts[: len(complete)], texts[len(complete) :]
+    for event, reply, prompt in zip(complete, replies, prompts, strict=True):
+        assert prompt.endswith("<|im_start|>assistant\n")
+        if event.tool_calls:
+            assert event.tool_calls[0].name in reply
+        else:
+            assert reply.removesuffix("<|im_end|>") == event.text
+    assert reply.endswith("<|im_end|>")  # the end-of-turn token the model sampled is recorded
+    theirs = found["logprobs"]
+    assert isinstance(theirs, list) and shortest.tokens.logprobs is not None
+    assert len(theirs) == len(shortest.tokens.logprobs)
+    assert max(abs(a - b) for a, b in zip(theirs, shortest.tokens.logprobs, strict=True)) < 0.15

@@ -166,7 +166,7 @@ class ModelClient:
             from keel.agent.model.local.client import EmbeddedClient
 
             self._direct = EmbeddedClient(
-                self.model, self.context_window, self.extra, self.on_progress
+                self.model, self.context_window, self.extra, self.on_progress, self.record_tokens
             )
         elif self.api_base and is_direct_model(self.model, self.api_base):
             self._direct = OpenAIHTTP(

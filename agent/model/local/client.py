@@ -28,10 +28,12 @@ class EmbeddedClient:
         context_window: int | None,
         extra: dict[str, Any],
         on_progress: Callable[[ModelProgress], None],
+        record_tokens: bool = False,
     ) -> None:
         self.endpoint = describe_embedded(context_window, model)
         self.extra = extra
         self.on_progress = on_progress
+        self.record_tokens = record_tokens
 
     async def stream(
         self,
@@ -47,6 +49,7 @@ class EmbeddedClient:
             temperature=self.extra.get("temperature"),
             seed=self.extra.get("seed"),
             prose_only=tools == [],  # no tools offered at all: keel asked for the answer
+            record_tokens=self.record_tokens,
         )
         done = await embedded_worker(self.endpoint).generate(
             messages,
@@ -65,7 +68,9 @@ class EmbeddedClient:
             completion_tokens=done.completion_tokens,
             total_tokens=done.prompt_tokens + done.completion_tokens,
         )
-        return assembler.reply(messages, tools, price)
+        reply = assembler.reply(messages, tools, price)
+        reply.tokens = done.tokens
+        return reply
 
     def _progress(self, message: Progress) -> None:
         self.on_progress(progress_event(message))

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from keel.agent.model.local.assemble import LocalModelUnavailable
 from keel.agent.model.local.catalog import DEFAULT_MODEL
 from keel.agent.model.local.spec import DEFAULT_CONTEXT_TOKENS
+from keel.agent.model.local.token_trace import TokenTrace
 
 DEFAULT_MAX_REPLY_TOKENS = 1_024
 STATE_CACHE_BYTES = 1 << 30
@@ -320,9 +321,11 @@ class LocalEngine:
         sampling: Sampling = Sampling(),
         continuation: str = "",
         on_prompt: PromptProgress | None = None,
+        trace: TokenTrace | None = None,
     ) -> AsyncGenerator[str, None]:
         """Text pieces of the reply (after `continuation`, its given start) as the model produces them; the
-        decoding runs on the engine's thread. `on_prompt(done, total)` hears how a long prompt's reading goes."""
+        decoding runs on the engine's thread. `on_prompt(done, total)` hears how a long prompt's reading goes;
+        `trace` gets the ids read and sampled, and the sampled ones' logprobs."""
         loop = asyncio.get_running_loop()
         tokens = await self._worker.run(lambda: self.prompt_tokens(messages, tools, continuation))
         room = self.context_tokens - len(tokens)
@@ -338,6 +341,9 @@ class LocalEngine:
             else None
         )
         grammar = _grammar(sampling.call_schema) if sampling.call_schema else None
+        if trace is not None:
+            trace.prompt_ids = list(tokens)
+            processors = trace.processors(processors)
         queue: asyncio.Queue[Any] = asyncio.Queue()
         stop = threading.Event()
 
@@ -354,30 +360,34 @@ class LocalEngine:
                     self._prefill(tokens, on_prompt, stop)
                 if stop.is_set():
                     return
-                pieces = self._llama.create_completion(
-                    tokens,
-                    max_tokens=limit,
-                    temperature=sampling.temperature,
-                    seed=sampling.seed,
-                    repeat_penalty=sampling.repeat_penalty,
-                    stop=STOP_STRINGS,
-                    stream=True,
-                    logits_processor=processors,
-                    grammar=grammar,
-                )
-                for piece in pieces:
-                    choice = piece["choices"][0]
-                    if choice.get("finish_reason"):
-                        counts.finish_reason = choice["finish_reason"]
-                    if choice["text"]:
-                        counts.completion_tokens += 1
-                        deliver(choice["text"])
-                    if stop.is_set():
-                        break
+                with trace.watching(self._llama) if trace else nullcontext():
+                    deliver_pieces()
             except Exception as exc:  # noqa: BLE001 - handed to the awaiting side, which raises it there
                 deliver(exc)
             finally:
                 deliver(_END)
+
+        def deliver_pieces() -> None:
+            pieces = self._llama.create_completion(
+                tokens,
+                max_tokens=limit,
+                temperature=sampling.temperature,
+                seed=sampling.seed,
+                repeat_penalty=sampling.repeat_penalty,
+                stop=STOP_STRINGS,
+                stream=True,
+                logits_processor=processors,
+                grammar=grammar,
+            )
+            for piece in pieces:
+                choice = piece["choices"][0]
+                if choice.get("finish_reason"):
+                    counts.finish_reason = choice["finish_reason"]
+                if choice["text"]:
+                    counts.completion_tokens += 1
+                    deliver(choice["text"])
+                if stop.is_set():
+                    break
 
         self._worker.run(generate)
         try:

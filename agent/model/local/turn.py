@@ -18,6 +18,8 @@ from typing import Any
 from keel.agent.model.local.compact_tools import call_schema
 from keel.agent.model.local.engine import Generation, LocalEngine, PromptProgress, Sampling
 from keel.agent.model.local.reply_split import ReplySplitter, unwrap_nested_call
+from keel.agent.model.local.token_trace import TokenTrace, turn_tokens_of
+from keel.agent.protocol import TurnTokens
 from keel.agent.text_protocol import MalformedToolCall, ParsedCall, parse_tool_calls
 
 
@@ -39,6 +41,7 @@ class LocalTurn:
         tools: list[dict[str, Any]] | None,
         sampling: Sampling,
         on_prompt: PromptProgress | None = None,
+        record_tokens: bool = False,
     ) -> None:
         self.engine = engine
         self.messages = messages
@@ -47,6 +50,13 @@ class LocalTurn:
         self.on_prompt = on_prompt
         self.counts = Generation()
         self.calls: list[ParsedCall] = []
+        self._free = TokenTrace() if record_tokens else None
+        self._constrained: TokenTrace | None = None
+
+    @property
+    def tokens(self) -> TurnTokens | None:
+        """The turn's token ids and logprobs, once `prose()` has ended (with record_tokens only)."""
+        return turn_tokens_of(self._free, self._constrained) if self._free else None
 
     async def prose(self) -> AsyncIterator[str]:
         """The reply's text as it is generated; the tool calls it makes are in `calls` once this ends.
@@ -54,7 +64,12 @@ class LocalTurn:
         Without tools (keel's text protocol) a call stays in the text, where the loop reads it."""
         splitter = ReplySplitter()
         stream = self.engine.stream(
-            self.messages, self.tools, self.counts, self.sampling, on_prompt=self.on_prompt
+            self.messages,
+            self.tools,
+            self.counts,
+            self.sampling,
+            on_prompt=self.on_prompt,
+            trace=self._free,
         )
         async with aclosing(stream) as pieces:
             async for piece in pieces:
@@ -81,10 +96,11 @@ class LocalTurn:
     async def _constrained_call(self, start: str) -> tuple[ParsedCall | None, str]:
         """The call decoded under the tools' grammar, after the reply's `start`; text if it failed to close."""
         sampling = replace(self.sampling, call_schema=call_schema(self.tools or []))
+        self._constrained = TokenTrace() if self._free else None
         pieces = [
             piece
             async for piece in self.engine.stream(
-                self.messages, self.tools, self.counts, sampling, start
+                self.messages, self.tools, self.counts, sampling, start, trace=self._constrained
             )
         ]
         text = "".join(pieces)

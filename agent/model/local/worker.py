@@ -139,7 +139,14 @@ class Worker:
         def reading(done: int, total: int) -> None:
             self.channel.send(Progress(stage="prompt", id=request.id, done=done, total=total))
 
-        turn = LocalTurn(self.engine, request.messages, tools, sampling_of(request), reading)
+        turn = LocalTurn(
+            self.engine,
+            request.messages,
+            tools,
+            sampling_of(request),
+            reading,
+            record_tokens=request.sampling.record_tokens,
+        )
         async for text in turn.prose():
             self.channel.send(Piece(id=request.id, text=text))
         counts = turn.counts
@@ -150,6 +157,7 @@ class Worker:
                 prompt_tokens=counts.prompt_tokens,
                 completion_tokens=counts.completion_tokens,
                 finish_reason="tool_calls" if turn.calls else counts.finish_reason,
+                tokens=turn.tokens,
             )
         )
 

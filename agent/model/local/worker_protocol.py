@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from keel.agent.protocol import TurnTokens
+
 ProgressStage = Literal["assembling", "loading", "ready", "prompt"]
 
 
@@ -23,6 +25,7 @@ class SamplingSpec(_Message):
     temperature: float | None = None
     seed: int | None = None
     prose_only: bool = False  # keel asked for an answer: the reply may not open with a call
+    record_tokens: bool = False  # send the reply's token ids and logprobs with its Done
 
 
 class Generate(_Message):
@@ -98,6 +101,7 @@ class Done(_Message):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     finish_reason: str = "stop"
+    tokens: TurnTokens | None = None  # asked for with SamplingSpec.record_tokens
 
 
 class Failed(_Message):
