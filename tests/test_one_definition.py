@@ -107,6 +107,7 @@ def test_every_run_setting_of_the_config_reaches_the_session(tmp_path):
         "retry_base_delay": 0.01,
         "request_timeout": 9.0,
         "checkpoints": False,
+        "record_tokens": True,
         "context": {"summarize_at": 0.5, "keep_tool_outputs": 5},
         "sandbox": {"mode": "read-only", "network": True},
         "loop": {"max_corrections": 5, "nudge_without_change": "always"},
