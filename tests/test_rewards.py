@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -37,8 +38,8 @@ def test_penalty_is_concave_increasing_below_its_cap():
     penalty = LengthPenalty(coef=0.2, scale=5_000, cap=10.0)
     points = [penalty(tokens) for tokens in range(0, 400_001, 2_000)]
     assert points[-1] < penalty.cap  # the whole range is below the cap
-    first = [b - a for a, b in zip(points, points[1:], strict=False)]
-    second = [b - a for a, b in zip(first, first[1:], strict=False)]
+    first = [b - a for a, b in itertools.pairwise(points)]
+    second = [b - a for a, b in itertools.pairwise(first)]
     assert all(d > 0 for d in first)  # more tokens always cost more…
     assert all(d < 0 for d in second)  # …but each extra token less than the one before
     # a linear penalty would fail the same check: the test can fail
@@ -62,7 +63,9 @@ def test_group_advantages_by_hand_population_std():
     stats = group_advantages([0.9, 0.5, 0.1], config)
     assert stats.mean == pytest.approx(0.5)
     assert stats.std == pytest.approx(math.sqrt(0.32 / 3))
-    assert stats.advantages == pytest.approx([0.4 / (0.3265986 + 1e-6), 0.0, -0.4 / (0.3265986 + 1e-6)])
+    assert stats.advantages == pytest.approx(
+        [0.4 / (0.3265986 + 1e-6), 0.0, -0.4 / (0.3265986 + 1e-6)]
+    )
 
 
 def test_a_group_with_nothing_to_prefer_has_zero_advantages():

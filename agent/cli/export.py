@@ -22,7 +22,9 @@ def add_export_parser(subparsers: argparse._SubParsersAction[AnyParser]) -> AnyP
         "(several when the session summarized itself); with -o FILE, FILE and, for each continuation, "
         "FILE's sibling STEM.cont-N.json, which continued_trajectory_ref names.",
     )
-    parser.add_argument("session_id", metavar="ID", help="a session id or its prefix (keel sessions)")
+    parser.add_argument(
+        "session_id", metavar="ID", help="a session id or its prefix (keel sessions)"
+    )
     parser.add_argument("--format", default="atif", help="the format: atif (the only one)")
     parser.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here, not stdout")
     parser.add_argument(
@@ -44,7 +46,9 @@ def export_command(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown --format {args.format!r}; keel exports: {', '.join(FORMATS)}")
     log = find_session(args.session_id)
     if log is None:
-        raise UsageError(f"no single session matches {args.session_id!r}; `keel sessions` lists them")
+        raise UsageError(
+            f"no single session matches {args.session_id!r}; `keel sessions` lists them"
+        )
     extra = None
     if args.outcome is not None:
         from keel.agent.rollouts.reward import reward

@@ -109,18 +109,20 @@ class _Builder:
 
     def add(self, event: AnyEvent) -> None:
         before, self.state = self.state, apply(self.state, event)
+        extra: dict[str, Any] | None = None
         match event:
             case SessionStarted():
                 self.session_id = self.session_id or event.session_id
                 self.agent_model = self.agent_model or event.model
                 self.model, self.window = event.model, event.context_window
             case UserMessage():
-                extra = {"origin": "keel", "purpose": event.purpose} if event.origin == "keel" else None
+                if event.origin == "keel":
+                    extra = {"origin": "keel", "purpose": event.purpose}
                 self._step(event.ts, source="user", message=event.text, extra=extra)
             case AssistantMessage():
                 self._agent(event)
             case ToolFinished():
-                extra: dict[str, Any] = {"status": event.status, "duration_ms": event.duration_ms}
+                extra = {"status": event.status, "duration_ms": event.duration_ms}
                 if event.diff:
                     extra["diff"] = event.diff
                 self._result(event.call_id, event.output, extra)
@@ -133,8 +135,11 @@ class _Builder:
                     extra = {"origin": "keel", "purpose": "interrupted"}
                     self._step(event.ts, source="user", message=INTERRUPTED_NOTE, extra=extra)
             case Error():
-                extra = {"keel_event": "error", "error_class": event.error_class}
-                extra["fatal"] = event.fatal
+                extra = {
+                    "keel_event": "error",
+                    "error_class": event.error_class,
+                    "fatal": event.fatal,
+                }
                 self._step(event.ts, source="system", message=event.message, extra=extra)
             case SessionFinished():
                 self.status = event.status

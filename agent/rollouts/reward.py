@@ -22,7 +22,9 @@ class LengthPenalty(Frozen):
     easy task is pushed to finish cheaply while a hard one may spend more."""
 
     coef: float = Field(default=0.1, ge=0)
-    scale: float = Field(default=10_000, gt=0, description="tokens at which the penalty is coef·ln 2")
+    scale: float = Field(
+        default=10_000, gt=0, description="tokens at which the penalty is coef·ln 2"
+    )
     cap: float = Field(default=0.5, ge=0)
 
     def __call__(self, tokens: int) -> float:
@@ -71,7 +73,9 @@ def reward(outcome: float, tokens: int, config: RewardConfig | None = None) -> R
     return Reward(outcome=outcome, tokens=tokens, penalty=penalty, total=outcome - penalty)
 
 
-def group_advantages(totals: Sequence[float], config: RewardConfig | None = None) -> GroupAdvantages:
+def group_advantages(
+    totals: Sequence[float], config: RewardConfig | None = None
+) -> GroupAdvantages:
     """GRPO's advantages for one task's rollouts; a group of one (or with equal totals) has std 0, and its
     advantages are 0: there is nothing to prefer."""
     config = config or RewardConfig()

@@ -96,7 +96,12 @@ def _write_attempt(out: Path, row: ResultRow, group: TaskGroup, entry: AttemptTr
         "attempt": {"task": row.id, "attempt": row.attempt, "status": row.status},
         "reward": entry.reward.model_dump() if entry.reward else None,
         "advantage": entry.advantage,
-        "group": {"mean": group.mean, "std": group.std, "std_kind": group.std_kind, "k": group.rewarded},
+        "group": {
+            "mean": group.mean,
+            "std": group.std,
+            "std_kind": group.std_kind,
+            "k": group.rewarded,
+        },
     }
     paths = write_trajectories(log_trajectories(log, first.name, extra), first)
     entry.trajectory, entry.segments = first.name, len(paths)
