@@ -84,6 +84,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="leave each attempt's worktree on disk (its branch is always kept)",
     )
     batch.add_argument(
+        "--trajectories",
+        action="store_true",
+        help="after the run, each attempt's ATIF trajectories with its reward, and each task's GRPO "
+        "advantages, under DIR/trajectories",
+    )
+    batch.add_argument(
         "--command-timeout",
         type=float,
         default=900.0,
@@ -243,6 +249,10 @@ def batch_command(args: argparse.Namespace) -> int:
     ids = {task.id for task in tasks}
     rows = [row for row in results.read() if row.id in ids]
     print(write_summary(out, summarize(rows, args.attempts)))
+    if args.trajectories:
+        from keel.agent.cli.export import write_run_trajectories
+
+        write_run_trajectories(out, rows, "batch")
     print(f"keel batch: results in {results.path}", file=sys.stderr)
     if interrupted:
         print(f"keel batch: interrupted; continue with --resume --out {out}", file=sys.stderr)

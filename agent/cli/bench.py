@@ -16,7 +16,7 @@ from keel.prompts import plural
 
 AnyParser = TypeVar("AnyParser", bound=argparse.ArgumentParser)
 SUBCOMMANDS = ("run", "check", "compare")
-COMMANDS = ("run", "batch", "bench", "sessions", "resume", "models", "undo")  # keel's own
+COMMANDS = ("run", "batch", "bench", "sessions", "resume", "models", "undo", "export")  # keel's own
 
 
 def bench_argv(argv: list[str]) -> list[str]:
@@ -100,6 +100,12 @@ def add_bench_parser(subparsers: argparse._SubParsersAction[AnyParser]) -> AnyPa
     )
     run.add_argument(
         "--ray-address", metavar="ADDRESS", help="join this Ray cluster (default $RAY_ADDRESS)"
+    )
+    run.add_argument(
+        "--trajectories",
+        action="store_true",
+        help="after the run, each attempt's ATIF trajectories with its reward, and each task's GRPO "
+        "advantages, under DIR/trajectories",
     )
     run.add_argument(
         "--label", help="the run's name in reports and comparisons (default: agent and model)"
@@ -199,6 +205,10 @@ def _run(args: argparse.Namespace) -> int:
     summary = summarize(rows, args.attempts, time.monotonic() - started, args.label or "")
     print(write_summary(out, summary))
     report = write_report(out, summary)
+    if args.trajectories:
+        from keel.agent.cli.export import write_run_trajectories
+
+        write_run_trajectories(out, rows, "bench")
     print(f"keel bench: results in {out / 'results.jsonl'}, report in {report}", file=sys.stderr)
     if interrupted:
         return ExitCode.INTERRUPTED

@@ -140,6 +140,10 @@ def dispatch(args: argparse.Namespace) -> int:
 
         cwd = _workspace(args)
         return models_command(resolve_config(cwd, config_flags(args)), cwd)
+    if args.command == "export":
+        from keel.agent.cli.export import export_command
+
+        return export_command(args)
     if args.command == "undo":
         from keel.agent.cli.undo import undo_command
 

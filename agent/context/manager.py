@@ -86,16 +86,7 @@ class ContextManager:
         return self.system_prompt.tool_schemas() if protocol == "native" else None
 
     def _summary_block(self, state: SessionState) -> str:
-        limit, chain = int(self.window * 0.15), list[str]()
-        for summary in reversed(state.summaries):
-            limit -= count_text(summary)
-            if chain and limit < 0:
-                break
-            chain.insert(0, summary)
-        prompts = [p for p in state.user_prompts if p != state.task_prompt][-10:]
-        return render(
-            "summary_block", task=state.task_prompt, user_messages=prompts, summaries=chain
-        )
+        return summary_block(state, self.window)
 
     def context_tokens(self, state: SessionState) -> int:
         self._prefix(state)
@@ -178,3 +169,16 @@ class ContextManager:
         )
         event.tokens_after = self.context_tokens(apply(state, event))
         self.emit(event)
+
+
+def summary_block(state: SessionState, window: int) -> str:
+    """The message that stands for the summarized history: the task, the user's words, the newest summaries
+    that fit in 15% of the window (the export renders it too, to start a continuation as the model saw it)."""
+    limit, chain = int(window * 0.15), list[str]()
+    for summary in reversed(state.summaries):
+        limit -= count_text(summary)
+        if chain and limit < 0:
+            break
+        chain.insert(0, summary)
+    prompts = [p for p in state.user_prompts if p != state.task_prompt][-10:]
+    return render("summary_block", task=state.task_prompt, user_messages=prompts, summaries=chain)

@@ -1,0 +1,1 @@
+"""Rollouts for training: ATIF trajectories from session logs, rewards and GRPO advantages."""
