@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     )
     from keel.agent.config import KeelConfig, resolve_config
     from keel.agent.errors import ExitCode, KeelError
+    from keel.agent.rollouts.api import Rollout, RolloutGroup, RolloutTask, rollout, rollouts
     from keel.agent.session import Session
     from keel.agent.settings import SessionSettings
 
@@ -45,11 +46,19 @@ _PUBLIC = {
     "ExitCode": "keel.agent.errors",
     "KeelError": "keel.agent.errors",
     "protocol": "keel.agent.protocol",
+    "rollout": "keel.agent.rollouts.api",
+    "rollouts": "keel.agent.rollouts.api",
+    "Rollout": "keel.agent.rollouts.api",
+    "RolloutGroup": "keel.agent.rollouts.api",
+    "RolloutTask": "keel.agent.rollouts.api",
 }
 __all__ = [
     "ExitCode",
     "KeelConfig",
     "KeelError",
+    "Rollout",
+    "RolloutGroup",
+    "RolloutTask",
     "Session",
     "SessionSettings",
     "__version__",
@@ -60,6 +69,8 @@ __all__ = [
     "protocol",
     "read_session",
     "resolve_config",
+    "rollout",
+    "rollouts",
     "run_task",
     "session_settings",
     "stop_model_workers",
