@@ -207,7 +207,12 @@ async def rollouts(
     the session logs themselves live in keel's home as every session's do)."""
     config = reward_config or RewardConfig()
     settings = _settings(
-        model, api_base, record_tokens, budget=budget, max_steps=max_steps, context_window=context_window
+        model,
+        api_base,
+        record_tokens,
+        budget=budget,
+        max_steps=max_steps,
+        context_window=context_window,
     )
     out = out or Path(tempfile.mkdtemp(prefix=f"keel-rollouts-{time.strftime('%Y%m%d-%H%M%S')}-"))
     specs = [spec for task in tasks for spec in _specs(task, range(1, k + 1), settings, out)]
