@@ -27,7 +27,7 @@ def test_the_embedded_model_runs_a_task_to_a_verdict_and_a_report(assembled, tmp
     home = linked_home(assembled[0], tmp_path / "home")
     out = tmp_path / "out"
     result = run_keel(
-        "bench", str(task), "--max-steps", "4", "--out", str(out), "--env", "local",
+        "bench", str(task), "--max-steps", "4", "--agent-timeout", "600", "--out", str(out), "--env", "local",
         cwd=tmp_path, home=home, timeout=840,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
