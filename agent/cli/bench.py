@@ -108,7 +108,8 @@ def add_bench_parser(subparsers: argparse._SubParsersAction[AnyParser]) -> AnyPa
         "advantages, under DIR/trajectories",
     )
     run.add_argument(
-        "--label", help="the run's name in reports and comparisons (default: agent and model)"
+        "--label",
+        help="the run's name in reports and comparisons (default: the model, or the agent)",
     )
     add_model_flags(run, argparse.SUPPRESS, notes={"--budget": "each attempt gets it"})
     check = commands.add_parser(
@@ -237,7 +238,6 @@ def _check(args: argparse.Namespace) -> int:
             *_specs(args, tasks, "oracle", out / "oracle", None, 1),
             *_specs(args, tasks, "nop", out / "nop", None, 1),
         ]
-        args.backend = "local"
         rows, interrupted = _execute(args, specs, out, {task.id: 2 for task in tasks})
     verdicts = check_verdicts(tasks, rows)
     print(format_check(verdicts))
