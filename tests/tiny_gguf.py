@@ -67,6 +67,37 @@ def _blocks(writer: gguf.GGUFWriter) -> None:
             writer.add_tensor(f"blk.{layer}.{part}.weight", np.zeros(shape, dtype=np.float32))
 
 
+def _finish(writer: gguf.GGUFWriter) -> None:
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+SMALL_VOCABULARY = ["a", "b", "c", END]
+SMALL_PARAMETERS = len(SMALL_VOCABULARY) * WIDTH + LAYERS * (
+    2 * WIDTH + 4 * WIDTH * WIDTH + 3 * FFN * WIDTH
+)
+
+
+def write_small_gguf(
+    target: Path, template: str | None = TEMPLATE, parameter_count: int | None = None
+) -> Path:
+    """A GGUF with a made-up four-token vocabulary and SMALL_PARAMETERS weights: a header for keel to read
+    (llama.cpp is never asked to run it), written in a moment."""
+    writer = gguf.GGUFWriter(target, "llama")
+    _header(writer, "keel small test model", parameter_count)
+    writer.add_tokenizer_model("gpt2")
+    writer.add_token_list(SMALL_VOCABULARY)
+    writer.add_token_types([1, 1, 1, 3])
+    if template is not None:
+        writer.add_chat_template(template)
+    writer.add_tensor("token_embd.weight", np.zeros((len(SMALL_VOCABULARY), WIDTH), np.float32))
+    _blocks(writer)
+    _finish(writer)
+    return target
+
+
 def write_tiny_gguf(
     target: Path,
     tokenizer_from: Path,
@@ -105,9 +136,5 @@ def write_tiny_gguf(
     writer.add_tensor("output_norm.weight", np.ones(WIDTH, dtype=np.float32))
     writer.add_tensor("output.weight", output)
     _blocks(writer)
-
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    _finish(writer)
     return target

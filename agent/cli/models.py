@@ -127,7 +127,9 @@ def _megabytes(size: int) -> str:
 
 
 def _parameters(count: int) -> str:
-    return f"{count / 1e9:.1f}B parameters" if count >= 1e9 else f"{count / 1e6:.1f}M parameters"
+    if count >= 1e9:
+        return f"{count / 1e9:.1f}B parameters"
+    return f"{count / 1e6:.1f}M parameters" if count >= 1e6 else f"{count:,} parameters"
 
 
 def _file_lines(path: Path, folder: Path) -> list[str]:
