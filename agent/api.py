@@ -67,10 +67,11 @@ def is_embedded_model(model: str) -> bool:
 
 def embedded_model_name(model: str | None) -> str:
     """The full `keel-local/NAME` of the embedded model `model` names (the default for None or a bare
-    `keel-local/`); ConfigError (exit 2) lists the known names for an unknown one. Loads no pydantic."""
-    from keel.agent.model.local.catalog import embedded_model
+    `keel-local/`), or `keel-local/<absolute path>` for a GGUF file; ConfigError (exit 2) lists the known
+    names for an unknown one, or says what is wrong with the file. Loads no pydantic."""
+    from keel.agent.model.local.model_file import local_model_name
 
-    return embedded_model(model).model
+    return local_model_name(model)
 
 
 def warm_up() -> None:

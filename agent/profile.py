@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel
 
 from keel.agent.config import PromptProfile
-from keel.agent.model.local.names import is_embedded
+from keel.agent.model.local.names import file_of, is_embedded
 from keel.agent.model.prices import context_window
 
 SMALL_MODEL_MAX_BILLIONS = 4.0
@@ -34,10 +34,26 @@ def parameters_in_billions(model: str) -> float | None:
     return max(sizes) if sizes else None
 
 
+def gguf_billions(model: str) -> float | None:
+    """The size of the GGUF file a `keel-local/<path>` name gives, from its header (None if unreadable)."""
+    from keel.agent.model.local.gguf_file import NotGguf, gguf_info
+    from keel.agent.model.local.model_file import resolve_file
+
+    text = file_of(model)
+    if text is None:
+        return None
+    try:
+        return gguf_info(resolve_file(text)).billions
+    except (OSError, NotGguf):
+        return None
+
+
 def is_small_model(model: str) -> bool:
-    """Small by its stated size, or by the window it was made with; the embedded models always are."""
+    """Small by its stated size, or by the window it was made with; the catalog's embedded models always
+    are, a GGUF file by the parameters its header counts."""
     if is_embedded(model):
-        return True
+        size = gguf_billions(model)
+        return size is None or size <= SMALL_MODEL_MAX_BILLIONS
     size = parameters_in_billions(model)
     if size is not None:
         return size <= SMALL_MODEL_MAX_BILLIONS

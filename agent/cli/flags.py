@@ -23,9 +23,23 @@ class ModelFlag(NamedTuple):
         return self.flag.removeprefix("--").replace("-", "_")
 
 
+def model_file_flag(text: str) -> str:
+    """`--model-file PATH` is `--model keel-local/<PATH made absolute>`."""
+    from keel.agent.model.local.model_file import file_model_name, resolve_file
+
+    return file_model_name(resolve_file(text))
+
+
 MODEL_FLAGS = (
     ModelFlag(
         "--model", "model", "litellm model name, e.g. openai/gpt-4o-mini or ollama/qwen2.5-coder"
+    ),
+    ModelFlag(
+        "--model-file",
+        "model",
+        "a GGUF file to run in process with llama.cpp (the same as --model keel-local/PATH)",
+        type=model_file_flag,
+        metavar="PATH",
     ),
     ModelFlag(
         "--api-base",
@@ -95,11 +109,19 @@ def config_flags(args: argparse.Namespace) -> dict[str, Any]:
     """The config keys the flags set, nested as the config is (None: not given), for resolve_config."""
     flags: dict[str, Any] = {}
     tables: dict[str, dict[str, Any]] = {}
+    given: dict[str, str] = {}  # key -> the flag that set it (--model and --model-file share one)
     for spec in MODEL_FLAGS:
         value = getattr(args, spec.dest, None)
         table, _, key = spec.key.rpartition(".")
         if not table:
-            flags[key] = value
+            if value is not None and key in given:
+                from keel.agent.errors import UsageError
+
+                raise UsageError(f"{given[key]} and {spec.flag} both choose the {key}; give one")
+            if value is not None:
+                given[key] = spec.flag
+            if value is not None or key not in flags:
+                flags[key] = value
         elif value is not None:
             tables.setdefault(table, {})[key] = value
     for spec in MODEL_FLAGS:  # a table no flag set stays unset, so the config files' one applies

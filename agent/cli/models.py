@@ -1,4 +1,5 @@
-"""`keel models`: the configured model, the embedded ones and whether each is installed, and how to use others."""
+"""`keel models`: the configured model, the embedded ones and whether each is installed, the GGUF files in keel's
+models folder, and how to use others."""
 
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ from keel.agent.model.local.catalog import (
     DEFAULT_MODEL,
     EMBEDDED_MODELS,
     EmbeddedModel,
-    embedded_model,
 )
-from keel.agent.model.local.names import is_embedded
+from keel.agent.model.local.gguf_file import gguf_info
+from keel.agent.model.local.model_file import file_problem, local_model_name
+from keel.agent.model.local.names import file_of, is_embedded
+from keel.agent.model.local.spec import models_dir
 from keel.agent.model.local.worker_client import last_crash
 
 REBUILD_HINT = (
@@ -119,6 +122,46 @@ def _embedded_lines() -> list[str]:
     return lines
 
 
+def _megabytes(size: int) -> str:
+    return f"{size / 1e6:,.0f} MB" if size >= 1e6 else f"{size / 1e6:.2f} MB"
+
+
+def _parameters(count: int) -> str:
+    if count >= 1e9:
+        return f"{count / 1e9:.1f}B parameters"
+    return f"{count / 1e6:.1f}M parameters" if count >= 1e6 else f"{count:,} parameters"
+
+
+def _file_lines(path: Path, folder: Path) -> list[str]:
+    """One GGUF file of the models folder: the catalog's, or what it is and how to run it."""
+    shown, size = path.relative_to(folder), _megabytes(path.stat().st_size)
+    catalog = next((model for model in EMBEDDED_MODELS if model.file == path.name), None)
+    if catalog is not None and path.parent == folder:
+        return [f"  {shown}  {size}, the catalog's {catalog.model}"]
+    problem = file_problem(path)
+    if problem is not None:
+        return [f"  {shown}  {size}, cannot run: {problem}"]
+    info = gguf_info(path)
+    return [
+        f"  {shown}  {size}, {info.name} ({info.architecture}, {_parameters(info.parameters)})",
+        f'    keel run --model-file {path} "..."',
+    ]
+
+
+def _model_files_lines() -> list[str]:
+    """The GGUF files in keel's models folder, and how to run any GGUF."""
+    folder = models_dir()
+    files = sorted(folder.rglob("*.gguf")) if folder.is_dir() else []
+    lines = [f"GGUF files in {folder}:" if files else f"No GGUF files in {folder} yet."]
+    for path in files:
+        lines += _file_lines(path, folder)
+    lines.append(
+        "Any GGUF with a chat template runs in process the same way (its own template, tools as for the "
+        'embedded model):\n  keel run --model keel-local/<path to .gguf> "..."   (or --model-file PATH)'
+    )
+    return lines
+
+
 def _configured_lines(config: KeelConfig) -> list[str]:
     if not config.model and config.api_base:
         return [
@@ -134,7 +177,12 @@ def _configured_lines(config: KeelConfig) -> list[str]:
         line += f" at {own.api_base}"
     if is_embedded(config.model):
         try:
-            line += f" (the embedded model {embedded_model(config.model).model})"
+            name = local_model_name(config.model)
+            line += (
+                f" (the GGUF file {name.removeprefix('keel-local/')})"
+                if file_of(config.model)
+                else f" (the embedded model {name})"
+            )
         except ConfigError as exc:
             line += f" ({exc})"
     details = [line]
@@ -152,6 +200,7 @@ def models_command(config: KeelConfig, cwd: Path, out: TextIO | None = None) -> 
     sections = [
         _configured_lines(config),
         _embedded_lines(),
+        _model_files_lines(),
         ["API keys (read from the environment by litellm): " + ", ".join(keys)],
         [OTHER_MODELS.rstrip()],
     ]

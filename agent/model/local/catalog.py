@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from keel.agent.errors import ConfigError
-from keel.agent.model.local.names import MODEL_NAME, PROVIDER, is_embedded
+from keel.agent.model.local.names import MODEL_NAME, PROVIDER, file_of, is_embedded
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,8 @@ def embedded_model(model: str | None = None) -> EmbeddedModel:
         return DEFAULT_MODEL
     if not is_embedded(model):
         raise ConfigError(f"{model!r} is not an embedded model ({PROVIDER}/NAME)")
+    if file_of(model) is not None:
+        raise ConfigError(f"{model!r} names a GGUF file, not one of keel's embedded models")
     name = model.removeprefix(f"{PROVIDER}/").strip().lower()
     if not name:
         return DEFAULT_MODEL

@@ -217,14 +217,16 @@ class LocalEngine:
         template = llama.metadata.get("tokenizer.chat_template")
         if not template:
             raise LocalModelUnavailable(
-                f"{self.path} has no chat template; it is not the embedded model"
+                f"{self.path} has no chat template (tokenizer.chat_template); give an instruct model's GGUF"
             )
-        eos = llama.token_eos()
-        self._formatter = Jinja2ChatFormatter(
-            template=template,
-            eos_token=llama._model.token_get_text(eos),
-            bos_token="",
-            stop_token_ids=[eos],
+        eos, bos = llama.token_eos(), llama.token_bos()
+        self._formatter = (
+            Jinja2ChatFormatter(  # the file's own template, as llama.cpp's server uses it
+                template=template,
+                eos_token=llama._model.token_get_text(eos),
+                bos_token=llama._model.token_get_text(bos) if bos >= 0 else "",
+                stop_token_ids=[eos],
+            )
         )
         self._llama = llama
 

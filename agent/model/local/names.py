@@ -11,5 +11,17 @@ LITELLM_MODEL = f"{PROVIDER}/{MODEL_NAME}"
 
 
 def is_embedded(model: str) -> bool:
-    """True for a `keel-local/...` name: one of the embedded models (or, if unknown, a ConfigError later)."""
+    """True for a `keel-local/...` name: one of the embedded models or a GGUF file, run in keel's worker (an
+    unknown name or a bad file is a ConfigError later)."""
     return model.startswith(f"{PROVIDER}/")
+
+
+def file_of(model: str) -> str | None:
+    """The path a `keel-local/<path to .gguf>` name gives (absolute, relative or `~`), None for a catalog
+    name: a path ends in `.gguf` or has a `/`, `~` or `.` in it where a catalog name cannot."""
+    if not is_embedded(model):
+        return None
+    rest = model[len(PROVIDER) + 1 :].strip()
+    if rest.lower().endswith(".gguf") or "/" in rest or rest.startswith(("~", ".")):
+        return rest
+    return None

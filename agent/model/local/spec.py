@@ -17,6 +17,7 @@ from keel.agent.model.local.names import (  # noqa: F401 - pydantic-free home of
     LITELLM_MODEL,
     MODEL_NAME,
     PROVIDER,
+    file_of,
     is_embedded,
 )
 
@@ -56,7 +57,18 @@ def describe_embedded(
     context_window: int | None = None, model: str | None = None
 ) -> EmbeddedEndpoint:
     """The endpoint of the embedded model `model` names (the default for None), as prepare_embedded_model will
-    return it, without checking or loading anything; ConfigError for an unknown `keel-local/NAME`."""
+    return it, without loading anything; ConfigError for an unknown `keel-local/NAME`, or for a
+    `keel-local/<path>` that is not a GGUF file with a chat template (its header is read, nothing more)."""
+    if model and file_of(model) is not None:
+        from keel.agent.model.local.model_file import file_model_name, model_file
+
+        info = model_file(model)
+        made_for = info.context_length or DEFAULT_CONTEXT_TOKENS
+        return EmbeddedEndpoint(
+            model=file_model_name(info.path),
+            context_window=context_window or min(made_for, DEFAULT_CONTEXT_TOKENS),
+            path=info.path,
+        )
     chosen = embedded_model(model)
     return EmbeddedEndpoint(
         model=chosen.model,

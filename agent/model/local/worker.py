@@ -23,6 +23,8 @@ from keel.agent.model.local.assemble import LocalModelUnavailable, ensure_model_
 from keel.agent.model.local.catalog import EmbeddedModel, embedded_model
 from keel.agent.model.local.compact_tools import compact_tool_schemas
 from keel.agent.model.local.engine import LocalEngine, PromptTooLong, Sampling, import_llama_cpp
+from keel.agent.model.local.model_file import LLAMA_INSTALL_HINT, file_problem
+from keel.agent.model.local.names import file_of
 from keel.agent.model.local.turn import LocalTurn
 from keel.agent.model.local.worker_protocol import (
     REQUEST_ADAPTER,
@@ -69,10 +71,11 @@ def sampling_of(request: Generate) -> Sampling:
 
 
 class Worker:
-    """Serves one model file: made ready once, then one reply per Generate, cancelled by Cancel."""
+    """Serves one model file: made ready once, then one reply per Generate, cancelled by Cancel. `model` is
+    the catalog's entry, assembled first if need be; None for a user's own GGUF file, loaded as it is."""
 
     def __init__(
-        self, channel: Channel, model: EmbeddedModel, path: Path, context_tokens: int
+        self, channel: Channel, model: EmbeddedModel | None, path: Path, context_tokens: int
     ) -> None:
         self.channel = channel
         self.model = model
@@ -99,7 +102,8 @@ class Worker:
             self.channel.send(Progress(stage="assembling", message=message.removeprefix("keel: ")))
 
         try:
-            await asyncio.to_thread(ensure_model_file, assembling, self.path, self.model)
+            if self.model is not None:
+                await asyncio.to_thread(ensure_model_file, assembling, self.path, self.model)
             self.channel.send(Progress(stage="loading", message=f"loading {self.path.name}"))
             await self.engine.ready()
         except LocalModelUnavailable as exc:
@@ -111,7 +115,8 @@ class Worker:
             if self.engine.extra_buffers
             else " (llama.cpp's extra weight buffers off: prompts read slower)"
         )
-        self.channel.send(Progress(stage="ready", message=f"the embedded model is ready{aside}"))
+        what = "the embedded model" if self.model is not None else self.path.name
+        self.channel.send(Progress(stage="ready", message=f"{what} is ready{aside}"))
 
     async def _reply(self, request: Generate, ready: asyncio.Task[None]) -> None:
         try:
@@ -170,7 +175,9 @@ def read_requests(loop: asyncio.AbstractEventLoop, requests: asyncio.Queue[Reque
     os._exit(0)
 
 
-async def serve(channel: Channel, model: EmbeddedModel, path: Path, context_tokens: int) -> None:
+async def serve(
+    channel: Channel, model: EmbeddedModel | None, path: Path, context_tokens: int
+) -> None:
     requests: asyncio.Queue[Request] = asyncio.Queue()
     loop = asyncio.get_running_loop()
     threading.Thread(
@@ -184,17 +191,19 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m keel.agent.model.local.worker", description=__doc__.splitlines()[0]
     )
     parser.add_argument(
-        "--embedded", required=True, help="the embedded model the file is (keel-local/NAME)"
+        "--embedded",
+        required=True,
+        help="the embedded model the file is (keel-local/NAME), or keel-local/<path> for a GGUF file",
     )
     parser.add_argument("--model", type=Path, required=True, help="the GGUF file")
     parser.add_argument("--context", type=int, required=True, help="context window in tokens")
     options = parser.parse_args(argv)
     channel = Channel(private_stdout())
     faulthandler.enable()  # a fatal signal leaves its traceback on stderr, which keel keeps
-    model = embedded_model(options.embedded)
+    model = None if file_of(options.embedded) is not None else embedded_model(options.embedded)
     try:
-        llama_cpp = import_llama_cpp(model.install_hint)
-        problem = model_problem(options.model, model)
+        llama_cpp = import_llama_cpp(model.install_hint if model else LLAMA_INSTALL_HINT)
+        problem = model_problem(options.model, model) if model else file_problem(options.model)
     except LocalModelUnavailable as exc:
         problem = str(exc)
     if problem:
