@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
@@ -40,8 +41,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("calls", type=Path)
     parser.add_argument("--http", type=int, default=None)
+    parser.add_argument(
+        "--child", action="store_true", help="start a long sleep in a session of its own"
+    )
     args = parser.parse_args()
     Path(f"{args.calls}.pid").write_text(str(os.getpid()))
+    if args.child:  # a helper process that outlives the server unless someone ends it
+        child = subprocess.Popen(["sleep", "300"], start_new_session=True, stdin=subprocess.DEVNULL)
+        Path(f"{args.calls}.child").write_text(str(child.pid))
     server = build(args.calls)
     if args.http is None:
         server.run()

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from contextlib import AsyncExitStack
+import signal
+from contextlib import AsyncExitStack, suppress
 from enum import Enum
 from pathlib import Path
 from typing import Any, TextIO
@@ -111,6 +112,8 @@ class McpConnection:
         else:
             task.cancel()
         await asyncio.wait([task])
+        if self.config.command is not None:
+            end_holders(self.stderr_path)
         if self.state is ServerState.STARTED:
             self.state = ServerState.STOPPED
         self._session = None
@@ -218,6 +221,26 @@ class McpConnection:
             if len(tail) == len(text)
             else f"; its stderr ends: …{tail}"
         )
+
+
+def end_holders(log: Path) -> None:
+    """Kill what a stdio server left behind: the SDK ends the server's process group only when the server
+    does not exit by itself, and a child it started may live on in a group of its own. Every process the
+    server started holds its stderr log (this connection's own file) open, unless it closed it."""
+    target = str(log)
+    if not os.path.isdir("/proc"):
+        return
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            fds = os.scandir(f"/proc/{entry.name}/fd")
+            holds = any(os.readlink(fd.path) == target for fd in fds)
+        except OSError:  # gone, or not ours to look at
+            continue
+        if holds:
+            with suppress(OSError):
+                os.kill(int(entry.name), signal.SIGKILL)
 
 
 def _explain(exc: BaseException) -> str:
