@@ -77,7 +77,9 @@ class McpConnection:
         try:
             await asyncio.wait_for(self._ready.wait(), timeout)
         except TimeoutError:
-            self._fail(f"did not answer within startup_timeout_sec = {timeout:g}")
+            self._fail(
+                f"did not answer within startup_timeout_sec = {timeout:g}{self._stderr_note()}"
+            )
             await self.stop()
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
@@ -183,7 +185,9 @@ class McpConnection:
             command=os.path.expanduser(self.config.command),
             args=self.config.args,
             env=self.config.env or None,
-            cwd=self.config.cwd or self.cwd,
+            cwd=self.cwd / self.config.cwd
+            if self.config.cwd
+            else self.cwd,  # relative: to the workspace
         )
         return stdio_client(params, errlog=errlog)
 
@@ -227,7 +231,7 @@ def end_holders(log: Path) -> None:
     """Kill what a stdio server left behind: the SDK ends the server's process group only when the server
     does not exit by itself, and a child it started may live on in a group of its own. Every process the
     server started holds its stderr log (this connection's own file) open, unless it closed it."""
-    target = str(log)
+    targets = {str(log), f"{log} (deleted)"}  # the log may be gone with the scratch folder
     if not os.path.isdir("/proc"):
         return
     for entry in os.scandir("/proc"):
@@ -235,7 +239,7 @@ def end_holders(log: Path) -> None:
             continue
         try:
             fds = os.scandir(f"/proc/{entry.name}/fd")
-            holds = any(os.readlink(fd.path) == target for fd in fds)
+            holds = any(os.readlink(fd.path) in targets for fd in fds)
         except OSError:  # gone, or not ours to look at
             continue
         if holds:
