@@ -17,6 +17,7 @@ from keel.agent.config_files import (  # noqa: F401 - keel_home and the paths ar
 )
 from keel.agent.errors import ConfigError
 from keel.tools.exec.sandbox_policy import SandboxPolicy
+from keel.tools.mcp.config import McpServerConfig, check_server_names
 
 ApprovalPolicy = Literal["read-only", "auto-edit", "full-auto"]
 ToolProtocol = Literal["auto", "native", "text"]
@@ -38,6 +39,14 @@ def _usable_window(tokens: int | None) -> int | None:
 
 
 ContextWindow = Annotated[int | None, AfterValidator(_usable_window)]
+
+
+def _server_names(servers: dict[str, McpServerConfig]) -> dict[str, McpServerConfig]:
+    check_server_names(list(servers))
+    return servers
+
+
+McpServers = Annotated[dict[str, McpServerConfig], AfterValidator(_server_names)]
 
 
 class Strict(BaseModel):
@@ -111,6 +120,8 @@ class RunSettings(Strict):
     context: ContextSettings = ContextSettings()
     loop: LoopSettings = LoopSettings()
     sandbox: SandboxPolicy = SandboxPolicy()
+    # MCP servers whose tools the model is offered (tools/mcp; README: "Adding an MCP server")
+    mcp_servers: McpServers = {}
 
 
 class KeelConfig(RunSettings, ModelChoice):
@@ -148,8 +159,8 @@ def _describe(error: ValidationError, path: Path) -> str:
 def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
     model: type[BaseModel] = KeelConfig
     for part in loc[:-1]:
-        if part == "models":
-            model = ModelSettings
+        if part in ("models", "mcp_servers"):
+            model = ModelSettings if part == "models" else McpServerConfig
             continue
         field = model.model_fields.get(str(part))
         annotation = getattr(field, "annotation", None) if field else None

@@ -321,6 +321,7 @@ ErrorClass = Literal[
     "LocalModelError",
     # keel's own
     "CheckpointError",
+    "McpServerError",  # an MCP server that did not start: its tools are not offered
     "InternalError",
 ]
 ERROR_CLASSES: frozenset[str] = frozenset(get_args(ErrorClass))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from keel.agent.approval import Approvals
 from keel.agent.config import DEFAULT_CONTEXT_WINDOW, keel_home
@@ -57,6 +57,9 @@ from keel.tools.base import Tool, ToolContext
 from keel.tools.exec.sandbox_mechanism import sandbox_mechanism
 from keel.tools.registry import ToolRegistry
 
+if TYPE_CHECKING:
+    from keel.tools.mcp.servers import McpServers
+
 TurnOp = UserPrompt | Continue | Compact
 
 
@@ -95,6 +98,11 @@ class Session:
         )
         if prior:
             remove_leftover_temp_files(prior, self.tool_context)
+        self.mcp: McpServers | None = None
+        if settings.mcp_servers:  # the SDK is imported only when a server is configured
+            from keel.tools.mcp.servers import McpServers
+
+            self.mcp = McpServers.for_session(settings.mcp_servers, self.tool_context)
         inner = model or ModelClient(
             model=settings.model,
             api_base=settings.api_base,
@@ -269,6 +277,7 @@ class Session:
         return auto_budget(self.state.task_prompt, count_repo_files(self.root))
 
     async def _work_loop(self) -> None:
+        await self._start_mcp()
         while True:
             item = await self._work.get()
             self._turn_id = item.id
@@ -278,6 +287,14 @@ class Session:
             if self._turn.cancelled():  # cancelled before it ran
                 self._abort_unstarted(item)
             self._turn_id = ""
+
+    async def _start_mcp(self) -> None:
+        """MCP servers start before the first turn; one that fails is a notice, and its tools are left out."""
+        if self.mcp is not None:
+            await self.mcp.start()
+            self.registry.add(self.mcp.tools())
+            for problem in self.mcp.problems():
+                self._emit(Error(error_class="McpServerError", message=problem))
 
     def _drop_queued_work(self) -> None:
         """An interrupt with no turn running: the turns still waiting are aborted."""

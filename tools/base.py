@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -148,6 +148,12 @@ class Tool(ABC, Generic[A]):
     Args: ClassVar[type[ToolArgs]]
     # the same call made twice in a row returns the same result (false for what polls a running process)
     same_result_again: ClassVar[bool] = True
+    # the arguments' JSON schema when it is not Args' own: an MCP server's (keel.tools.mcp.tool)
+    parameters: ClassVar[dict[str, Any] | None] = None
+
+    def check_arguments(self, arguments: dict[str, Any]) -> ToolArgs:
+        """The arguments validated; a pydantic ValidationError or a ToolError says what to fix."""
+        return self.Args.model_validate(arguments)
 
     @abstractmethod
     async def run(self, args: A, ctx: ToolContext) -> ToolResult:

@@ -34,6 +34,14 @@ def schema_of(tool: type[Tool[Any]]) -> dict[str, Any]:
     }
 
 
+def _schema(tool: Tool[Any]) -> dict[str, Any]:
+    """A tool's schema: from its Args model, or as given (an MCP server's, whose `title`s are its own)."""
+    if tool.parameters is None:
+        return schema_of(type(tool))
+    function = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+    return {"type": "function", "function": function}
+
+
 def _describe_validation(error: ValidationError) -> str:
     problems = []
     for item in error.errors():
@@ -77,8 +85,15 @@ class ToolRegistry:
     def __init__(self, tools: list[Tool[Any]], redact: Callable[[str], str] | None = None) -> None:
         """`redact` masks known secrets in every result before the model or anyone else sees it."""
         self._tools = {tool.name: tool for tool in tools}
-        self._schemas = [schema_of(type(tool)) for tool in tools]
+        self._schemas = [_schema(tool) for tool in tools]
         self._redact = redact
+
+    def add(self, tools: list[Tool[Any]]) -> None:
+        """More tools (an MCP server's), before the first request: the schemas must not change after it."""
+        for tool in tools:
+            if tool.name not in self._tools:
+                self._tools[tool.name] = tool
+                self._schemas.append(_schema(tool))
 
     def __contains__(self, name: str) -> bool:
         return name in self._tools
@@ -109,7 +124,7 @@ class ToolRegistry:
         """The tool and its validated arguments, or a ToolError saying what to fix."""
         tool = self.get(name)
         try:
-            return tool, tool.Args.model_validate(parse_arguments(raw))
+            return tool, tool.check_arguments(parse_arguments(raw))
         except ValidationError as exc:
             raise ToolError(f"invalid arguments for {name}: {_describe_validation(exc)}") from None
 

@@ -140,6 +140,13 @@ def dispatch(args: argparse.Namespace) -> int:
 
         cwd = _workspace(args)
         return models_command(resolve_config(cwd, config_flags(args)), cwd)
+    if args.command == "mcp":
+        from keel.agent.cli.flags import config_flags
+        from keel.agent.cli.mcp import mcp_command
+        from keel.agent.config import resolve_config
+
+        cwd = _workspace(args)
+        return mcp_command(resolve_config(cwd, config_flags(args)), cwd, sys.stdout)
     if args.command == "export":
         from keel.agent.cli.export import export_command
 
