@@ -272,6 +272,25 @@ async def test_unknown_sessions_are_clear_errors(
             await ask(conn, "nope", "hi")
 
 
+def test_stdout_to_a_file_is_a_usage_error_that_says_how_to_run_it(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    with out.open("w") as stdout:
+        done = subprocess.run(
+            [KEEL, "acp"],
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=keel_env(tmp_path / "home"),
+            cwd=tmp_path,
+            timeout=120,
+            check=False,
+        )
+    assert done.returncode == 2
+    assert "over pipes" in done.stderr and "Zed" in done.stderr
+    assert out.read_text() == ""
+
+
 def test_the_protocol_package_loads_only_for_keel_acp() -> None:
     probe = (
         "import sys, keel\n"

@@ -7,19 +7,33 @@ import contextlib
 import logging
 import os
 import signal
+import stat
 import sys
 from typing import cast
 
 from acp import Agent, run_agent, stdio_streams
 
 from keel.agent.acp.agent import KeelAgent, SettingsFor
+from keel.agent.errors import UsageError
 
 STDIO_LIMIT = 50 * 1024 * 1024  # one JSON-RPC line may carry a whole file
+
+
+def _check_stdio() -> None:
+    """ACP runs over pipes (an editor starts `keel acp`); a file cannot carry it."""
+    for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout)):
+        mode = os.fstat(stream.fileno()).st_mode
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
+            raise UsageError(
+                f"keel acp speaks the Agent Client Protocol over pipes, and its {name} is a file; "
+                "let an editor start it (README: Using keel from Zed)"
+            )
 
 
 async def _protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """stdin/stdout for the protocol alone: anything else printed to stdout (a library's
     message, a print) goes to stderr instead, where it cannot break a JSON-RPC line."""
+    _check_stdio()
     protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "w")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     shown, sys.stdout = sys.stdout, protocol_out
