@@ -1,5 +1,5 @@
-"""The layering DESIGN.md fixes: the core (agent/ but its CLI) and the tools import neither the terminal UI nor
-the CLI front end, the terminal UI reaches the core only through its public surface, and every folder installs
+"""The layering DESIGN.md fixes: the core (agent/ but its CLI and ACP front ends) and the tools import neither
+the terminal UI nor the CLI or ACP front ends, the terminal UI reaches the core only through its public surface, and every folder installs
 under the one `keel` namespace."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-FRONT_ENDS = ("keel.tui", "keel.agent.cli")
+FRONT_ENDS = ("keel.tui", "keel.agent.cli", "keel.agent.acp")
 # What a front end may import of the core: the public API, the Session and its protocol, settings and config
 # (config_files is the config's light half, read before the first paint), and the typed errors it catches.
 PUBLIC_CORE = (
@@ -60,7 +60,8 @@ def core_files() -> list[Path]:
         for package in ("agent", "tools", "prompts")
         for p in sorted((ROOT / package).rglob("*.py"))
     ]
-    return [p for p in files if (ROOT / "agent" / "cli") not in p.parents]
+    front_ends = (ROOT / "agent" / "cli", ROOT / "agent" / "acp")
+    return [p for p in files if not any(folder in p.parents for folder in front_ends)]
 
 
 def test_the_core_and_the_tools_never_import_a_front_end():
@@ -111,7 +112,7 @@ def test_the_check_covers_the_whole_core():
         "tools/exec/sandbox.py",
         "prompts/__init__.py",
     } <= covered
-    assert not any(name.startswith("agent/cli/") for name in covered)
+    assert not any(name.startswith(("agent/cli/", "agent/acp/")) for name in covered)
 
 
 def test_every_folder_installs_under_the_keel_namespace():

@@ -167,6 +167,33 @@ async def test_a_body_left_unread_does_not_poison_the_next_call():
         await client.aclose()
 
 
+async def test_a_request_cancelled_before_its_answer_does_not_answer_the_next_one():
+    server: Server
+    first_arrived = asyncio.Event()
+    release = asyncio.Event()
+
+    async def slow_then_echo(reader, writer):
+        while True:
+            body = await server.read_request(reader)
+            if body == b"slow":
+                first_arrived.set()
+                await release.wait()
+            writer.write(sized(body))
+
+    server = Server(slow_then_echo)
+    async with server as url:
+        client = HTTP1Client(url)
+        slow = asyncio.create_task(post(client, b"slow"))
+        await first_arrived.wait()
+        slow.cancel()  # an interrupt while the model has not answered yet
+        with pytest.raises(asyncio.CancelledError):
+            await slow
+        release.set()  # the server answers the cancelled request after all
+        assert await post(client, b"next") == (200, b"next")
+        assert server.connections == 2
+        await client.aclose()
+
+
 async def test_nothing_listening_is_a_connect_failure():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -76,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     from keel.agent.cli.export import add_export_parser
 
     add_export_parser(commands)
+    from keel.agent.cli.acp import add_acp_parser
+
+    add_acp_parser(commands)
     commands.add_parser("sessions", help="list the sessions of this workspace")
     resume = commands.add_parser("resume", help="reopen a session (the newest here by default)")
     resume.add_argument("session_id", nargs="?")

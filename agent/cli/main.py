@@ -155,6 +155,10 @@ def dispatch(args: argparse.Namespace) -> int:
         from keel.agent.cli.undo import undo_command
 
         return undo_command(args)
+    if args.command == "acp":
+        from keel.agent.cli.acp import acp_command
+
+        return acp_command(args, _workspace(args))
     if args.command == "resume":
         return _cmd_frontend(args, _session_to_resume(args))
     return _cmd_frontend(args)

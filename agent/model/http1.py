@@ -126,6 +126,9 @@ class HTTP1Client:
         except asyncio.LimitOverrunError as exc:
             self._drop()
             raise ConnectionLost("the response headers are larger than 64 KiB") from exc
+        except asyncio.CancelledError:
+            self._drop()  # its response may still come, and would answer the next request
+            raise
         return self._parse_head(raw)
 
     def _parse_head(self, raw: bytes) -> Response:
