@@ -59,7 +59,10 @@ def test_bench_new_makes_a_task_from_a_commit_that_bench_check_passes(tmp_path, 
     assert (task / "tests" / "files" / "tests" / "test_sub.py").is_file()
     assert "def sub" not in (task / "environment" / "repo" / "calc.py").read_text()
     assert "+def sub" in (task / "solution" / "solution.patch").read_text()
-    assert "RUN python3 -m venv --without-pip .venv" in (task / "environment" / "Dockerfile").read_text()
+    assert (
+        "RUN python3 -m venv --without-pip .venv"
+        in (task / "environment" / "Dockerfile").read_text()
+    )
     checked = run_keel(
         "bench", "check", str(task), "--env", "local", "--out", str(tmp_path / "check"),
         cwd=tmp_path, home=home, timeout=300, PATH=PATH,
@@ -100,7 +103,9 @@ def test_setup_harbor_writes_a_task_environment_keel_bench_runs(tmp_path, script
         cwd=tmp_path, home=home, timeout=300, PATH=PATH,
     )  # fmt: skip
     assert ran.returncode == 0, ran.stderr
-    rows = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
+    rows = [
+        json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()
+    ]
     assert [row["reward"] for row in rows] == [1.0]  # the untouched environment's tests pass
 
 

@@ -36,7 +36,9 @@ def tool_results(request) -> list[str]:
 
 
 def worktrees(repo: Path) -> list[str]:
-    out = subprocess.run(["git", "worktree", "list"], cwd=repo, capture_output=True, text=True)
+    out = subprocess.run(
+        ["git", "worktree", "list"], cwd=repo, capture_output=True, text=True, check=False
+    )
     return out.stdout.splitlines()
 
 
@@ -70,14 +72,19 @@ def test_setup_writes_a_recipe_that_passed_its_own_rerun(
     assert config["test_command"] == recipe[1]
     # the installs happened in worktrees that are gone: the checkout has only the recipe
     status = subprocess.run(
-        ["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True
+        ["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, check=False
     ).stdout.split("\n")
     assert [line for line in status if line] == ["?? .keel/"]
     assert not (repo / ".venv").exists() and not (repo / "node_modules").exists()
     assert len(worktrees(repo)) == 1
     # setup.sh installs for real, from the repository root
     done = subprocess.run(
-        ["bash", ".keel/setup.sh"], cwd=repo, capture_output=True, text=True, env={"PATH": PATH}
+        ["bash", ".keel/setup.sh"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"PATH": PATH},
     )
     assert done.returncode == 0, done.stderr
 
@@ -120,11 +127,16 @@ def test_a_repository_it_cannot_set_up_ends_with_a_report_and_exit_1(tmp_path, s
     assert "rejected: the install command `python3 -m pip install" in report
     assert "2. install: (nothing)" in report
     # without PYTHONPATH=src the test module fails to import: an error `|| true` hides
-    assert "rejected: the test command `python3 -m pytest -q || true` exited 0 although 1 of 1" in report
+    assert (
+        "rejected: the test command `python3 -m pytest -q || true` exited 0 although 1 of 1"
+        in report
+    )
     assert "That was the last proposal" in tool_results(server.requests[2])[-1]
     assert not (repo / ".keel").exists()
     assert len(worktrees(repo)) == 1
-    branches = subprocess.run(["git", "branch"], cwd=repo, capture_output=True, text=True)
+    branches = subprocess.run(
+        ["git", "branch"], cwd=repo, capture_output=True, text=True, check=False
+    )
     assert branches.stdout.split() == ["*", "main"]
 
 

@@ -16,7 +16,8 @@ from keel.prompts import plural
 
 AnyParser = TypeVar("AnyParser", bound=argparse.ArgumentParser)
 SUBCOMMANDS = ("run", "check", "compare", "new")
-COMMANDS = ("run", "batch", "bench", "setup", "sessions", "resume", "models", "undo", "export")  # keel's own
+# keel's own commands
+COMMANDS = ("run", "batch", "bench", "setup", "sessions", "resume", "models", "undo", "export")
 
 
 def bench_argv(argv: list[str]) -> list[str]:

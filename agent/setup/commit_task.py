@@ -58,10 +58,17 @@ def commit_parts(repo: Path, commit: str) -> tuple[str, TaskParts, list[str], st
             "a task needs tests that check the change; choose a commit that has them"
         )
     if not code:
-        raise UsageError(f"commit {sha[:12]} changes only tests: there is nothing for an agent to do")
+        raise UsageError(
+            f"commit {sha[:12]} changes only tests: there is nothing for an agent to do"
+        )
     patch = git.binary("diff", "--binary", "--no-renames", parent, sha, "--", *code)
     message = git.text("log", "-1", "--format=%B", sha)
-    return parent, TaskParts(instruction="", test_files=test_files, solution_patch=patch), code, message
+    return (
+        parent,
+        TaskParts(instruction="", test_files=test_files, solution_patch=patch),
+        code,
+        message,
+    )
 
 
 async def write_instruction(

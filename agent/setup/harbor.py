@@ -67,7 +67,7 @@ def task_toml(category: str, timeout: float) -> str:
         f'category = "{category}"\n\n'
         f"[verifier]\ntimeout_sec = {timeout:.1f}\n\n"
         f"[agent]\ntimeout_sec = {max(timeout, 600.0):.1f}\n\n"
-        f"[environment]\nbuild_timeout_sec = {timeout:.1f}\nworkdir = \"{WORKDIR}\"\n"
+        f'[environment]\nbuild_timeout_sec = {timeout:.1f}\nworkdir = "{WORKDIR}"\n'
     )
 
 

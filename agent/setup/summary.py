@@ -40,7 +40,9 @@ def _pytest(text: str) -> TestCount | None:
     counts: dict[str, int] = {}
     for number, word in _PYTEST_PART.findall(tails[-1]):
         counts[word.rstrip("s") if word.startswith("error") else word] = int(number)
-    ran = sum(counts.get(k, 0) for k in ("passed", "failed", "error", "skipped", "xfailed", "xpassed"))
+    ran = sum(
+        counts.get(k, 0) for k in ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+    )
     failed = counts.get("failed", 0) + counts.get("error", 0)
     return TestCount(runner="pytest", collected=ran, failed=failed)
 
@@ -59,7 +61,9 @@ def _node(text: str) -> TestCount | None:
     found = dict(_NODE.findall(text))
     if "tests" not in found:
         return None
-    return TestCount(runner="node --test", collected=int(found["tests"]), failed=int(found.get("fail", 0)))
+    return TestCount(
+        runner="node --test", collected=int(found["tests"]), failed=int(found.get("fail", 0))
+    )
 
 
 def _jest(text: str) -> TestCount | None:
@@ -68,7 +72,9 @@ def _jest(text: str) -> TestCount | None:
         return None
     parts, total = lines[-1]
     failed = _JEST_FAILED.search(parts)
-    return TestCount(runner="jest", collected=int(total), failed=int(failed.group(1)) if failed else 0)
+    return TestCount(
+        runner="jest", collected=int(total), failed=int(failed.group(1)) if failed else 0
+    )
 
 
 def _mocha(text: str) -> TestCount | None:

@@ -78,7 +78,12 @@ async def run_setup(
     tools = [*offered, ProposeSetupTool(verdict)]
     scratch = await create_worktree(repo, "setup/explore", commit)
     own = settings.model_copy(
-        update={"cwd": scratch.path, "checkpoints": False, "sandbox": policy, "approval": "full-auto"}
+        update={
+            "cwd": scratch.path,
+            "checkpoints": False,
+            "sandbox": policy,
+            "approval": "full-auto",
+        }
     )
     outcome = SetupOutcome(repo=repo, commit=commit, logs=logs)
     try:

@@ -131,9 +131,7 @@ class Verifier:
                 run = await run_sandboxed(self.policy, worktree.path, command, self.timeout, log)
                 trial.runs.append(run)
                 if not run.ok:
-                    trial.problem = (
-                        f"the install command {run.describe()}:\n{_tail(run.output)}"
-                    )
+                    trial.problem = f"the install command {run.describe()}:\n{_tail(run.output)}"
                     return trial
             run = await run_sandboxed(self.policy, worktree.path, recipe.test, self.timeout, log)
             trial.runs.append(run)
