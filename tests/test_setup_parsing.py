@@ -29,6 +29,14 @@ NODE_SPEC = "✔ adds (0.5ms)\nℹ tests 4\nℹ suites 0\nℹ pass 3\nℹ fail 1
         ),
         ("1 deselected in 0.01s", TestCount(runner="pytest", collected=0)),
         ("==== 1 error in 0.30s ====", TestCount(runner="pytest", collected=1, failed=1)),
+        (
+            "ERROR tests/test_calc.py\n!!!! Interrupted: 1 error during collection !!!!\n1 error in 2.02s",
+            TestCount(runner="pytest", collected=1, failed=1, broken=True),
+        ),
+        (
+            "ERROR: test_calc (unittest.loader._FailedTest.test_calc)\nRan 1 test in 0.0s\nFAILED (errors=1)",
+            TestCount(runner="unittest", collected=1, failed=1, broken=True),
+        ),
         ("....\n---\nRan 4 tests in 0.001s\n\nOK\n", TestCount(runner="unittest", collected=4)),
         (
             "Ran 4 tests in 0.001s\n\nFAILED (failures=1, errors=2)\n",
@@ -65,6 +73,10 @@ def run(exit_code: int | None, output: str, timed_out: bool = False) -> CommandR
         (run(2, "3 passed in 0.1s"), "exited 2 although no test failed"),
         (run(127, "bash: pytest: command not found"), "did not run (exit status 127)"),
         (run(None, "", timed_out=True), "timed out"),
+        (
+            run(2, "!!!! Interrupted: 1 error during collection !!!!\n1 error in 0.1s"),
+            "could not load the tests",
+        ),
     ],
 )
 def test_a_test_run_proves_the_tests_run_only_with_tests_and_a_meaningful_exit(

@@ -15,6 +15,8 @@ _PYTEST_COLLECTED = re.compile(r"^collected (\d+) items?", re.MULTILINE)
 # unittest: "Ran 3 tests in 0.001s" then "OK" or "FAILED (failures=1, errors=2)"
 _UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in", re.MULTILINE)
 _UNITTEST_FAILED = re.compile(r"^FAILED \(([^)]*)\)", re.MULTILINE)
+# the run stopped before the tests ran: pytest's collection errors, a test module unittest could not import
+_BROKEN = re.compile(r"^!+ Interrupted: .*!+$|unittest\.loader\._FailedTest", re.MULTILINE)
 # node --test (TAP "# tests 3" or spec "ℹ tests 3"), jest ("Tests:  1 failed, 2 passed, 3 total"), mocha
 _NODE = re.compile(r"^(?:#|ℹ)\s+(tests|pass|fail)\s+(\d+)\s*$", re.MULTILINE)
 _JEST = re.compile(r"^Tests:\s+(.*?)(\d+) total", re.MULTILINE)
@@ -30,6 +32,9 @@ class TestCount(BaseModel):
     runner: str
     collected: int
     failed: int = 0
+    broken: bool = (
+        False  # tests could not be loaded (an import error): the suite did not really run
+    )
 
 
 def _pytest(text: str) -> TestCount | None:
@@ -90,5 +95,5 @@ def count_tests(output: str) -> TestCount | None:
     text = _ANSI.sub("", output).replace("\r\n", "\n")
     for parse in (_pytest, _unittest, _jest, _node, _mocha):
         if (count := parse(text)) is not None:
-            return count
+            return count.model_copy(update={"broken": bool(_BROKEN.search(text))})
     return None

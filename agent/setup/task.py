@@ -68,7 +68,8 @@ async def run_setup(
 
     async def verdict(args: ProposeSetupArgs) -> ToolResult:
         if verifier.finished:
-            return ToolResult(output="No more proposals: answer in one line.", ok=False)
+            done = "a recipe was accepted" if verifier.accepted else "no proposals are left"
+            return ToolResult(output=f"Not run: {done}. Answer in one line.", ok=False)
         recipe = Recipe(install=args.install, test=args.test, notes=args.notes)
         attempt = await verifier.verify(recipe)
         text = _verdict_text(attempt, len(verifier.attempts), options.max_attempts)

@@ -72,6 +72,11 @@ def judge_test_run(run: CommandRun) -> tuple[TestCount | None, str]:
             "it must run the project's tests and print its runner's summary (pytest, unittest, "
             f"node --test, jest or mocha). Its output:\n{_tail(run.output)}"
         )
+    if tests.broken:
+        return tests, (
+            f"the test command `{run.command}` could not load the tests (an import or collection "
+            f"error: is the project installed, or on the path?):\n{_tail(run.output)}"
+        )
     if run.exit_code == 0 and tests.failed:
         return tests, (
             f"the test command `{run.command}` exited 0 although {tests.failed} of "
