@@ -117,6 +117,8 @@ class RunSettings(Strict):
     checkpoints: bool = True
     # ask the server for each call's token ids and logprobs and log them (for training exports)
     record_tokens: bool = False
+    # the command that runs the project's tests, as `keel setup` verified it (the system prompt says it)
+    test_command: str | None = None
     context: ContextSettings = ContextSettings()
     loop: LoopSettings = LoopSettings()
     sandbox: SandboxPolicy = SandboxPolicy()

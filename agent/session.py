@@ -117,6 +117,7 @@ class Session:
         )
         self.model = RedactingModel(inner, self.redactor)
         facts = gather_facts(self.root, list_files=settings.compact_prompt)
+        facts.test_command = settings.test_command
         if mount := settings.sandbox.workspace_mount:  # the root as the commands see it (/app)
             facts = facts.model_copy(update={"root": mount})
         prompt = SystemPrompt(

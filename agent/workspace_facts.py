@@ -26,6 +26,7 @@ class WorkspaceFacts(BaseModel):
     top_level: list[str]
     # every file, when the project is small enough to list whole (the compact prompt shows them)
     files: list[str] = []
+    test_command: str | None = None  # .keel/config.toml's, verified by `keel setup`
 
 
 def git_dir_of(root: Path) -> Path | None:

@@ -70,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     from keel.agent.cli.bench import add_bench_parser
 
     add_bench_parser(commands)
+    from keel.agent.cli.setup import add_setup_parser
+
+    add_setup_parser(commands)
     from keel.agent.cli.undo import add_undo_parser
 
     add_undo_parser(commands)

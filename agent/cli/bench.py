@@ -15,8 +15,9 @@ from keel.agent.errors import ExitCode, UsageError
 from keel.prompts import plural
 
 AnyParser = TypeVar("AnyParser", bound=argparse.ArgumentParser)
-SUBCOMMANDS = ("run", "check", "compare")
-COMMANDS = ("run", "batch", "bench", "sessions", "resume", "models", "undo", "export")  # keel's own
+SUBCOMMANDS = ("run", "check", "compare", "new")
+# keel's own commands
+COMMANDS = ("run", "batch", "bench", "setup", "sessions", "resume", "models", "undo", "export")
 
 
 def bench_argv(argv: list[str]) -> list[str]:
@@ -73,7 +74,7 @@ def add_bench_parser(subparsers: argparse._SubParsersAction[AnyParser]) -> AnyPa
         "results.jsonl, summary.json and report.html with a Pareto plot; `check` validates tasks, "
         "`compare` puts runs side by side.",
     )
-    commands = parser.add_subparsers(dest="bench_command", metavar="{TASK...,check,compare}")
+    commands = parser.add_subparsers(dest="bench_command", metavar="{TASK...,check,compare,new}")
     run = commands.add_parser(
         "run", help="run the agent on tasks (the default: `keel bench TASK...`)"
     )
@@ -116,6 +117,9 @@ def add_bench_parser(subparsers: argparse._SubParsersAction[AnyParser]) -> AnyPa
         "check", help="validate tasks: the oracle must pass and nop must fail"
     )
     _add_run_flags(check)
+    from keel.agent.cli.setup import add_new_parser
+
+    add_new_parser(commands)
     compare = commands.add_parser("compare", help="several runs on one plot and one table")
     compare.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="a run's --out folder")
     compare.add_argument(
@@ -271,6 +275,10 @@ def bench_command(args: argparse.Namespace) -> int:
         return _compare(args)
     if args.bench_command == "run":
         return _run(args)
+    if args.bench_command == "new":
+        from keel.agent.cli.setup import bench_new_command
+
+        return bench_new_command(args)
     raise UsageError(
-        "keel bench needs tasks: keel bench TASK... (or `check TASK...`, `compare RUN...`)"
+        "keel bench needs tasks: keel bench TASK... (or `check TASK...`, `compare RUN...`, `new`)"
     )

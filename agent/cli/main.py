@@ -133,6 +133,10 @@ def dispatch(args: argparse.Namespace) -> int:
         from keel.agent.cli.bench import bench_command
 
         return bench_command(args)
+    if args.command == "setup":
+        from keel.agent.cli.setup import setup_command
+
+        return setup_command(args)
     if args.command == "models":
         from keel.agent.cli.flags import config_flags
         from keel.agent.cli.models import models_command
