@@ -144,5 +144,3 @@ class LeanServer:
         ready(f"http://127.0.0.1:{port}/v1")
         async with server:
             await server.serve_forever()
-
-

@@ -174,7 +174,9 @@ def run_child(url: str, count: int, options: argparse.Namespace, profile: str = 
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def median_run(url: str, count: int, options: argparse.Namespace, server: int) -> tuple[dict, float]:
+def median_run(
+    url: str, count: int, options: argparse.Namespace, server: int
+) -> tuple[dict, float]:
     """The run with the median rate of `repeat` fresh runs, and the server's CPU seconds during it."""
     runs = []
     for _ in range(options.repeat):
@@ -247,7 +249,9 @@ def main() -> None:
     if options.serve:
         return serve(options.steps, options.delay, options.tokens)
     if options.child:
-        return child(options.url, options.count, options.steps, options.tokens, options.profile_child)
+        return child(
+            options.url, options.count, options.steps, options.tokens, options.profile_child
+        )
     command = [sys.executable, __file__, "--serve", "--steps", str(options.steps)]
     command += ["--delay", str(options.delay)] + (["--tokens"] if options.tokens else [])
     server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
