@@ -192,11 +192,12 @@ def report(url: str, options: argparse.Namespace, server: int) -> None:
     tokens = "token ids and logprobs recorded" if options.tokens else "no token ids"
     print(
         f"keel bench/rollouts_scale: {os.cpu_count()} CPUs; {options.steps} steps per rollout, "
-        f"{options.delay:g} s model latency, {tokens}; median of {options.repeat} run(s)"
+        f"{options.delay:g} s model latency, {tokens}; median of {options.repeat} run(s); "
+        f"load average {os.getloadavg()[0]:.1f}"
     )
     print(
         f"{'rollouts':>8} {'steps/s':>8} {'x linear':>9} {'wall s':>7} {'cpu/step ms':>12}"
-        f" {'server cpu':>11} {'peak RSS MB':>12} {'MB/extra':>9}"
+        f" {'keel cpu':>9} {'server cpu':>11} {'peak RSS MB':>12} {'MB/extra':>9}"
     )
     base: dict | None = None
     verdicts = []
@@ -210,6 +211,7 @@ def report(url: str, options: argparse.Namespace, server: int) -> None:
         print(
             f"{count:>8} {rate:>8.1f} {linear:>9.2f} {result['wall']:>7.2f}"
             f" {1000 * result['cpu'] / result['steps']:>12.3f}"
+            f" {100 * result['cpu'] / result['wall']:>8.0f}%"
             f" {100 * server_cpu / result['wall']:>10.0f}%"
             f" {result['peak_rss']:>12.0f} {per_rollout:>9.3f}"
         )
@@ -220,8 +222,10 @@ def report(url: str, options: argparse.Namespace, server: int) -> None:
         f" rollout: {'meets' if verdicts and all(verdicts) else 'misses' if verdicts else 'not run'}"
     )
     print(
-        "(x linear: steps/s against N x the rate of the first count; server cpu: the model"
-        " stand-in's share of one core, which must stay well under 100%)"
+        f"load average now {os.getloadavg()[0]:.1f}. x linear: steps/s against N x the rate of the"
+        " first count. keel cpu and server cpu: the share of one core the rollouts' process and the"
+        " model stand-in used; the stand-in must stay well under 100%, and on a shared machine the"
+        " rollouts get what other processes leave (their cpu/step is the figure that is keel's own)"
     )
 
 
