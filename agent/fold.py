@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import fields
+from typing import Any
 
 from keel.agent.context.masking import mask_history
 from keel.agent.messages import Message, tool_result, user
@@ -30,6 +31,19 @@ INTERRUPTED_NOTE = "[The user interrupted this turn. Wait for their next message
 UNFINISHED_RESULT = "Interrupted before it finished."
 
 
+_FIELDS = frozenset(f.name for f in fields(SessionState))
+
+
+def _replace(state: SessionState, **changes: Any) -> SessionState:
+    """`dataclasses.replace` without re-running the frozen class's __init__ over every field: a copy of
+    the instance dict with the changes (an apply per event, a step emits several)."""
+    if not changes.keys() <= _FIELDS:
+        raise TypeError(f"SessionState has no field {sorted(changes.keys() - _FIELDS)}")
+    new = object.__new__(SessionState)
+    new.__dict__.update(state.__dict__, **changes)
+    return new
+
+
 def apply(state: SessionState, event: AnyEvent) -> SessionState:
     """The state after `event`; depends on nothing else, changes nothing (events that report only, such as
     deltas, retries or budget.updated, leave the state as it is)."""
@@ -37,11 +51,11 @@ def apply(state: SessionState, event: AnyEvent) -> SessionState:
         case SessionStarted():
             return _started(state, event)
         case TurnStarted():
-            return replace(state, turn_id=event.turn_id, task_open=event.kind == "task")
+            return _replace(state, turn_id=event.turn_id, task_open=event.kind == "task")
         case UserMessage(origin="user"):
             return _new_task(state, event.text)
         case UserMessage():  # keel's correction or nudge: a step of its own
-            return replace(
+            return _replace(
                 state,
                 history=(*state.history, user(event.text)),
                 steps=state.steps + (event.purpose != "context"),
@@ -53,7 +67,7 @@ def apply(state: SessionState, event: AnyEvent) -> SessionState:
             return _assistant(state, event)
         case ToolStarted():
             signature = call_signature(event.name, event.arguments)
-            return replace(
+            return _replace(
                 state,
                 repeated_call=signature,
                 repeats=state.repeats_of(signature),
@@ -63,7 +77,7 @@ def apply(state: SessionState, event: AnyEvent) -> SessionState:
             return _tool_finished(state, event)
         case ContextMasked():
             history, _ = mask_history(state.history, state.masked_upto, event.masked_upto)
-            return replace(
+            return _replace(
                 state,
                 history=history,
                 masked_upto=max(state.masked_upto, event.masked_upto),
@@ -72,13 +86,13 @@ def apply(state: SessionState, event: AnyEvent) -> SessionState:
         case ContextSummarized():
             return _summarized(state, event)
         case ToolProtocolChanged():
-            return replace(state, tool_protocol=event.tool_protocol)
+            return _replace(state, tool_protocol=event.tool_protocol)
         case BudgetSet():
-            return replace(state, budget=event.budget, default_budget=event.default_budget)
+            return _replace(state, budget=event.budget, default_budget=event.default_budget)
         case TurnAborted():
             return _aborted(state, event)
         case SessionFinished():
-            return replace(state, task_open=False)
+            return _replace(state, task_open=False)
     return state
 
 
@@ -102,15 +116,15 @@ def unanswered_calls(history: Sequence[Message]) -> list[ToolCall]:
 
 def _started(state: SessionState, event: SessionStarted) -> SessionState:
     """A fresh session takes its budget from the start; a resumed one keeps the one its log built."""
-    state = replace(state, session_id=event.session_id, tool_protocol=event.tool_protocol)
+    state = _replace(state, session_id=event.session_id, tool_protocol=event.tool_protocol)
     if event.resumed:
         return state
-    return replace(state, budget=event.budget, default_budget=event.budget)
+    return _replace(state, budget=event.budget, default_budget=event.budget)
 
 
 def _new_task(state: SessionState, text: str) -> SessionState:
     """A new prompt: steps, the budget and the loop guard count from zero (a file re-read is no loop)."""
-    return replace(
+    return _replace(
         state,
         history=(*state.history, user(text)),
         task_prompt=text,
@@ -130,7 +144,7 @@ def _new_task(state: SessionState, text: str) -> SessionState:
 
 def _spend(state: SessionState, usage: TokenUsage, cost: float | None) -> SessionState:
     """Count a model call's tokens: the session's totals and the task's."""
-    return replace(
+    return _replace(
         state,
         usage=state.usage + usage,
         task_usage=state.task_usage + usage,
@@ -147,7 +161,7 @@ def _assistant(state: SessionState, event: AssistantMessage) -> SessionState:
         for call in event.tool_calls
         if call.id.startswith(prefix) and call.id[len(prefix) :].isdigit()
     ]
-    state = replace(
+    state = _replace(
         state,
         history=(*state.history, message),
         steps=state.steps + 1 if event.tool_calls else state.steps,
@@ -165,7 +179,7 @@ def _tool_finished(state: SessionState, event: ToolFinished) -> SessionState:
     if call is None:
         return state
     ok = event.status == "ok"
-    return replace(
+    return _replace(
         state,
         history=(*state.history, tool_result(call, event.output)),
         last_ran_ok=ok,
@@ -177,7 +191,7 @@ def _tool_finished(state: SessionState, event: ToolFinished) -> SessionState:
 def _summarized(state: SessionState, event: ContextSummarized) -> SessionState:
     """All but the last `kept_messages` messages are replaced by the summary; the summary call is spent."""
     kept = event.kept_messages
-    state = replace(
+    state = _replace(
         state,
         history=state.history[len(state.history) - kept :] if kept else (),
         summaries=(*state.summaries, event.summary),
@@ -194,7 +208,7 @@ def _aborted(state: SessionState, event: TurnAborted) -> SessionState:
         tool_result(call, UNFINISHED_RESULT) for call in unanswered_calls(state.history)
     )
     note = (user(INTERRUPTED_NOTE),) if state.task_open and event.reason == "interrupted" else ()
-    return replace(
+    return _replace(
         state,
         history=(*state.history, *repaired, *note),
         task_open=False,

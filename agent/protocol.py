@@ -172,11 +172,11 @@ class AssistantMessage(Event):
 
     type: Literal["assistant.message"] = "assistant.message"
     text: str
-    tool_calls: list[ToolCall] = []
-    usage: TokenUsage = TokenUsage()
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    usage: TokenUsage = Field(default_factory=TokenUsage)
     cost: float | None = None
-    task_usage: TokenUsage = TokenUsage()
-    session_usage: TokenUsage = TokenUsage()
+    task_usage: TokenUsage = Field(default_factory=TokenUsage)
+    session_usage: TokenUsage = Field(default_factory=TokenUsage)
     tokens: TurnTokens | None = None  # with record_tokens only
 
 
@@ -250,10 +250,10 @@ class ContextSummarized(Event):
     summary: str
     kept_messages: int = 0
     reason: str = "threshold"
-    usage: TokenUsage = TokenUsage()
+    usage: TokenUsage = Field(default_factory=TokenUsage)
     cost: float | None = None
-    task_usage: TokenUsage = TokenUsage()
-    session_usage: TokenUsage = TokenUsage()
+    task_usage: TokenUsage = Field(default_factory=TokenUsage)
+    session_usage: TokenUsage = Field(default_factory=TokenUsage)
     tokens: TurnTokens | None = None  # the summarization call's, with record_tokens only
 
 
@@ -293,8 +293,8 @@ class BudgetUpdated(Event):
     budget: int | None
     context_tokens: int = 0
     context_window: int = 0
-    task_usage: TokenUsage = TokenUsage()
-    session_usage: TokenUsage = TokenUsage()
+    task_usage: TokenUsage = Field(default_factory=TokenUsage)
+    session_usage: TokenUsage = Field(default_factory=TokenUsage)
 
 
 ErrorClass = Literal[
@@ -371,8 +371,8 @@ class SessionFinished(Event):
     steps: int
     cost: float | None = None
     reason: str = ""
-    task_usage: TokenUsage = TokenUsage()
-    session_usage: TokenUsage = TokenUsage()
+    task_usage: TokenUsage = Field(default_factory=TokenUsage)
+    session_usage: TokenUsage = Field(default_factory=TokenUsage)
 
 
 AnyEvent = Annotated[

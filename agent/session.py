@@ -230,7 +230,7 @@ class Session:
         self._closed = True
         await self.tool_context.aclose()
         await self.model.aclose()
-        self.log.close()
+        await self.log.aclose()
         self._events.put_nowait(None)
 
     @property
@@ -320,7 +320,7 @@ class Session:
                 turn_id=turn_id,
             )
         )
-        self.log.sync()
+        self.log.sync_soon()
 
     async def _compact(self) -> None:
         self._emit(TurnStarted(kind="compact"))

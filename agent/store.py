@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import cache
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -36,6 +39,7 @@ class SessionLog:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115
         self._unsynced = False
+        self._syncing: Future[None] | None = None
 
     def append(self, event: AnyEvent) -> AnyEvent:
         """Write one event and return it as logged: itself, or its redacted copy when it held a secret. Deltas
@@ -63,10 +67,41 @@ class SessionLog:
             os.fsync(self._file.fileno())
             self._unsynced = False
 
+    def sync_soon(self) -> None:
+        """`sync` in a worker thread: what was written is flushed now and made durable without the event
+        loop waiting on the disk (many sessions finishing together would otherwise stall on fsyncs)."""
+        if not self._unsynced:
+            return
+        self._file.flush()
+        self._unsynced = False
+        previous = self._syncing
+        fd = self._file.fileno()
+        self._syncing = _sync_pool().submit(_fsync_after, previous, fd)
+
+    async def aclose(self) -> None:
+        """`close`, once a pending background sync is done (waited for without blocking the loop)."""
+        if self._syncing is not None:
+            await asyncio.wrap_future(self._syncing)
+        self.close()
+
     def close(self) -> None:
+        if self._syncing is not None:
+            self._syncing.result()
+            self._syncing = None
         if not self._file.closed:
             self.sync()
             self._file.close()
+
+
+@cache
+def _sync_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="keel-log-sync")
+
+
+def _fsync_after(previous: Future[None] | None, fd: int) -> None:
+    if previous is not None:
+        previous.result()
+    os.fsync(fd)
 
 
 def repair_torn_tail(path: Path) -> None:

@@ -114,7 +114,11 @@ def _retry_after(headers: dict[str, str]) -> float | None:
 
 
 def _uses_proxy(scheme: str, host: str) -> bool:
-    """Whether the environment sends requests to this host through a proxy (HTTP(S)_PROXY, NO_PROXY)."""
+    """Whether the environment sends requests to this host through a proxy (HTTP(S)_PROXY, NO_PROXY).
+    Without `<scheme>_proxy` or `<SCHEME>_PROXY` set, no: that is checked without scanning the whole
+    environment, as getproxies does, for each session a process starts."""
+    if not (os.environ.get(f"{scheme}_proxy") or os.environ.get(f"{scheme.upper()}_PROXY")):
+        return False
     return scheme in getproxies() and not proxy_bypass(host)
 
 
