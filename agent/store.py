@@ -47,12 +47,16 @@ class SessionLog:
         (how a call went, not what happened)."""
         if isinstance(event, AssistantDelta | ModelProgress):
             return event
-        line = event.model_dump_json()
+        tokens = getattr(event, "tokens", None)  # token ids hold no text: only the rest is scanned
+        line = event.model_dump_json(exclude={"tokens"} if tokens is not None else None)
         redacted = self.redactor.redact(line)
+        changed = redacted != line
+        if tokens is not None:
+            redacted = redacted[:-1] + f',"tokens":{tokens.model_dump_json()}}}'
         self._file.write(redacted + "\n")
         self._file.flush()
         self._unsynced = True
-        if redacted == line:
+        if not changed:
             return event
         try:
             return parse_event(redacted)

@@ -150,6 +150,8 @@ def child(url: str, count: int, steps: int, tokens: bool, profile: bool) -> None
                 stats.sort_stats(os.environ.get("BENCH_SORT", "tottime")).print_stats(
                     int(os.environ.get("BENCH_TOP", "30"))
                 )
+                if callers := os.environ.get("BENCH_CALLERS"):  # who calls a hot function
+                    stats.print_callers(callers)
     finally:
         shutil.rmtree(os.environ["KEEL_HOME"], ignore_errors=True)
     print(json.dumps({**result, "baseline_rss": baseline}), flush=True)

@@ -319,3 +319,25 @@ def test_the_embedded_model_records_its_tokens_and_their_logprobs(assembled, tmp
     assert isinstance(theirs, list) and shortest.tokens.logprobs is not None
     assert len(theirs) == len(shortest.tokens.logprobs)
     assert max(abs(a - b) for a, b in zip(theirs, shortest.tokens.logprobs, strict=True)) < 0.15
+
+
+def test_a_logged_turn_keeps_its_tokens_exact_while_its_text_is_redacted(tmp_path):
+    """Only the text of a line is scanned for secrets; the token ids are written as they came."""
+    from keel.agent.model.redact import Redactor
+    from keel.agent.store import SessionLog
+
+    secret = "hunter2-very-secret"
+    log = SessionLog(tmp_path / "s.jsonl", Redactor((secret,)))
+    sent = as_sent(tokens_for(3))
+    logged_event = log.append(AssistantMessage(text=f"the key is {secret}", tokens=sent))
+    log.close()
+    (line,) = read_events(tmp_path / "s.jsonl")
+    assert isinstance(line, AssistantMessage) and secret not in line.text
+    assert line.tokens == sent and logged_event.tokens == sent
+    assert isinstance(logged_event, AssistantMessage) and secret not in logged_event.text
+
+
+def test_token_ids_that_are_not_numbers_are_missing_not_logged():
+    assert turn_tokens(["a", "b"], [1], [-0.5]) == TurnTokens(
+        missing="the server's token ids or logprobs are not numbers"
+    )

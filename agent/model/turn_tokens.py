@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 from keel.agent.protocol import TurnTokens
 
 TOKEN_REQUEST: dict[str, Any] = {"return_token_ids": True, "logprobs": True}
@@ -32,7 +34,7 @@ class TokenCollector:
         """A streamed chunk, or a whole completion: the prompt's ids and the first choice's tokens."""
         prompt = chunk.get("prompt_token_ids")
         if isinstance(prompt, list):
-            self.prompt_ids = [int(token) for token in prompt]
+            self.prompt_ids = prompt  # checked as TurnTokens is built (in pydantic's core: fast)
         choices = chunk.get("choices") or ()
         if choices and isinstance(choices[0], dict):
             self.add_choice(choices[0])
@@ -40,7 +42,7 @@ class TokenCollector:
     def add_choice(self, choice: dict[str, Any]) -> None:
         ids = choice.get("token_ids")
         if isinstance(ids, list):
-            self.completion_ids = (self.completion_ids or []) + [int(token) for token in ids]
+            self.completion_ids = (self.completion_ids or []) + ids
         logprobs = choice.get("logprobs")
         content = logprobs.get("content") if isinstance(logprobs, dict) else None
         if isinstance(content, list):
@@ -79,9 +81,12 @@ def turn_tokens(
             f"the server returned {len(logprobs or ())} logprobs for "
             f"{len(completion_ids or ())} completion tokens"
         )
-    return TurnTokens(
-        prompt_token_ids=prompt_ids,
-        completion_token_ids=completion_ids,
-        logprobs=logprobs,
-        missing=missing,
-    )
+    try:
+        return TurnTokens(
+            prompt_token_ids=prompt_ids,
+            completion_token_ids=completion_ids,
+            logprobs=logprobs,
+            missing=missing,
+        )
+    except ValidationError:
+        return TurnTokens(missing="the server's token ids or logprobs are not numbers")
