@@ -12,14 +12,17 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from atif import Trajectory
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from keel.agent.batch.results import ResultRow
-from keel.agent.rollouts.reward import Reward, RewardConfig, group_advantages, reward
+from keel.agent.rollouts.reward import Reward, RewardConfig
 from keel.agent.settings import SessionSettings
+
+if TYPE_CHECKING:
+    from keel.agent.rollouts.runs import AttemptTrajectory
 
 
 class RolloutTask(BaseModel):
@@ -105,45 +108,39 @@ def _specs(task: RolloutTask, attempts: range, settings: SessionSettings, out: P
     ]
 
 
-def _rollout(row: ResultRow, config: RewardConfig) -> Rollout:
-    """A finished attempt's rollout: the trajectories from its session log, the reward from its verdict."""
+def _rollout(row: ResultRow, entry: AttemptTrajectory) -> Rollout:
+    """A finished attempt's rollout: its reward and advantage from its group, its trajectories from its
+    session log (carrying both)."""
     from keel.agent.rollouts.atif import log_trajectories
-    from keel.agent.rollouts.runs import row_outcome
 
-    outcome = row_outcome(row)
     result = Rollout(
         task_id=row.id, attempt=row.attempt, status=row.status, reason=row.reason, tokens=row.tokens,
-        reward=None if outcome is None else reward(outcome, row.tokens, config),
+        reward=entry.reward, advantage=entry.advantage,
     )  # fmt: skip
     log = Path(row.session_log) if row.session_log else None
     if log is not None and log.is_file():
-        extra = {"reward": result.reward.model_dump() if result.reward else None}
+        extra = {
+            "reward": result.reward.model_dump() if result.reward else None,
+            "advantage": result.advantage,
+        }
         result.trajectories = log_trajectories(log, f"{row.id}.{row.attempt}.json", extra)
         result.session_log = log
     return result
 
 
-def _groups(rollouts: Sequence[Rollout], config: RewardConfig) -> list[RolloutGroup]:
-    by_task: dict[str, list[Rollout]] = {}
-    for item in sorted(rollouts, key=lambda r: (r.task_id, r.attempt)):
-        by_task.setdefault(item.task_id, []).append(item)
-    groups = []
-    for task_id, items in by_task.items():
-        rewarded = [item for item in items if item.reward is not None]
-        stats = group_advantages([item.reward.total for item in rewarded if item.reward], config)
-        for item, advantage in zip(rewarded, stats.advantages, strict=True):
-            item.advantage = advantage
-            for trajectory in item.trajectories:
-                trajectory.extra = {**(trajectory.extra or {}), "advantage": advantage}
-        groups.append(
-            RolloutGroup(
-                task_id=task_id,
-                mean=stats.mean if rewarded else None,
-                std=stats.std if rewarded else None,
-                rollouts=items,
-            )
+def _groups(rows: Sequence[ResultRow], config: RewardConfig) -> list[RolloutGroup]:
+    """A RolloutGroup per task, its rewards and advantages as `--trajectories` computes them."""
+    from keel.agent.rollouts.runs import task_groups
+
+    return [
+        RolloutGroup(
+            task_id=group.id,
+            mean=group.mean,
+            std=group.std,
+            rollouts=[_rollout(r, e) for r, e in zip(task_rows, group.attempts, strict=True)],
         )
-    return groups
+        for group, task_rows in task_groups(rows, config)
+    ]
 
 
 async def _run_specs(
@@ -217,7 +214,7 @@ async def rollouts(
     out = out or Path(tempfile.mkdtemp(prefix=f"keel-rollouts-{time.strftime('%Y%m%d-%H%M%S')}-"))
     specs = [spec for task in tasks for spec in _specs(task, range(1, k + 1), settings, out)]
     rows = await _run_specs(specs, concurrency, backend, ray_address)
-    return _groups([_rollout(row, config) for row in rows], config)
+    return _groups(rows, config)
 
 
 async def rollout(task: RolloutTask, **options: Any) -> Rollout:

@@ -86,6 +86,19 @@ def _group(task_id: str, rows: list[ResultRow], config: RewardConfig) -> TaskGro
     )
 
 
+def task_groups(
+    rows: Sequence[ResultRow], config: RewardConfig
+) -> list[tuple[TaskGroup, list[ResultRow]]]:
+    """Each task's group (rewards, GRPO advantages) with its rows: the newest of each attempt, in
+    attempt order, as the group's `attempts` list them."""
+    by_task: dict[str, list[ResultRow]] = {}
+    for row in sorted(latest(list(rows)).values(), key=lambda r: r.key):
+        by_task.setdefault(row.id, []).append(row)
+    return [
+        (_group(task_id, task_rows, config), task_rows) for task_id, task_rows in by_task.items()
+    ]
+
+
 def _write_attempt(out: Path, row: ResultRow, group: TaskGroup, entry: AttemptTrajectory) -> None:
     log = Path(row.session_log) if row.session_log else None
     if log is None or not log.is_file():
@@ -112,13 +125,8 @@ def write_run_trajectories(
 ) -> list[TaskGroup]:
     """Every attempt's trajectories as OUT/trajectories/TASK.ATTEMPT.json (continuations beside it, as
     TASK.ATTEMPT.cont-N.json) with its reward, advantage and group in `extra`; the groups in groups.jsonl."""
-    config = config or RewardConfig()
-    by_task: dict[str, list[ResultRow]] = {}
-    for row in sorted(latest(list(rows)).values(), key=lambda r: r.key):
-        by_task.setdefault(row.id, []).append(row)
     groups = []
-    for task_id, task_rows in by_task.items():
-        group = _group(task_id, task_rows, config)
+    for group, task_rows in task_groups(rows, config or RewardConfig()):
         for row, entry in zip(task_rows, group.attempts, strict=True):
             _write_attempt(out, row, group, entry)
         groups.append(group)
