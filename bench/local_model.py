@@ -1,8 +1,9 @@
 """bench/local_model: the embedded model's decode tokens/s and time to first token, keel's worker vs raw llama-cpp-python.
 
 Paths on the same prompts, interleaved round by round so machine load hits them alike:
-  raw      llama_cpp.Llama.create_completion in this process, llama-cpp-python's defaults (the floor)
-  raw-safe the same with llama.cpp's extra weight buffers off, as keel's worker loads the model (see engine.py)
+  raw      llama_cpp.Llama.create_completion in this process, llama-cpp-python's defaults where they are safe
+           (the floor; on a build with AMX kernels the extra weight buffers stay off: see llama_loading.py)
+  raw-safe the same with llama.cpp's extra weight buffers off, as keel's worker loads it on AMX machines
   keel     keel's ModelClient -> the model worker process over its pipes (what keel runs)
 Each round ends the prompt differently, so every path reads the same new tokens after the prefix it kept from
 its last round (as keel's turns do), and the order of the paths rotates from round to round. Only one path
@@ -23,6 +24,7 @@ from keel.agent.model.client import ModelClient
 from keel.agent.model.local.assemble import ensure_model_file
 from keel.agent.model.local.endpoint import embedded_worker, prepare_embedded_model
 from keel.agent.model.local.engine import STOP_STRINGS, LocalEngine, Sampling, thread_counts
+from keel.agent.model.local.llama_loading import EXTRA_BUFFERS_SETTING
 
 TASK = "Write a Python function that parses an ISO date and returns the weekday name, with a docstring and doctests."
 
@@ -98,13 +100,15 @@ def report(name: str, samples: Samples, floor: Samples) -> None:
     )
 
 
-def loaded_engine(path: Path, context: int, extra_buffers: bool) -> LocalEngine:
+def loaded_engine(path: Path, context: int, extra_buffers: bool | None) -> LocalEngine:
+    """An engine loaded in this process; extra_buffers None lets llama.cpp's build decide (never AMX's path)."""
     import os
 
-    os.environ["KEEL_LOCAL_EXTRA_BUFFERS"] = "1" if extra_buffers else "0"
+    if extra_buffers is False:
+        os.environ[EXTRA_BUFFERS_SETTING] = "0"
     engine = LocalEngine(path, context_tokens=context)
     engine.load()
-    os.environ.pop("KEEL_LOCAL_EXTRA_BUFFERS")
+    os.environ.pop(EXTRA_BUFFERS_SETTING, None)
     return engine
 
 
@@ -117,7 +121,7 @@ async def main() -> None:
     endpoint = prepare_embedded_model()
     path = ensure_model_file(target=endpoint.path)
     engines = {
-        "raw": loaded_engine(path, endpoint.context_window, extra_buffers=True),
+        "raw": loaded_engine(path, endpoint.context_window, extra_buffers=None),
         "raw-safe": loaded_engine(path, endpoint.context_window, extra_buffers=False),
     }
     keel = ModelClient(
@@ -126,6 +130,10 @@ async def main() -> None:
         context_window=endpoint.context_window,
         extra={"max_tokens": options.tokens},
     )
+    if not engines["raw"].extra_buffers:
+        print(
+            "this llama.cpp build has AMX kernels: raw loads without extra buffers too (else it crashes)"
+        )
     print(
         f"model {path.name}; threads decode/prompt {thread_counts()}; worker pid "
         f"{embedded_worker(endpoint).pid}"

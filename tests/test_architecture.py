@@ -202,3 +202,46 @@ def test_import_keel_offers_every_public_name_and_loads_it_only_when_asked():
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
     )
     assert done.stdout.split() == ["[]", "True"], done.stderr
+
+
+LLAMA_BUILDERS = {"Llama", "from_pretrained"}
+
+
+def builds_a_llama(path: Path) -> list[int]:
+    """Lines that build a llama_cpp.Llama: a call of Llama or x.Llama, or of Llama.from_pretrained."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in LLAMA_BUILDERS:
+                lines.append(node.lineno)
+    return lines
+
+
+def test_llama_cpp_is_loaded_only_the_amx_safe_way():
+    """Every Llama keel, its tests or its benches build goes through llama_loading.build_llama: a Llama built
+    with llama.cpp's default extra buffers crashes on Xeons with AMX (CI's machines among them)."""
+    own = ROOT / "agent" / "model" / "local" / "llama_loading.py"
+    offenders = {
+        str(path.relative_to(ROOT)): found
+        for package in ("agent", "tools", "tui", "tests", "bench")
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if path != own and "suite" not in path.relative_to(ROOT).parts
+        if (found := builds_a_llama(path))
+    }
+    assert offenders == {}
+    assert builds_a_llama(own)
+
+
+def test_the_llama_check_sees_every_way_to_build_one(tmp_path):
+    module = tmp_path / "probe.py"
+    cls = "Llama"  # spelled apart so that a grep for built Llamas does not find this test
+    module.write_text(
+        f"import llama_cpp\nfrom llama_cpp import {cls}\n"
+        f"a = {cls}(model_path='m')\n"
+        f"b = llama_cpp.{cls}(model_path='m')\n"
+        f"c = {cls}.from_pretrained('repo', 'file')\n"
+        f"d = {cls}.logits_to_logprobs([])\n"
+    )
+    assert builds_a_llama(module) == [3, 4, 5]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from types import SimpleNamespace
 
 import pytest
 from keel_cli import git_repo, run_keel
@@ -257,7 +258,7 @@ PLAIN_BUILD = "CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 1 | AVX512_VNNI = 1 | OPENMP
 
 
 def test_extra_weight_buffers_are_off_only_for_a_build_with_amx_kernels_unless_set():
-    from keel.agent.model.local.engine import extra_buffers_wanted
+    from keel.agent.model.local.llama_loading import extra_buffers_wanted
 
     assert not extra_buffers_wanted(AMX_BUILD, None)  # the path that crashes on Xeons with AMX
     assert extra_buffers_wanted(
@@ -265,3 +266,38 @@ def test_extra_weight_buffers_are_off_only_for_a_build_with_amx_kernels_unless_s
     )  # repacked weights: prompts read several times faster
     assert extra_buffers_wanted(AMX_BUILD, "1") and not extra_buffers_wanted(PLAIN_BUILD, "0")
     assert not extra_buffers_wanted(AMX_BUILD, "")
+
+
+class _FakeParams:
+    use_extra_bufts = True
+
+
+def _fake_llama_cpp(system_info: str) -> SimpleNamespace:
+    """A stand-in for the llama_cpp package (third-party, native): what build_llama touches of it."""
+    native = SimpleNamespace(llama_model_default_params=_FakeParams)
+
+    class Llama:
+        def __init__(self, **params: object) -> None:
+            self.params = params
+            self.extra_buffers = native.llama_model_default_params().use_extra_bufts
+
+    return SimpleNamespace(
+        llama_cpp=native, Llama=Llama, llama_print_system_info=lambda: system_info.encode()
+    )
+
+
+def test_build_llama_loads_without_extra_buffers_on_an_amx_build_and_restores_the_defaults(
+    monkeypatch,
+):
+    from keel.agent.model.local.llama_loading import build_llama
+
+    monkeypatch.delenv("KEEL_LOCAL_EXTRA_BUFFERS", raising=False)
+    amx = _fake_llama_cpp(AMX_BUILD)
+    llama, extra = build_llama(amx, model_path="m.gguf")
+    assert (llama.extra_buffers, extra, llama.params) == (False, False, {"model_path": "m.gguf"})
+    assert amx.llama_cpp.llama_model_default_params is _FakeParams  # put back after the build
+    plain = _fake_llama_cpp(PLAIN_BUILD)
+    llama, extra = build_llama(plain, model_path="m.gguf")
+    assert (llama.extra_buffers, extra) == (True, True)
+    monkeypatch.setenv("KEEL_LOCAL_EXTRA_BUFFERS", "0")
+    assert build_llama(_fake_llama_cpp(PLAIN_BUILD))[1] is False

@@ -12,10 +12,13 @@ import sys
 
 
 def main() -> None:
+    import llama_cpp
     from llama_cpp import Llama
 
+    from keel.agent.model.local.llama_loading import build_llama
+
     asked = json.load(sys.stdin)
-    vocab = Llama(model_path=asked["model"], vocab_only=True, verbose=False)
+    vocab, _ = build_llama(llama_cpp, model_path=asked["model"], vocab_only=True, verbose=False)
     texts = [
         vocab.detokenize(ids, special=True).decode("utf-8", "replace") for ids in asked["decode"]
     ]
@@ -23,7 +26,8 @@ def main() -> None:
     if asked.get("score"):
         prompt, completion = asked["score"]["prompt"], asked["score"]["completion"]
         sequence = prompt + completion
-        llama = Llama(
+        llama, _ = build_llama(  # the worker's AMX-safe way: the default extra buffers crash there
+            llama_cpp,
             model_path=asked["model"],
             n_ctx=len(sequence) + 8,
             n_batch=len(sequence) + 8,

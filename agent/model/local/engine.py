@@ -11,9 +11,9 @@ import json
 import os
 import queue
 import threading
-from collections.abc import AsyncGenerator, Callable, Iterator
+from collections.abc import AsyncGenerator, Callable
 from concurrent.futures import Future
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from keel.agent.model.local.assemble import LocalModelUnavailable
 from keel.agent.model.local.catalog import DEFAULT_MODEL
+from keel.agent.model.local.llama_loading import build_llama
 from keel.agent.model.local.spec import DEFAULT_CONTEXT_TOKENS
 from keel.agent.model.local.token_trace import TokenTrace
 
@@ -46,38 +47,6 @@ def import_llama_cpp(install_hint: str = DEFAULT_MODEL.install_hint) -> Any:
             f"llama-cpp-python is not installed ({exc}); {install_hint}"
         ) from None
     return llama_cpp
-
-
-def extra_buffers_wanted(system_info: str, setting: str | None) -> bool:
-    """Whether llama.cpp may put the weights in its extra buffer types (repacked for faster kernels).
-
-    Yes, unless this build of llama.cpp has AMX kernels: on Xeons with AMX a natively built llama.cpp puts the
-    weights in its AMX buffer and crashes (SIGSEGV in `ldtilecfg`) on the first decode, and without extra
-    buffers that path is never reached. Elsewhere they stay on: repacked weights read prompts several times
-    faster (bench/local_model.py). KEEL_LOCAL_EXTRA_BUFFERS=0 or 1 (`setting`) decides instead.
-    """
-    if setting in ("0", "1"):
-        return setting == "1"
-    return "AMX_INT8 = 1" not in system_info
-
-
-@contextmanager
-def model_params_without_extra_buffers(llama_cpp: Any) -> Iterator[None]:
-    """While a Llama is built, its model parameters come with `use_extra_bufts` off (Llama() has no flag)."""
-    native = llama_cpp.llama_cpp
-    original = native.llama_model_default_params
-
-    def defaults() -> Any:
-        params = original()
-        if hasattr(params, "use_extra_bufts"):
-            params.use_extra_bufts = False
-        return params
-
-    native.llama_model_default_params = defaults
-    try:
-        yield
-    finally:
-        native.llama_model_default_params = original
 
 
 def thread_counts() -> tuple[int, int]:
@@ -184,7 +153,7 @@ class LocalEngine:
     _formatter: Any = None
     _openers: set[int] | None = None
     _worker: _Worker = field(default_factory=_Worker)
-    extra_buffers: bool = True  # as loaded: see extra_buffers_wanted
+    extra_buffers: bool = True  # as loaded: see llama_loading.extra_buffers_wanted
 
     @property
     def llama(self) -> Any:
@@ -199,21 +168,14 @@ class LocalEngine:
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         decode_threads, batch_threads = thread_counts()
-        system_info = llama_cpp.llama_print_system_info().decode("utf-8", "replace")
-        self.extra_buffers = extra_buffers_wanted(
-            system_info, os.environ.get("KEEL_LOCAL_EXTRA_BUFFERS")
+        llama, self.extra_buffers = build_llama(
+            llama_cpp,
+            model_path=str(self.path),
+            n_ctx=self.context_tokens,
+            n_threads=decode_threads,
+            n_threads_batch=batch_threads,
+            verbose=False,
         )
-        guard = (
-            nullcontext() if self.extra_buffers else model_params_without_extra_buffers(llama_cpp)
-        )
-        with guard:
-            llama = llama_cpp.Llama(
-                model_path=str(self.path),
-                n_ctx=self.context_tokens,
-                n_threads=decode_threads,
-                n_threads_batch=batch_threads,
-                verbose=False,
-            )
         template = llama.metadata.get("tokenizer.chat_template")
         if not template:
             raise LocalModelUnavailable(

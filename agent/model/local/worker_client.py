@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from keel.agent.errors import ContextWindowExceeded, ProviderError
 from keel.agent.model.local.assemble import LocalModelUnavailable
+from keel.agent.model.local.llama_loading import EXTRA_BUFFERS_SETTING
 from keel.agent.model.local.worker_protocol import (
     REPLY_ADAPTER,
     Cancel,
@@ -356,7 +357,7 @@ def _worker_environment(plain_buffers: bool) -> dict[str, str]:
     unless the person chose otherwise."""
     environment = dict(os.environ)
     if plain_buffers:
-        environment.setdefault("KEEL_LOCAL_EXTRA_BUFFERS", "0")
+        environment.setdefault(EXTRA_BUFFERS_SETTING, "0")
     return environment
 
 
