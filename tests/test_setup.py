@@ -134,10 +134,33 @@ def test_a_repository_it_cannot_set_up_ends_with_a_report_and_exit_1(tmp_path, s
     assert "That was the last proposal" in tool_results(server.requests[2])[-1]
     assert not (repo / ".keel").exists()
     assert len(worktrees(repo)) == 1
+    logs = Path(report.split("The commands' output is in ")[1].split(";")[0])
+    assert sorted(path.name for path in logs.iterdir()) == ["attempt-1-1.log", "attempt-2-1.log"]
+    assert folders_in(tmp_path / "home" / "worktrees") == []
     branches = subprocess.run(
         ["git", "branch"], cwd=repo, capture_output=True, text=True, check=False
     )
     assert branches.stdout.split() == ["*", "main"]
+
+
+def folders_in(root: Path) -> list[Path]:
+    return [path for path in root.rglob("*") if path.is_dir()] if root.exists() else []
+
+
+def test_a_setup_that_ran_no_command_names_no_output_folder_and_leaves_none(
+    tmp_path, scripted_server
+):
+    repo = git_repo(tmp_path / "repo", PYPROJECT_REPO)
+    server = scripted_server(["I cannot tell how to set it up.", "Still no idea."])
+    home = tmp_path / "home"
+    result = setup(server, repo, home)
+    assert result.returncode == 1, result.stderr
+    assert "keel setup: the model proposed no recipe." in result.stderr
+    assert "No install or test command ran; nothing was installed." in result.stderr
+    assert "output is in" not in result.stderr
+    assert not (home / "setup").exists()
+    assert folders_in(home / "worktrees") == [], "no empty worktree folder is left behind"
+    assert len(worktrees(repo)) == 1
 
 
 def test_later_sessions_are_told_the_verified_test_command(tmp_path, scripted_server):

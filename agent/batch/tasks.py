@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from keel.agent.errors import UsageError
-from keel.agent.git.worktrees import WorkspaceError, repo_top, resolve_ref
+from keel.agent.git.worktrees import WorkspaceError, check_writable, repo_top, resolve_ref
 
 
 class TaskFileError(UsageError):
@@ -74,6 +74,7 @@ def _check_workspace(task: Task, checked: dict[tuple[Path, str | None], str]) ->
     if key not in checked:
         top = repo_top(task.repo)
         resolve_ref(top, task.ref)
+        check_writable(top)
         checked[key] = str(top)
     return task.model_copy(update={"repo": Path(checked[key])})
 

@@ -74,13 +74,18 @@ def _options(args: argparse.Namespace) -> Any:
 
 
 def _repository(path: Path | None) -> tuple[Path, str]:
-    from keel.agent.git.worktrees import WorkspaceError, repo_top, resolve_ref
+    from keel.agent.git.worktrees import WorkspaceError, check_writable, repo_top, resolve_ref
 
     try:
         repo = repo_top((path or Path.cwd()).expanduser().resolve())
-        return repo, resolve_ref(repo, None)
+        commit = resolve_ref(repo, None)
     except WorkspaceError as exc:
         raise UsageError(f"{exc}; keel setup needs a git repository with a commit") from None
+    try:
+        check_writable(repo)
+    except WorkspaceError as exc:
+        raise UsageError(str(exc)) from None
+    return repo, commit
 
 
 def _printer() -> Any:
@@ -93,7 +98,8 @@ def _failed(outcome: Any) -> int:
     from keel.agent.setup.output import format_report
 
     ending = "" if outcome.status == "completed" else f"{outcome.status}: {outcome.reason}"
-    print(format_report(outcome.attempts, outcome.logs, ending), file=sys.stderr)
+    logs = outcome.logs if outcome.logs.is_dir() else None
+    print(format_report(outcome.attempts, logs, ending), file=sys.stderr)
     return ExitCode.FAILURE
 
 

@@ -79,6 +79,19 @@ def _common_dir(repo: Path) -> Path:
     return Path(repo, _git(repo, "rev-parse", "--git-common-dir")).resolve()
 
 
+def check_writable(repo: Path) -> None:
+    """WorkspaceError unless keel can write to `repo`'s git directory, where git records each worktree and branch."""
+    common_dir = _common_dir(repo)
+    try:
+        with (common_dir / LOCK_FILE).open("a"):
+            pass
+    except OSError as exc:
+        raise WorkspaceError(
+            f"cannot write to {common_dir} ({exc.strerror}): keel records each agent's worktree and "
+            "branch there; make the repository writable, or work in a writable clone of it"
+        ) from None
+
+
 def default_root(repo: Path) -> Path:
     """Where worktrees of `repo` live by default: under keel's home, outside the user's tree."""
     key = hashlib.sha1(str(_common_dir(repo)).encode()).hexdigest()[:8]
@@ -223,6 +236,22 @@ def _forget(worktree: Worktree) -> None:
         _git(worktree.repo, "worktree", "prune")
 
 
+def _remove_empty_folders(worktree: Worktree) -> None:
+    """The folders made for a worktree's name (`setup/` of `setup/explore`), and its repository's folder
+    under keel's home, once empty (under the lock, so no worktree is being made in them)."""
+    depth = worktree.name.count("/")
+    root = worktree.path.parents[depth]
+    folders = list(worktree.path.parents)[:depth]
+    if root.parent == (keel_home() / "worktrees").resolve():
+        folders.append(root)
+    with file_lock(_common_dir(worktree.repo) / LOCK_FILE):
+        for folder in folders:
+            try:
+                folder.rmdir()
+            except OSError:  # not empty (or already gone): its parents are not empty either
+                return
+
+
 async def remove_worktree(worktree: Worktree) -> None:
     """Remove the worktree's directory and git's record of it; its branch (and commits) stay.
 
@@ -232,10 +261,10 @@ async def remove_worktree(worktree: Worktree) -> None:
     gone_at = time.monotonic()
     common_dir = await asyncio.to_thread(_common_dir, worktree.repo)
     async with _serialized(common_dir):
-        if _prune_started.get(common_dir, 0.0) > gone_at:
-            return
-        _prune_started[common_dir] = time.monotonic()
-        await asyncio.to_thread(_forget, worktree)
+        if _prune_started.get(common_dir, 0.0) <= gone_at:
+            _prune_started[common_dir] = time.monotonic()
+            await asyncio.to_thread(_forget, worktree)
+    await asyncio.to_thread(_remove_empty_folders, worktree)
 
 
 def _delete_branch_at(worktree: Worktree, commit: str) -> bool:

@@ -68,8 +68,9 @@ def format_recipe(recipe: Recipe) -> str:
     )
 
 
-def format_report(attempts: list[Attempt], logs: Path, ending: str = "") -> str:
-    """What was tried and why each attempt failed, for a repository keel could not set up."""
+def format_report(attempts: list[Attempt], logs: Path | None, ending: str = "") -> str:
+    """What was tried and why each attempt failed, for a repository keel could not set up; `logs` is the
+    folder of the commands' output, None when no command ran."""
     if not attempts:
         lines = ["keel setup: the model proposed no recipe." + (f" ({ending})" if ending else "")]
     else:
@@ -80,5 +81,10 @@ def format_report(attempts: list[Attempt], logs: Path, ending: str = "") -> str:
         reason = attempt.reason.splitlines()
         lines.append(f"   rejected: {reason[0] if reason else '?'}")
         lines += [f"     {line}" for line in reason[1:8]]
-    lines.append(f"The commands' output is in {logs}; nothing was installed outside its worktrees.")
+    if logs is None:
+        lines.append("No install or test command ran; nothing was installed.")
+    else:
+        lines.append(
+            f"The commands' output is in {logs}; nothing was installed outside its worktrees."
+        )
     return "\n".join(lines)
