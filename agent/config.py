@@ -113,6 +113,8 @@ class RunSettings(Strict):
     retries: int = Field(default=4, ge=0)
     retry_base_delay: float = Field(default=0.5, ge=0)
     request_timeout: float = Field(default=600.0, gt=0)
+    # seconds without a byte of a reply that has begun before the try is given up as stalled (and retried)
+    stall_timeout: float = Field(default=120.0, gt=0)
     # snapshot the workspace before each turn's first change, for `keel undo`
     checkpoints: bool = True
     # ask the server for each call's token ids and logprobs and log them (for training exports)

@@ -109,6 +109,7 @@ class Session:
             retries=settings.retries,
             retry_base_delay=settings.retry_base_delay,
             timeout=settings.request_timeout,
+            stall_timeout=settings.stall_timeout,
             on_retry=self._emit,
             on_progress=self._emit,
             context_window=settings.context_window,

@@ -106,6 +106,7 @@ def test_every_run_setting_of_the_config_reaches_the_session(tmp_path):
         "retries": 1,
         "retry_base_delay": 0.01,
         "request_timeout": 9.0,
+        "stall_timeout": 7.0,
         "checkpoints": False,
         "record_tokens": True,
         "test_command": "python3 -m pytest -q",

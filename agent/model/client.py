@@ -24,6 +24,7 @@ from keel.agent.model.local.spec import is_embedded
 from keel.agent.model.openai_http import NO_KEY, OpenAIHTTP, is_direct_model, says_tools_unsupported
 from keel.agent.model.prices import context_window, cost_of
 from keel.agent.model.reply import ModelReply, ReplyAssembler, usage_from
+from keel.agent.model.stall import unstalled
 from keel.agent.model.tokens import use_bundled_tiktoken_files
 from keel.agent.model.turn_tokens import THROUGH_LITELLM, TokenCollector
 from keel.agent.protocol import ModelProgress, ModelRetry, TokenUsage
@@ -152,6 +153,7 @@ class ModelClient:
     retries: int = 4
     retry_base_delay: float = 0.5
     timeout: float = 600.0
+    stall_timeout: float = 120.0  # a reply stream with no bytes for this long is a retryable fault
     on_retry: Callable[[ModelRetry], None] = lambda event: None
     on_progress: Callable[[ModelProgress], None] = lambda event: None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -170,7 +172,12 @@ class ModelClient:
             )
         elif self.api_base and is_direct_model(self.model, self.api_base):
             self._direct = OpenAIHTTP(
-                self.model, self.api_base, self.timeout, self.extra, self.record_tokens
+                self.model,
+                self.api_base,
+                self.timeout,
+                self.extra,
+                self.record_tokens,
+                self.stall_timeout,
             )
 
     async def aclose(self) -> None:
@@ -271,7 +278,8 @@ class ModelClient:
         assembler = ReplyAssembler(
             tokens=TokenCollector(relay=THROUGH_LITELLM) if self.record_tokens else None
         )
-        async for chunk in stream:
+        where = self.api_base or self.model
+        async for chunk in unstalled(stream, self.stall_timeout, where):
             if assembler.tokens is not None:
                 assembler.tokens.add_chunk(chunk.model_dump())
             raw = getattr(chunk, "usage", None)

@@ -28,6 +28,7 @@ from keel.agent.errors import (
 from keel.agent.model.http1 import ConnectFailed, ConnectionLost, HTTP1Client
 from keel.agent.model.reply import ModelReply, ReplyAssembler, usage_from
 from keel.agent.model.request_cache import LastRequestCache
+from keel.agent.model.stall import unstalled
 from keel.agent.model.turn_tokens import TOKEN_REQUEST, TokenCollector
 from keel.agent.protocol import TokenUsage
 
@@ -164,8 +165,10 @@ class OpenAIHTTP:
         timeout: float,
         extra: dict[str, Any],
         record_tokens: bool = False,
+        stall_timeout: float = 120.0,
     ) -> None:
         self.model = model.removeprefix("openai/")
+        self.stall_timeout = stall_timeout
         self.api_base = api_base
         self.timeout = timeout
         self.extra = {**extra, **TOKEN_REQUEST} if record_tokens else extra
@@ -205,13 +208,14 @@ class OpenAIHTTP:
                 asyncio.timeout(self.timeout),
                 self._http.post("/chat/completions", body, self.headers) as response,
             ):
+                body = unstalled(response.body(), self.stall_timeout, self.api_base)
                 if response.status >= 400:
-                    message = _error_message(response.status, await response.read())
+                    message = _error_message(response.status, await _joined(body))
                     raise error_for_status(response.status, message, _retry_after(response.headers))
                 if response.headers.get("content-type", "").startswith("application/json"):
-                    _read_whole(assembler, json.loads(await response.read()), on_delta)
+                    _read_whole(assembler, json.loads(await _joined(body)), on_delta)
                 else:
-                    await _read_stream(assembler, response.body(), on_delta)
+                    await _read_stream(assembler, body, on_delta)
         except ConnectFailed as exc:
             raise RetryableProviderError(
                 f"Connection error: could not connect to {self.api_base} ({exc})",
@@ -238,6 +242,10 @@ class OpenAIHTTP:
                 f"{self.api_base} sent a reply that is not JSON", "APIError"
             ) from exc
         return assembler.reply(messages, tools, price)
+
+
+async def _joined(body: AsyncIterator[bytes]) -> bytes:
+    return b"".join([piece async for piece in body])
 
 
 async def _read_stream(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import select
 import socket
 import sys
 import threading
@@ -105,6 +106,7 @@ class ScriptedServer:
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._connections: set[socket.socket] = set()
+        self._stopping = threading.Event()  # ends stalled streams
 
     # ------------------------------------------------------------ lifecycle
 
@@ -122,6 +124,7 @@ class ScriptedServer:
     def stop(self) -> None:
         if self._httpd is None:
             return
+        self._stopping.set()
         self._httpd.shutdown()
         self._httpd.server_close()
         with self._lock:
@@ -335,6 +338,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if reply.drop_after_chunks is not None:
             events = events[: reply.drop_after_chunks]
+        if reply.stall_after_chunks is not None:
+            events = events[: reply.stall_after_chunks]
         framed = [b"%x\r\n%s\r\n" % (len(event), event) for event in events]
         if reply.chunk_delay:
             for frame in framed:
@@ -344,6 +349,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"".join(framed))
         if reply.drop_after_chunks is not None:
             self._drop()
+        elif reply.stall_after_chunks is not None:
+            self._stall()
         else:
             self.wfile.write(b"0\r\n\r\n")
 
@@ -367,6 +374,18 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self.wfile.write(data[: len(data) * cut_after // (cut_after + 1)])
             self._drop()
+
+    def _stall(self) -> None:
+        """Send nothing more, the connection left open, until the client hangs up or the server stops."""
+        self.wfile.flush()
+        self.close_connection = True
+        while not self.scripted._stopping.wait(0.05):
+            try:
+                readable, _, _ = select.select([self.connection], [], [], 0)
+                if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                    return  # the client gave up and closed its end
+            except OSError:
+                return
 
     def _drop(self) -> None:
         """Close the connection at once, mid-response or before any; the client sees EOF."""

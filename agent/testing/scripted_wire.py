@@ -53,6 +53,7 @@ class Reply(BaseModel):
     retry_after: float | None = None  # sent as a Retry-After header with an error
     drop: bool = False  # close the connection without any response
     drop_after_chunks: int | None = None  # stream this many SSE events, then close abruptly
+    stall_after_chunks: int | None = None  # stream this many SSE events, then send nothing more
     delay: float = 0.0  # seconds before responding
     chunk_delay: float = 0.0  # seconds between SSE events
     usage: UsageOverride | None = None

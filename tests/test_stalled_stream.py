@@ -1,0 +1,59 @@
+"""A reply stream that stops sending without ending: the try ends after `stall_timeout` seconds with nothing
+received (not after the whole request_timeout) and is retried as a provider fault, on both transports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from keel_cli import git_repo, run_streamed
+
+from keel.agent.testing.scripted_server import Reply
+
+TRANSPORTS = [
+    pytest.param({}, id="direct"),
+    pytest.param({"KEEL_TRANSPORT": "litellm"}, id="litellm", marks=pytest.mark.slow),
+]
+
+
+def configure(home: Path, retries: int) -> None:
+    """A short stall timeout and quick retries; the whole request may take far longer than the test."""
+    config = home / "config" / "keel" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(
+        f"retries = {retries}\nretry_base_delay = 0.01\nrequest_timeout = 3600\nstall_timeout = 1\n"
+    )
+
+
+@pytest.mark.parametrize("env", TRANSPORTS)
+def test_a_stalled_stream_is_given_up_and_retried(scripted_server, tmp_path, env):
+    home = tmp_path / "home"
+    configure(home, retries=2)
+    stalled = Reply(text="Here is the start of an answer that never", stall_after_chunks=2)
+    server = scripted_server([stalled, "The whole answer."])
+    repo = git_repo(tmp_path / "repo", {"README.md": "stalls\n"})
+    result = run_streamed(server.url, "say hi", cwd=repo, home=home, timeout=120, **env)
+
+    assert result.returncode == 0, result.stderr
+    assert result.events[-1]["status"] == "completed"
+    assert result.events[-1]["final_message"] == "The whole answer."
+    retries = [e for e in result.events if e["type"] == "model.retry"]
+    assert [e["error_class"] for e in retries] == ["StreamStalled"]
+    assert "stalled: nothing arrived for 1 s (stall_timeout)" in retries[0]["message"]
+    assert len(server.requests) == 2
+
+
+@pytest.mark.parametrize("env", TRANSPORTS)
+def test_a_stream_that_always_stalls_fails_with_a_clear_error(scripted_server, tmp_path, env):
+    home = tmp_path / "home"
+    configure(home, retries=1)
+    server = scripted_server([Reply(text="never finished", stall_after_chunks=0)] * 2)
+    repo = git_repo(tmp_path / "repo", {"README.md": "stalls\n"})
+    result = run_streamed(server.url, "say hi", cwd=repo, home=home, timeout=120, **env)
+
+    assert result.returncode == 1, result.stderr
+    [error] = [e for e in result.events if e["type"] == "error"]
+    assert error["fatal"] and "stalled: nothing arrived for 1 s" in error["message"]
+    assert "gave up after 1 retry" in error["message"]
+    assert result.events[-1]["status"] == "error"
+    assert len(server.requests) == 2
