@@ -20,6 +20,7 @@ from keel.agent.git.worktrees import (
     commit_all,
     create_worktree,
     delete_branch_at,
+    keep_worktree,
     remove_worktree,
     save_changes,
 )
@@ -29,6 +30,8 @@ from keel.agent.settings import SessionSettings
 from keel.tools.exec.processes import signal_group
 
 OUTPUT_TAIL_CHARS = 400
+SETUP_COMMIT = "keel batch: setup of "  # then the task's id: keel's commit of what setup changed
+LEFT_BEHIND_COMMIT = "keel batch: work left uncommitted by a run that was killed"
 Spec = TypeVar("Spec")
 Row = TypeVar("Row", bound=ResultRow)
 
@@ -241,7 +244,7 @@ class Attempt:
                 return False
         if self.task.setup and self.worktree is not None:
             # What setup changed is committed apart, so the patch holds the agent's work only.
-            self.base = await commit_all(self.worktree, f"keel batch: setup of {self.task.id}")
+            self.base = await commit_all(self.worktree, f"{SETUP_COMMIT}{self.task.id}")
         return True
 
     async def _command(self, command: str, kind: str) -> CommandOutcome:
@@ -285,6 +288,7 @@ class Attempt:
         except WorkspaceError as exc:
             self.row.reason = f"{self.row.reason}; saving the changes failed: {exc}".lstrip("; ")
         if self.spec.keep_worktree:
+            keep_worktree(self.worktree)
             return
         try:
             await remove_worktree(self.worktree)

@@ -162,6 +162,18 @@ def _plan(args: argparse.Namespace, cwd: Path, out: Path) -> tuple[list[Any], li
     return tasks, specs, kept
 
 
+def clean_up_left_behind(tasks: list[Any]) -> None:
+    """Remove what killed batch runs left in the tasks' repositories (worktrees, branches without work),
+    saying what was removed; attempts running in other processes are left alone."""
+    from keel.agent.batch.runner import LEFT_BEHIND_COMMIT, SETUP_COMMIT
+    from keel.agent.git.abandoned import remove_abandoned
+
+    for repo in sorted({task.repo for task in tasks}):
+        cleanup = remove_abandoned(repo, "batch/", LEFT_BEHIND_COMMIT, (SETUP_COMMIT,))
+        for line in cleanup.describe():
+            print(f"keel batch: {line}", file=sys.stderr)
+
+
 def run_locally(
     specs: list[Any],
     jobs: int,
@@ -225,6 +237,7 @@ def batch_command(args: argparse.Namespace) -> int:
     cwd = (getattr(args, "cwd", None) or Path.cwd()).expanduser().resolve()
     out = _out_dir(args, cwd)
     tasks, specs, kept = _plan(args, cwd, out)
+    clean_up_left_behind(tasks)
     out.mkdir(parents=True, exist_ok=True)
     results = ResultsFile(out)
     progress = Progress({task.id: args.attempts for task in tasks}, already=kept)

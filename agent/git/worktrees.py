@@ -17,6 +17,7 @@ from pathlib import Path
 import git
 
 from keel.agent.config import keel_home
+from keel.agent.git.claims import claim, release
 from keel.agent.git.lock import file_lock
 from keel.agent.git.runner import NEUTRAL_CONFIG, Git, GitError
 
@@ -157,6 +158,7 @@ def _register(repo: Path, name: str, ref: str | None, root: Path | None) -> Work
             suffix += 1
         path.parent.mkdir(parents=True, exist_ok=True)
         _git(repo, "worktree", "add", "--quiet", "--no-checkout", "-b", branch, str(path), base)
+        claim(common_dir, path)  # in the same hold of the lock: a cleanup never sees it unclaimed
     return Worktree(repo=repo, path=path, branch=branch, base=base)
 
 
@@ -258,6 +260,7 @@ async def remove_worktree(worktree: Worktree) -> None:
     The files are deleted side by side with other agents' work; only the prune is serialized, and
     one prune that starts after a directory is gone covers it, so agents finishing together share one."""
     await asyncio.to_thread(shutil.rmtree, worktree.path, ignore_errors=True)
+    release(worktree.path)
     gone_at = time.monotonic()
     common_dir = await asyncio.to_thread(_common_dir, worktree.repo)
     async with _serialized(common_dir):
@@ -265,6 +268,11 @@ async def remove_worktree(worktree: Worktree) -> None:
             _prune_started[common_dir] = time.monotonic()
             await asyncio.to_thread(_forget, worktree)
     await asyncio.to_thread(_remove_empty_folders, worktree)
+
+
+def keep_worktree(worktree: Worktree) -> None:
+    """Leave the worktree on disk on purpose: a later cleanup of what killed runs left never removes it."""
+    release(worktree.path, keep=True)
 
 
 def _delete_branch_at(worktree: Worktree, commit: str) -> bool:

@@ -208,14 +208,14 @@ class OpenAIHTTP:
                 asyncio.timeout(self.timeout),
                 self._http.post("/chat/completions", body, self.headers) as response,
             ):
-                body = unstalled(response.body(), self.stall_timeout, self.api_base)
+                pieces = unstalled(response.body(), self.stall_timeout, self.api_base)
                 if response.status >= 400:
-                    message = _error_message(response.status, await _joined(body))
+                    message = _error_message(response.status, await _joined(pieces))
                     raise error_for_status(response.status, message, _retry_after(response.headers))
                 if response.headers.get("content-type", "").startswith("application/json"):
-                    _read_whole(assembler, json.loads(await _joined(body)), on_delta)
+                    _read_whole(assembler, json.loads(await _joined(pieces)), on_delta)
                 else:
-                    await _read_stream(assembler, body, on_delta)
+                    await _read_stream(assembler, pieces, on_delta)
         except ConnectFailed as exc:
             raise RetryableProviderError(
                 f"Connection error: could not connect to {self.api_base} ({exc})",
