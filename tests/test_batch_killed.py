@@ -159,3 +159,23 @@ def test_worktrees_of_running_and_kept_attempts_are_left_alone(scripted_server, 
     finally:
         process.kill()
         process.communicate(timeout=30)
+
+
+def test_a_record_pointing_elsewhere_never_gets_a_folder_removed(tmp_path):
+    """A left-behind worktree is removed; a record whose gitdir was changed to name another repository is
+    not followed: that repository stays as it was."""
+    from keel.agent.git.abandoned import remove_abandoned
+
+    repo = git_repo(tmp_path / "repo", FILES)
+    for name in ("gone", "moved"):
+        git(repo, "worktree", "add", "-q", "-b", f"keel/batch/{name}", str(tmp_path / name))
+    precious = git_repo(tmp_path / "precious", {"notes.txt": "keep me\n"})  # another repository
+    (repo / ".git" / "worktrees" / "moved" / "gitdir").write_text(f"{precious}/.git\n")
+
+    cleanup = remove_abandoned(repo, "batch/", "saved", ())
+    assert cleanup.removed_worktrees == ["keel/batch/gone"]
+    assert cleanup.deleted_branches == ["keel/batch/gone"]
+    assert cleanup.unsaved == [str(precious)]
+    assert not (tmp_path / "gone").exists()
+    assert (precious / "notes.txt").read_text() == "keep me\n"
+    assert batch_branches(repo) == ["keel/batch/moved"]

@@ -8,7 +8,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from keel.agent.git.claims import left_behind, records
+from keel.agent.git.claims import Record, left_behind, records
 from keel.agent.git.lock import file_lock
 from keel.agent.git.worktrees import (
     BRANCH_PREFIX,
@@ -31,7 +31,7 @@ class Cleanup:
     removed_worktrees: list[str] = field(default_factory=list)
     deleted_branches: list[str] = field(default_factory=list)
     kept_branches: list[str] = field(default_factory=list)  # a removed worktree's branch with work
-    unsaved: list[str] = field(default_factory=list)  # worktrees left as they were: saving failed
+    unsaved: list[str] = field(default_factory=list)  # folders left as they were: saving failed, or not ours
 
     def describe(self) -> list[str]:
         """One line per kind of thing done, for the user: nothing when nothing was left behind."""
@@ -53,8 +53,8 @@ class Cleanup:
             )
         if self.unsaved:
             lines.append(
-                f"left {plural(len(self.unsaved), 'worktree')} as they were, since their changes could "
-                f"not be committed: {_names(self.unsaved)}"
+                f"left {plural(len(self.unsaved), 'folder')} of worktrees as they were, since their "
+                f"changes could not be committed (or they are not worktrees): {_names(self.unsaved)}"
             )
         return lines
 
@@ -62,6 +62,20 @@ class Cleanup:
 def _names(names: list[str], shown: int = 5) -> str:
     more = f" and {len(names) - shown} more" if len(names) > shown else ""
     return ", ".join(names[:shown]) + more
+
+
+def _is_its_worktree(record: Record) -> bool:
+    """Whether the folder git's record names is that worktree (its `.git` file points back at the record):
+    only then is it removed, whatever the record was changed to say."""
+    try:
+        pointer = (record.path / ".git").read_text(encoding="utf-8").strip()
+    except OSError:
+        return False
+    if not pointer.startswith("gitdir:"):
+        return False
+    return (
+        record.path / pointer.removeprefix("gitdir:").strip()
+    ).resolve() == record.admin.resolve()
 
 
 def _without_work(repo: Path, ref: str, pattern: str, bookkeeping: tuple[str, ...]) -> bool:
@@ -85,6 +99,9 @@ def remove_abandoned(
         for record in records(common_dir):
             branch = record.branch
             if branch is None or not branch.startswith(prefix) or not left_behind(record):
+                continue
+            if record.path.exists() and not _is_its_worktree(record):
+                cleanup.unsaved.append(str(record.path))
                 continue
             if record.path.is_dir() and (record.admin / "index").exists():  # it was checked out
                 try:
