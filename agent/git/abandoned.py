@@ -31,7 +31,9 @@ class Cleanup:
     removed_worktrees: list[str] = field(default_factory=list)
     deleted_branches: list[str] = field(default_factory=list)
     kept_branches: list[str] = field(default_factory=list)  # a removed worktree's branch with work
-    unsaved: list[str] = field(default_factory=list)  # folders left as they were: saving failed, or not ours
+    unsaved: list[str] = field(
+        default_factory=list
+    )  # folders left as they were: saving failed, or not ours
 
     def describe(self) -> list[str]:
         """One line per kind of thing done, for the user: nothing when nothing was left behind."""

@@ -4,10 +4,11 @@ later run tells a worktree in use from one a killed run left behind."""
 
 from __future__ import annotations
 
-import fcntl
 import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from keel.agent.git.lock import held, hold
 
 IN_USE_FILE = "keel-in-use"  # flocked while a keel process works in the worktree
 KEPT_FILE = "keel-kept"  # left on purpose (--keep-worktrees): never cleaned up as left behind
@@ -49,13 +50,9 @@ def claim(common_dir: Path, path: Path) -> None:
     record = next((r for r in records(common_dir) if r.path == path.resolve()), None)
     if record is None:
         return
-    fd = os.open(record.admin / IN_USE_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return
-    _held[path] = (fd, record.admin)
+    fd = hold(record.admin / IN_USE_FILE)
+    if fd is not None:
+        _held[path] = (fd, record.admin)
 
 
 def release(path: Path, keep: bool = False) -> None:
@@ -68,19 +65,6 @@ def release(path: Path, keep: bool = False) -> None:
 
 
 def left_behind(record: Record) -> bool:
-    """A worktree no live process works in and nobody kept: what a killed keel left."""
-    if (record.admin / KEPT_FILE).exists():
-        return False
-    try:
-        fd = os.open(record.admin / IN_USE_FILE, os.O_RDONLY)
-    except FileNotFoundError:
-        return True  # made by a keel before these marks, and long finished
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)
-    return True
+    """A worktree no live process works in and nobody kept: what a killed keel left (or a keel from before
+    these marks, long finished)."""
+    return not (record.admin / KEPT_FILE).exists() and not held(record.admin / IN_USE_FILE)
