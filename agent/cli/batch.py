@@ -167,9 +167,14 @@ def clean_up_left_behind(tasks: list[Any]) -> None:
     saying what was removed; attempts running in other processes are left alone."""
     from keel.agent.batch.runner import LEFT_BEHIND_COMMIT, SETUP_COMMIT
     from keel.agent.git.abandoned import remove_abandoned
+    from keel.agent.git.worktrees import WorkspaceError
 
     for repo in sorted({task.repo for task in tasks}):
-        cleanup = remove_abandoned(repo, "batch/", LEFT_BEHIND_COMMIT, (SETUP_COMMIT,))
+        try:
+            cleanup = remove_abandoned(repo, "batch/", LEFT_BEHIND_COMMIT, (SETUP_COMMIT,))
+        except WorkspaceError as exc:  # the batch can run without it; the next run tries again
+            print(f"keel batch: could not clean up after killed runs: {exc}", file=sys.stderr)
+            continue
         for line in cleanup.describe():
             print(f"keel batch: {line}", file=sys.stderr)
 

@@ -13,9 +13,8 @@ from keel.agent.git.lock import held, hold
 IN_USE_FILE = "keel-in-use"  # flocked while a keel process works in the worktree
 KEPT_FILE = "keel-kept"  # left on purpose (--keep-worktrees): never cleaned up as left behind
 
-_held: dict[
-    Path, tuple[int, Path]
-] = {}  # worktree path -> its flocked IN_USE_FILE and git's folder of it
+# worktree path -> its flocked IN_USE_FILE and git's folder of the worktree
+_held: dict[Path, tuple[int, Path]] = {}
 
 
 @dataclass(frozen=True)
