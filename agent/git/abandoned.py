@@ -31,9 +31,8 @@ class Cleanup:
     removed_worktrees: list[str] = field(default_factory=list)
     deleted_branches: list[str] = field(default_factory=list)
     kept_branches: list[str] = field(default_factory=list)  # a removed worktree's branch with work
-    unsaved: list[str] = field(
-        default_factory=list
-    )  # folders left as they were: saving failed, or not ours
+    # folders left as they were: their changes could not be committed, or they are not the worktree
+    unsaved: list[str] = field(default_factory=list)
 
     def describe(self) -> list[str]:
         """One line per kind of thing done, for the user: nothing when nothing was left behind."""
@@ -51,7 +50,7 @@ class Cleanup:
         if self.kept_branches:
             lines.append(
                 f"kept {plural(len(self.kept_branches), 'branch')} with work on them "
-                f"(uncommitted changes were committed): {_names(self.kept_branches)}"
+                f"(any uncommitted changes committed on them): {_names(self.kept_branches)}"
             )
         if self.unsaved:
             lines.append(
