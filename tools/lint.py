@@ -10,6 +10,7 @@ from pydantic import Field
 
 from keel.prompts import plural
 from keel.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
+from keel.tools.linting.linter_process import LinterJail
 from keel.tools.linting.linters import LintReport, is_lintable, lint
 
 MAX_SHOWN = 100
@@ -118,7 +119,7 @@ class LintTool(Tool[LintArgs]):
         if len(files) > MAX_FILES:
             notes.append(f"checked the first {MAX_FILES} of {len(files)} files; narrow the paths")
             files = files[:MAX_FILES]
-        report = await lint(files, ctx.root, project_checks=True)
+        report = await lint(files, LinterJail.of(ctx), project_checks=True)
         return ToolResult(output=format_report(report, notes))
 
     async def _files_for(self, paths: list[str], ctx: ToolContext) -> tuple[list[Path], list[str]]:

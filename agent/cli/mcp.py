@@ -46,7 +46,7 @@ async def _list(config: KeelConfig, cwd: Path, out: TextIO) -> int:
     from keel.tools.mcp.servers import McpServers
 
     with tempfile.TemporaryDirectory(prefix="keel-mcp-") as logs:
-        servers = McpServers(config.mcp_servers, cwd, Path(logs))
+        servers = McpServers(config.mcp_servers, cwd, Path(logs), config.sandbox)
         try:
             await servers.start()
             tools = servers.tools()
