@@ -2,8 +2,8 @@
 killed) and its outcome.
 
 Linters are the repository's programs or read its code (node_modules/.bin/eslint, cargo's build.rs,
-eslint.config.js): they run as run_command's commands do, in the session's sandbox but read-only, with
-no network and an environment without keel's secrets (keel.tools.exec.sandbox).
+eslint.config.js): they run as run_command's commands do, in the session's sandbox, with no network
+and an environment without keel's secrets (keel.tools.exec.sandbox).
 """
 
 from __future__ import annotations
@@ -53,11 +53,13 @@ LEFTOVER_NOTE = "[the linter left processes running; they were stopped]"
 
 
 def linter_policy(policy: SandboxPolicy) -> SandboxPolicy:
-    """The session's sandbox for linters: read-only (unless full-access), no network, on the host."""
-    mode = SandboxMode.FULL_ACCESS if policy.mode is SandboxMode.FULL_ACCESS else SandboxMode.READ_ONLY
+    """The session's sandbox for linters, on the host and without network (lint never downloads).
+
+    Its mode stays the session's: cargo writes target/ and Cargo.lock as a build would (read-only
+    under `--approval read-only`, where the session's sandbox is read-only).
+    """
     return policy.model_copy(
         update={
-            "mode": mode,
             "network": False,
             "workspace_mount": None,
             "binds": {},

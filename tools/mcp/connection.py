@@ -10,8 +10,10 @@ reads end-of-file on its stdin, which ends every well-behaved stdio server.
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import shlex
+import shutil
 import signal
 import tempfile
 from contextlib import AsyncExitStack, suppress
@@ -199,6 +201,7 @@ class McpConnection:
         # relative: to the workspace
         cwd = self.cwd / self.config.cwd if self.config.cwd else self.cwd
         program = [os.path.expanduser(self.config.command), *self.config.args]
+        _check_program(program[0], cwd)
         plan = await plan_command(
             self.sandbox,
             self.cwd,
@@ -256,6 +259,13 @@ class McpConnection:
             if len(tail) == len(text)
             else f"; its stderr ends: …{tail}"
         )
+
+
+def _check_program(command: str, cwd: Path) -> None:
+    """FileNotFoundError (said as "no such program") before the sandbox's shell would only say so on stderr."""
+    found = (cwd / command).exists() if os.sep in command else shutil.which(command) is not None
+    if not found:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), command)
 
 
 def end_holders(log: Path) -> None:
