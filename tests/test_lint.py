@@ -129,7 +129,9 @@ async def test_deleted_and_unsupported_files_are_skipped(root: Path) -> None:
 async def test_repo_ruff_config_is_respected_and_a_broken_one_falls_back(root: Path) -> None:
     path = write(root, "uses_builtin.py", "print(special_builtin, other_name)\n")
     write(root, "pyproject.toml", '[tool.ruff]\nbuiltins = ["special_builtin"]\n')
-    assert [d.message for d in await check_paths([path], jail(root))] == ["Undefined name `other_name`"]
+    assert [d.message for d in await check_paths([path], jail(root))] == [
+        "Undefined name `other_name`"
+    ]
     write(root, "pyproject.toml", "[tool.ruff\n")  # broken: ruff exits 2; we retry --isolated
     found = await check_paths([path], jail(root))
     assert {d.code for d in found} == {"F821"} and len(found) == 2

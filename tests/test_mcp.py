@@ -235,9 +235,7 @@ def test_keel_run_uses_a_configured_server_says_one_notice_and_leaves_no_process
         stdio_table("t", calls) + '[mcp_servers.ghost]\ncommand = "keel-no-such-mcp-server"\n',
     )
     server = scripted_server([call("mcp__t__add", a=20, b=22), "42"])
-    result = run_streamed(
-        server.url, "--trust", "add them", cwd=workspace, home=tmp_path / "home"
-    )
+    result = run_streamed(server.url, "--trust", "add them", cwd=workspace, home=tmp_path / "home")
     assert result.returncode == 0, result.stderr
     errors = [e for e in result.events if e["type"] == "error"]
     assert [e["error_class"] for e in errors] == ["McpServerError"]

@@ -50,24 +50,20 @@ def ask_trust(root: Path, keys: list[str]) -> bool:
     return bool(TrustApp(root, keys).run())
 
 
-def settle_trust(
-    sources: ConfigSources, ask: Callable[[Path, list[str]], bool]
-) -> ConfigSources:
+def settle_trust(sources: ConfigSources, ask: Callable[[Path, list[str]], bool]) -> ConfigSources:
     """Ask once about a repository config that would widen permissions; record the answer (trust, or
     not to ask again) in the user's config. Sources trusted when the person said yes."""
     keys = sources.untrusted_keys()
     if not keys or sources.repo_file is None:
         return sources
-    from keel.agent.trust import decline_folder, trust_folder, was_declined
+    from keel.agent.api import record_trust, trust_was_declined
 
     root = sources.repo_file.parent.parent
-    if was_declined(root):
+    if trust_was_declined(root):
         return sources
-    if ask(root, keys):
-        trust_folder(root)
-        return sources.with_trust()
-    decline_folder(root)
-    return sources
+    trusted = ask(root, keys)
+    record_trust(root, trusted)
+    return sources.with_trust() if trusted else sources
 
 
 def build_app(

@@ -103,7 +103,7 @@ def add_model_flags(
             )
         else:
             group.add_argument(spec.flag, default=default, choices=spec.choices, help=text)
-    group.add_argument(
+    parser.add_argument(  # not a model flag: it says whether the repository's config applies in full
         "--trust",
         default=default,
         action="store_true",

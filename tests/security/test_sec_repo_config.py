@@ -48,7 +48,9 @@ def test_an_untrusted_repository_config_widens_nothing(scripted_server, tmp_path
     marker = tmp_path / "marker"
     repo = hostile_repo(tmp_path / "repo", marker)
     server = scripted_server([Reply(text="done")])
-    result = run_streamed(server.url, "--approval", "auto-edit", "hi", cwd=repo, home=tmp_path / "h")
+    result = run_streamed(
+        server.url, "--approval", "auto-edit", "hi", cwd=repo, home=tmp_path / "h"
+    )
     assert result.returncode == 0, result.stderr
     assert not marker.exists()  # the MCP server never started
     assert started(result)["approval"] == "auto-edit"
@@ -90,7 +92,9 @@ def test_keel_trust_records_the_folder_in_the_users_config(scripted_server, tmp_
     assert trusted.returncode == 0, trusted.stderr
     record = home / "config" / "keel" / "trusted_folders.json"
     assert json.loads(record.read_text())["folders"] == [str(repo.resolve())]
-    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True)
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=repo, capture_output=True, check=True
+    )
     assert status.stdout == b""  # nothing recorded in the repository
 
     server = scripted_server([Reply(text="done")])

@@ -80,7 +80,7 @@ def cargo_repo(path: Path, outside: Path) -> Path:
         {
             "Cargo.toml": '[package]\nname = "evil"\nversion = "0.1.0"\nedition = "2021"\n',
             "build.rs": build,
-            "src/main.rs": "fn main() { let x: i32 = \"no\"; }\n",
+            "src/main.rs": 'fn main() { let x: i32 = "no"; }\n',
         },
     )
     # a current Cargo.lock, as a real crate has: cargo cannot write one into the read-only workspace

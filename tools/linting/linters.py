@@ -79,7 +79,9 @@ async def check_ruff(files: list[Path], root: Path, jail: LinterJail) -> CheckOu
     ]
     result = await run_process(jail, [*base, *map(str, files)], root, FAST_TIMEOUT)
     if result.returncode not in (0, 1):  # 2: the repo's config is broken or ruff itself failed
-        result = await run_process(jail, [*base, "--isolated", *map(str, files)], root, FAST_TIMEOUT)
+        result = await run_process(
+            jail, [*base, "--isolated", *map(str, files)], root, FAST_TIMEOUT
+        )
     if result.returncode not in (0, 1):
         raise LinterFailed(f"ruff failed: {first_line(result.stderr)}")
     try:
@@ -128,8 +130,8 @@ async def check_eslint(files: list[Path], root: Path, jail: LinterJail) -> Check
     binary = _eslint_binary(root)
     if binary is None or not _has_eslint_config(root):
         return CheckOutcome()
-    result = await run_process(jail, 
-        [binary, "--format", "json", "--no-color", *map(str, files)], root, FAST_TIMEOUT
+    result = await run_process(
+        jail, [binary, "--format", "json", "--no-color", *map(str, files)], root, FAST_TIMEOUT
     )
     try:
         reports = json.loads(result.stdout)
@@ -253,9 +255,7 @@ def _fallback(
     return found
 
 
-async def lint(
-    paths: list[Path], jail: LinterJail, *, project_checks: bool = False
-) -> LintReport:
+async def lint(paths: list[Path], jail: LinterJail, *, project_checks: bool = False) -> LintReport:
     """Every check that applies to the files, each in the jail; `project_checks` adds the slow crate-level ones."""
     root = Path(os.path.realpath(jail.root))
     files = list(dict.fromkeys(Path(os.path.realpath(p)) for p in paths))

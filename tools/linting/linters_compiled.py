@@ -71,7 +71,9 @@ async def check_go_vet(files: list[Path], root: Path, jail: LinterJail) -> Check
     outcome = CheckOutcome()
     env = {"GOTOOLCHAIN": "local", "GOPROXY": "off"}  # lint never downloads
     for module, packages in modules.items():
-        result = await run_process(jail, [go, "vet", *sorted(packages)], module, PROJECT_TIMEOUT, env)
+        result = await run_process(
+            jail, [go, "vet", *sorted(packages)], module, PROJECT_TIMEOUT, env
+        )
         found = _positioned(result.stderr, module, root, "go vet")
         if result.returncode != 0 and not found:
             outcome.note = f"go vet failed in {relative_path(module, root) or '.'}: " + first_line(
@@ -100,7 +102,9 @@ async def check_cargo(files: list[Path], root: Path, jail: LinterJail) -> CheckO
     outcome = CheckOutcome()
     for crate in sorted(crates):
         argv = [cargo, "check", "--message-format=json", "--offline", "--quiet"]
-        result = await run_process(jail, argv, crate, PROJECT_TIMEOUT, {"CARGO_TERM_COLOR": "never"})
+        result = await run_process(
+            jail, argv, crate, PROJECT_TIMEOUT, {"CARGO_TERM_COLOR": "never"}
+        )
         found = []
         for line in result.stdout.splitlines():
             try:
