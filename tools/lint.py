@@ -10,6 +10,8 @@ from pydantic import Field
 
 from keel.prompts import plural
 from keel.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
+from keel.tools.exec.sandbox import command_environment
+from keel.tools.exec.sandbox_policy import SandboxPolicy
 from keel.tools.linting.linter_process import LinterJail
 from keel.tools.linting.linters import LintReport, is_lintable, lint
 
@@ -49,6 +51,7 @@ async def _git_files(directory: Path) -> list[Path] | None:
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
+            env=command_environment(SandboxPolicy(), os.environ, temp_dir=None),  # no secrets
         )
         out, _ = await asyncio.wait_for(proc.communicate(), 30)
     except (OSError, TimeoutError):
