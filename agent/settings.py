@@ -65,8 +65,12 @@ def _configured(config: KeelConfig, cwd: Path, interactive: bool) -> SessionSett
     )
     approval = config.approval or ("auto-edit" if interactive else "full-auto")
     fields = {name: getattr(config, name) for name in RunSettings.model_fields}
-    if approval == "read-only":  # what runs anyway (linters, MCP servers) writes nothing either
-        fields["sandbox"] = config.sandbox.model_copy(update={"mode": SandboxMode.READ_ONLY})
+    if (
+        approval == "read-only"
+    ):  # what runs anyway (linters, MCP servers) is confined, writing nothing
+        fields["sandbox"] = config.sandbox.model_copy(
+            update={"mode": SandboxMode.READ_ONLY, "fallback": "refuse"}
+        )
     return SessionSettings(
         **fields,
         cwd=cwd,

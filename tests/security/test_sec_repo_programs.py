@@ -3,6 +3,7 @@ sandbox, read-only, without keel's secrets: through the real CLI against the scr
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -110,3 +111,35 @@ def test_cargo_build_rs_runs_confined_without_the_api_key(scripted_server, tmp_p
     # cargo still checked the crate: its type error is reported (the build ran in a temp target dir)
     assert "mismatched types" in output, output
     assert not (repo / "target").exists()  # nothing written into the read-only workspace
+
+
+def path_without_bwrap(tmp_path: Path) -> str:
+    """A PATH with the tools the run needs but no bubblewrap."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("bash", "sh", "env", "git", "touch", "cat"):
+        os.symlink(shutil.which(tool), bin_dir / tool)
+    return str(bin_dir)
+
+
+def test_under_read_only_approval_nothing_runs_unconfined(scripted_server, tmp_path):
+    """No bubblewrap, no Landlock: the repository's eslint does not run at all (the sandbox's fallback
+    would run it unconfined), and lint says why; the syntax check still reads the file."""
+    outside = tmp_path / "outside-marker"
+    repo = eslint_repo(tmp_path / "repo", outside)
+    server = scripted_server(lint_script(["a.js"]))
+    result = run_streamed(
+        server.url,
+        "--approval",
+        "read-only",
+        "lint a.js",
+        cwd=repo,
+        home=tmp_path / "home",
+        PATH=path_without_bwrap(tmp_path),
+        KEEL_NO_LANDLOCK="1",
+        OPENAI_API_KEY=SECRET,
+    )
+    assert result.returncode == 0, result.stderr
+    output = lint_output(result)
+    assert not outside.exists()
+    assert "eslint did not run" in output and "sandbox is unavailable" in output, output
