@@ -57,6 +57,27 @@ async def run_task(
     raise RuntimeError("the session ended without session.finished")  # the loop always sends one
 
 
+# ---------------------------------------------------------------- trusting a repository
+
+
+def trust_was_declined(folder: Path) -> bool:
+    """Whether the person said no when asked to trust this repository (so it is not asked again)."""
+    from keel.agent.trust import was_declined
+
+    return was_declined(folder)
+
+
+def record_trust(folder: Path, trusted: bool) -> None:
+    """Record the person's answer about a repository's config, in their own config folder: trusted (its
+    config applies in full from now on), or not (its widening keys stay ignored, and nobody asks again)."""
+    from keel.agent.trust import decline_folder, trust_folder
+
+    if trusted:
+        trust_folder(folder)
+    else:
+        decline_folder(folder)
+
+
 # ---------------------------------------------------------------- models
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic_core import PydanticCustomError
 
 from keel.agent.config_files import (  # noqa: F401 - keel_home and the paths are imported from here too
@@ -15,6 +15,7 @@ from keel.agent.config_files import (  # noqa: F401 - keel_home and the paths ar
     repo_root,
     user_config_path,
 )
+from keel.agent.config_trust import narrowed, untrusted_notice
 from keel.agent.errors import ConfigError
 from keel.tools.exec.sandbox_policy import SandboxPolicy
 from keel.tools.mcp.config import McpServerConfig, check_server_names
@@ -135,6 +136,12 @@ class KeelConfig(RunSettings, ModelChoice):
     """
 
     models: dict[str, ModelSettings] = {}
+    # what the launch should tell the person about the config (keys of an untrusted repository ignored)
+    _notices: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def notices(self) -> list[str]:
+        return self._notices
 
     def for_model(self) -> ModelSettings:
         """The effective settings of the chosen model: its own table over the top-level keys."""
@@ -200,6 +207,14 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def merged_layers(files: list[Path]) -> dict[str, Any]:
+    """The files' keys merged in order (later over earlier), each checked as load_file checks it."""
+    layers: dict[str, Any] = {}
+    for path in files:
+        layers = _merge(layers, load_file(path))
+    return layers
+
+
 def resolve_config(cwd: Path, flags: dict[str, Any]) -> KeelConfig:
     """Flags over environment over the repo's `.keel/config.toml` over the user's config file."""
     return ConfigSources.find(cwd, flags).config()
@@ -208,14 +223,22 @@ def resolve_config(cwd: Path, flags: dict[str, Any]) -> KeelConfig:
 def config_from(sources: ConfigSources) -> KeelConfig:
     """The sources' layers merged in that order and validated; a broken file or value is a ConfigError."""
     layers: dict[str, Any] = {}
+    notices = []
     for path in sources.files:
-        layers = _merge(layers, load_file(path))
+        layer = load_file(path)
+        if path == sources.repo_file and not sources.trusted:
+            layer, ignored = narrowed(layer, layers)
+            if ignored:
+                notices.append(untrusted_notice(str(path), str(path.parent.parent), ignored))
+        layers = _merge(layers, layer)
     layers = _merge(layers, env_layer())
     layers = _merge(layers, sources.flags)
     try:
-        return KeelConfig.model_validate(layers)
+        config = KeelConfig.model_validate(layers)
     except ValidationError as exc:
         item = exc.errors()[0]
         key = ".".join(str(p) for p in item["loc"])
         where = f"--{key.replace('_', '-')}" if sources.flags.get(key) is not None else repr(key)
         raise ConfigError(f"bad value for {where}: {item['msg']}") from None
+    config._notices = notices
+    return config

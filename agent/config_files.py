@@ -69,14 +69,46 @@ class ConfigSources:
     flags: dict[str, Any]
     files: list[Path]
     _config: KeelConfig | None = field(default=None, repr=False)
+    # the repository's .keel/config.toml, and whether it may widen permissions (keel.agent.trust)
+    repo_file: Path | None = None
+    trusted: bool = False
 
     @classmethod
     def find(cls, cwd: Path, flags: dict[str, Any]) -> ConfigSources:
-        """The user's config file, then the repository's, each only if it exists; flags left unset dropped."""
+        """The user's config file, then the repository's, each only if it exists; flags left unset dropped.
+
+        The `trust` flag (--trust) trusts the repository for this launch; otherwise it is trusted when
+        the person recorded its folder (`keel trust`).
+        """
+        flags = dict(flags)
+        trust_once = bool(flags.pop("trust", False))
         files = [path for path in (user_config_path(),) if path.is_file()]
+        sources = cls(cwd, {k: v for k, v in flags.items() if v is not None}, files)
         if repo := repo_config_path(cwd):
             files.append(repo)
-        return cls(cwd, {k: v for k, v in flags.items() if v is not None}, files)
+            sources.repo_file = repo
+            sources.trusted = trust_once or sources.folder_trusted()
+        return sources
+
+    def folder_trusted(self) -> bool:
+        """Whether the repository's folder is recorded as trusted."""
+        from keel.agent.trust import is_trusted
+
+        return self.repo_file is not None and is_trusted(self.repo_file.parent.parent)
+
+    def untrusted_keys(self) -> list[str]:
+        """The keys of the repository's config that are ignored until its folder is trusted."""
+        if self.repo_file is None or self.trusted:
+            return []
+        from keel.agent.config import load_file, merged_layers
+        from keel.agent.config_trust import narrowed
+
+        below = merged_layers([path for path in self.files if path != self.repo_file])
+        return narrowed(load_file(self.repo_file), below)[1]
+
+    def with_trust(self) -> ConfigSources:
+        """The same sources with the repository's config trusted (the config built afresh)."""
+        return ConfigSources(self.cwd, self.flags, self.files, None, self.repo_file, True)
 
     @property
     def plain(self) -> bool:

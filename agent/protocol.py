@@ -322,6 +322,7 @@ ErrorClass = Literal[
     # keel's own
     "CheckpointError",
     "McpServerError",  # an MCP server that did not start: its tools are not offered
+    "UntrustedConfig",  # an untrusted repository's config keys that would widen permissions, ignored
     "InternalError",
 ]
 ERROR_CLASSES: frozenset[str] = frozenset(get_args(ErrorClass))

@@ -189,6 +189,8 @@ class Session:
                 sandbox=sandbox_mechanism(self.settings.sandbox).description,
             )
         )
+        for notice in self.settings.notices:
+            self._emit(Error(error_class="UntrustedConfig", message=notice))
         if self._resumed:
             self._resume()
         self._worker = asyncio.create_task(self._work_loop())

@@ -10,6 +10,7 @@ from keel.agent.config import ApprovalPolicy, KeelConfig, RunSettings, ToolProto
 from keel.agent.model.local.spec import describe_embedded, is_embedded
 from keel.agent.model.redact import secrets_in_url
 from keel.agent.profile import model_profile
+from keel.tools.exec.sandbox_policy import SandboxMode
 
 
 class SessionSettings(RunSettings):
@@ -32,6 +33,8 @@ class SessionSettings(RunSettings):
     parallel_calls: bool = False  # every call of a text-protocol reply runs, not only the first
     # secret values found in the config (URL passwords, URL keys), redacted like env ones
     secrets: list[str] = Field(default_factory=list)
+    # what the session tells the person at its start (an untrusted repository's config keys ignored)
+    notices: list[str] = Field(default_factory=list)
 
 
 def settings_from_config(
@@ -60,14 +63,22 @@ def _configured(config: KeelConfig, cwd: Path, interactive: bool) -> SessionSett
     profile = model_profile(
         config.model, own.api_base, own.prompt, own.temperature, own.parallel_calls
     )
+    approval = config.approval or ("auto-edit" if interactive else "full-auto")
+    fields = {name: getattr(config, name) for name in RunSettings.model_fields}
+    if (
+        approval == "read-only"
+    ):  # what runs anyway (linters, MCP servers) is confined, writing nothing
+        fields["sandbox"] = config.sandbox.model_copy(
+            update={"mode": SandboxMode.READ_ONLY, "fallback": "refuse"}
+        )
     return SessionSettings(
-        **{name: getattr(config, name) for name in RunSettings.model_fields},
+        **fields,
         cwd=cwd,
         model=config.model,
         api_base=own.api_base,
         context_window=own.context_window,
         tool_protocol=own.tool_protocol or "auto",
-        approval=config.approval or ("auto-edit" if interactive else "full-auto"),
+        approval=approval,
         interactive=interactive,
         compact_prompt=profile.compact,
         temperature=profile.temperature,
@@ -77,6 +88,7 @@ def _configured(config: KeelConfig, cwd: Path, interactive: bool) -> SessionSett
             for url in [config.api_base, *(m.api_base for m in config.models.values())]
             for secret in secrets_in_url(url)
         ],
+        notices=list(config.notices),
     )
 
 

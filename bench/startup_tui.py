@@ -14,6 +14,7 @@ each command is launched once untimed first.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -218,9 +220,18 @@ def workspace_for(base: str, label: str, config: str | None) -> str:
     return str(path)
 
 
+def trust(workspaces: Iterable[str], home: str) -> None:
+    """The person trusts the launches' repositories (`keel trust`), so their config applies in full."""
+    record = Path(home, "keel", "trusted_folders.json")
+    record.parent.mkdir(parents=True, exist_ok=True)
+    folders = [os.path.realpath(path) for path in workspaces]
+    record.write_text(json.dumps({"folders": folders, "declined": []}))
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as base, tempfile.TemporaryDirectory() as home:
         workspaces = {label: workspace_for(base, label, c) for label, (_, c) in LAUNCHES.items()}
+        trust(workspaces.values(), home)
         bare_space = workspaces["nothing configured"]
         first_paint(BARE_PROBE, bare_space, home)  # untimed: writes .pyc files, warms the caches
         first_paint(KEEL_PROBE.replace("FLAGS", "{}"), bare_space, home)

@@ -11,7 +11,7 @@ import pytest
 
 from keel.tools.base import ToolContext
 from keel.tools.lint import LintArgs, LintTool
-from keel.tools.linting.linter_process import LinterFailed, run_process
+from keel.tools.linting.linter_process import LinterFailed, LinterJail, run_process
 from keel.tools.linting.linters import Diagnostic, check_paths, introduced
 from keel.tools.registry import ToolRegistry
 
@@ -36,6 +36,11 @@ def make_ctx(root: Path, changed: list[Path] = ()) -> ToolContext:
     return ToolContext(root=root, scratch=scratch, changed_files=set(changed))
 
 
+def jail(root: Path) -> LinterJail:
+    """The jail the lint tool would run linters in, for a session in `root`."""
+    return LinterJail.of(make_ctx(root))
+
+
 async def run_lint(ctx: ToolContext, paths: list[str] | None = None) -> tuple[str, bool]:
     registry = ToolRegistry([LintTool()])
     tool, args = registry.validate("lint", {} if paths is None else {"paths": paths})
@@ -48,7 +53,7 @@ async def run_lint(ctx: ToolContext, paths: list[str] | None = None) -> tuple[st
 
 async def test_python_undefined_name_comes_from_ruff(root: Path) -> None:
     path = write(root, "pkg/mod.py", "import os\n\nprint(os.sep, undefined_thing)\n")
-    diagnostics = await check_paths([path], root)
+    diagnostics = await check_paths([path], jail(root))
     assert [(d.path, d.line, d.col, d.code, d.source) for d in diagnostics] == [
         ("pkg/mod.py", 3, 15, "F821", "ruff")
     ]
@@ -57,7 +62,7 @@ async def test_python_undefined_name_comes_from_ruff(root: Path) -> None:
 
 async def test_python_syntax_error_is_reported_once_by_ruff(root: Path) -> None:
     path = write(root, "bad.py", "x = 1\ndef f(:\n    pass\n")
-    diagnostics = await check_paths([path], root)
+    diagnostics = await check_paths([path], jail(root))
     assert diagnostics, "a syntax error must be reported"
     assert {d.source for d in diagnostics} == {"ruff"}
     assert diagnostics[0].line == 2 and diagnostics[0].message.startswith("syntax error")
@@ -79,7 +84,7 @@ SYNTAX_ERRORS = {
 async def test_syntax_error_found_on_the_right_line(root: Path, name: str) -> None:
     text, line = SYNTAX_ERRORS[name]
     path = write(root, name, text)
-    diagnostics = await check_paths([path], root)
+    diagnostics = await check_paths([path], jail(root))
     assert diagnostics, f"no problem found in {name}"
     first = diagnostics[0]
     assert (first.path, first.line) == (name, line)
@@ -102,14 +107,14 @@ CLEAN = {
 
 async def test_clean_files_have_no_problems(root: Path) -> None:
     paths = [write(root, name, text) for name, text in CLEAN.items()]
-    assert await check_paths(paths, root) == []
+    assert await check_paths(paths, jail(root)) == []
 
 
 async def test_shell_json_and_toml_errors(root: Path) -> None:
     shell = write(root, "run.sh", "#!/bin/bash\nif true; then\n  echo hi\n")
     data = write(root, "data.json", '{\n  "a": 1,\n}\n')
     config = write(root, "conf.toml", 'a = "b"\nc =\n')
-    found = {d.path: d for d in await check_paths([shell, data, config], root)}
+    found = {d.path: d for d in await check_paths([shell, data, config], jail(root))}
     assert set(found) == {"run.sh", "data.json", "conf.toml"}
     assert found["data.json"].line == 3 and found["data.json"].message.startswith("invalid JSON")
     assert found["conf.toml"].line == 2 and found["conf.toml"].message.startswith("invalid TOML")
@@ -118,23 +123,25 @@ async def test_shell_json_and_toml_errors(root: Path) -> None:
 
 async def test_deleted_and_unsupported_files_are_skipped(root: Path) -> None:
     notes = write(root, "notes.md", "# not code (\n")
-    assert await check_paths([root / "gone.py", notes], root) == []
+    assert await check_paths([root / "gone.py", notes], jail(root)) == []
 
 
 async def test_repo_ruff_config_is_respected_and_a_broken_one_falls_back(root: Path) -> None:
     path = write(root, "uses_builtin.py", "print(special_builtin, other_name)\n")
     write(root, "pyproject.toml", '[tool.ruff]\nbuiltins = ["special_builtin"]\n')
-    assert [d.message for d in await check_paths([path], root)] == ["Undefined name `other_name`"]
+    assert [d.message for d in await check_paths([path], jail(root))] == [
+        "Undefined name `other_name`"
+    ]
     write(root, "pyproject.toml", "[tool.ruff\n")  # broken: ruff exits 2; we retry --isolated
-    found = await check_paths([path], root)
+    found = await check_paths([path], jail(root))
     assert {d.code for d in found} == {"F821"} and len(found) == 2
 
 
 async def test_a_missing_or_hanging_linter_raises_linter_failed(root: Path) -> None:
     with pytest.raises(LinterFailed, match="could not start"):
-        await run_process(["/nonexistent/linter-binary"], root, 5)
+        await run_process(jail(root), ["/nonexistent/linter-binary"], root, 5)
     with pytest.raises(LinterFailed, match="timed out"):
-        await run_process(["sleep", "30"], root, 0.2)
+        await run_process(jail(root), ["sleep", "30"], root, 0.2)
 
 
 # ---------------------------------------------------------------- introduced()
@@ -158,11 +165,11 @@ def test_introduced_matches_as_a_multiset_ignoring_lines() -> None:
 
 async def test_introduced_after_a_real_edit_shifts_lines(root: Path) -> None:
     path = write(root, "m.py", "def f():\n    return old_missing\n")
-    before = await check_paths([path], root)
+    before = await check_paths([path], jail(root))
     path.write_text(
         "import os\n\n\ndef f():\n    return old_missing\n\n\ndef g():\n    return new_missing\n"
     )
-    after = await check_paths([path], root)
+    after = await check_paths([path], jail(root))
     new = introduced(before, after)
     assert [(d.line, d.code) for d in after] == [(1, "F401"), (5, "F821"), (9, "F821")]
     assert [(d.line, d.message) for d in new] == [
@@ -255,6 +262,6 @@ async def test_go_vet_reports_package_problems(root: Path) -> None:
 async def test_cargo_check_reports_type_errors_in_the_lint_tool(root: Path) -> None:
     write(root, "Cargo.toml", '[package]\nname = "demo"\nversion = "0.1.0"\nedition = "2021"\n')
     path = write(root, "src/main.rs", 'fn main() {\n    let n: i32 = "text";\n    let _ = n;\n}\n')
-    assert await check_paths([path], root) == []  # type errors are beyond the per-edit check
+    assert await check_paths([path], jail(root)) == []  # type errors are beyond the per-edit check
     output, ok = await run_lint(make_ctx(root, [path]))
     assert ok and "src/main.rs:2:18: E0308 mismatched types" in output, output

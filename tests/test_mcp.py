@@ -28,6 +28,7 @@ from keel.tools.mcp.config import McpServerConfig
 from keel.tools.mcp.tool import render_result, tool_name
 
 SERVER = str(Path(__file__).with_name("mcp_test_server.py"))
+UNCONFINED = SandboxPolicy(mode=SandboxMode.FULL_ACCESS)
 
 
 @pytest.fixture
@@ -61,7 +62,11 @@ def call(name: str, **arguments: object) -> Reply:
 
 
 async def run_session(server, workspace: Path, servers: dict[str, McpServerConfig], **overrides):
-    """One task in a session with these MCP servers; its events, after the session has closed."""
+    """One task in a session with these MCP servers; its events, after the session has closed.
+
+    The servers run unconfined unless a test says otherwise, so the pids they record are the host's
+    (tests/security/test_sec_mcp_sandbox.py runs them in the sandbox)."""
+    overrides.setdefault("sandbox", UNCONFINED)
     settings = SessionSettings(
         cwd=workspace,
         model="openai/any",
@@ -209,8 +214,9 @@ async def test_a_server_that_does_not_start_is_one_notice_and_the_task_goes_on(
 
 
 def write_config(workspace: Path, text: str) -> None:
+    """The repository's config (the runs pass --trust), its servers unconfined as in run_session."""
     (workspace / ".keel").mkdir(exist_ok=True)
-    (workspace / ".keel" / "config.toml").write_text(text)
+    (workspace / ".keel" / "config.toml").write_text('[sandbox]\nmode = "full-access"\n' + text)
 
 
 def stdio_table(name: str, calls: Path, extra: str = "") -> str:
@@ -229,7 +235,7 @@ def test_keel_run_uses_a_configured_server_says_one_notice_and_leaves_no_process
         stdio_table("t", calls) + '[mcp_servers.ghost]\ncommand = "keel-no-such-mcp-server"\n',
     )
     server = scripted_server([call("mcp__t__add", a=20, b=22), "42"])
-    result = run_streamed(server.url, "add them", cwd=workspace, home=tmp_path / "home")
+    result = run_streamed(server.url, "--trust", "add them", cwd=workspace, home=tmp_path / "home")
     assert result.returncode == 0, result.stderr
     errors = [e for e in result.events if e["type"] == "error"]
     assert [e["error_class"] for e in errors] == ["McpServerError"]
@@ -247,7 +253,7 @@ def test_keel_mcp_list_shows_each_server_its_state_and_its_tools(workspace, tmp_
         + '[mcp_servers.ghost]\ncommand = "keel-no-such-mcp-server"\n'
         + '[mcp_servers.off]\nurl = "http://127.0.0.1:9/mcp"\nenabled = false\n',
     )
-    result = run_keel("mcp", "list", cwd=workspace, home=tmp_path / "home")
+    result = run_keel("mcp", "list", "--trust", cwd=workspace, home=tmp_path / "home")
     lines = result.stdout.splitlines()
     assert lines[0].startswith("docs  (stdio: ") and lines[0].endswith("  started")
     assert lines[1].split() == [
@@ -328,7 +334,7 @@ def test_an_interrupted_keel_run_leaves_no_server_process(scripted_server, works
         return "done"
 
     server = scripted_server(slow_model)
-    command = [KEEL, "run", "--model", "openai/any", "--api-base", server.url, "wait"]
+    command = [KEEL, "run", "--trust", "--model", "openai/any", "--api-base", server.url, "wait"]
     process = subprocess.Popen(
         command,
         cwd=workspace,

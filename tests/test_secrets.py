@@ -79,7 +79,14 @@ def test_canaries_never_leave_the_process(scripted_server, tmp_path):
     )
     home = tmp_path / "home"
     result = run_keel(
-        "run", "--output-format", "stream-json", "check the secrets", cwd=repo, home=home, **env
+        "run",
+        "--output-format",
+        "stream-json",
+        "--trust",  # the repository's config names the model's server
+        "check the secrets",
+        cwd=repo,
+        home=home,
+        **env,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.events[-1]["status"] == "completed"

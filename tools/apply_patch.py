@@ -102,7 +102,7 @@ class ApplyPatchTool(Tool[ApplyPatchArgs]):
                 f"the whole patch again).\n{exc}"
             ) from None
         updated = [c for c in changes if c.letter in "MR"]
-        before = await lint_snapshot([c.moved_from or c.path for c in updated], ctx.root)
+        before = await lint_snapshot([c.moved_from or c.path for c in updated], ctx)
         _execute(changes, ctx)
         lines = ["Applied the patch:"]
         diffs = []
@@ -122,7 +122,7 @@ class ApplyPatchTool(Tool[ApplyPatchArgs]):
         renames = {
             ctx.relative(c.moved_from): ctx.relative(c.path) for c in updated if c.moved_from
         }
-        lint = await lint_introduced(before, [c.path for c in updated], ctx.root, renames)
+        lint = await lint_introduced(before, [c.path for c in updated], ctx, renames)
         output = "\n".join(lines) + lint
         return ToolResult(output=output, diff="".join(diffs))
 

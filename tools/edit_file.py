@@ -122,7 +122,7 @@ async def _write(
     """Write the new text (lint before and after), and report what changed."""
     name = ctx.relative(path)
     old_text = current.text if current else ""
-    before = await lint_snapshot([path], ctx.root) if current else None
+    before = await lint_snapshot([path], ctx) if current else None
     if current:
         save_checked(ctx, path, new_text, current.format, current.mode)
     else:
@@ -132,6 +132,6 @@ async def _write(
     view = changed_view(old_text, new_text)
     if view:
         output += "\n" + view
-    output += await lint_introduced(before, [path], ctx.root)
+    output += await lint_introduced(before, [path], ctx)
     diff = unified_diff(old_text, new_text, name if current else None, name)
     return ToolResult(output=output, diff=diff)

@@ -10,6 +10,9 @@ from pydantic import Field
 
 from keel.prompts import plural
 from keel.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
+from keel.tools.exec.sandbox import command_environment
+from keel.tools.exec.sandbox_policy import SandboxPolicy
+from keel.tools.linting.linter_process import LinterJail
 from keel.tools.linting.linters import LintReport, is_lintable, lint
 
 MAX_SHOWN = 100
@@ -48,6 +51,7 @@ async def _git_files(directory: Path) -> list[Path] | None:
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
+            env=command_environment(SandboxPolicy(), os.environ, temp_dir=None),  # no secrets
         )
         out, _ = await asyncio.wait_for(proc.communicate(), 30)
     except (OSError, TimeoutError):
@@ -118,7 +122,7 @@ class LintTool(Tool[LintArgs]):
         if len(files) > MAX_FILES:
             notes.append(f"checked the first {MAX_FILES} of {len(files)} files; narrow the paths")
             files = files[:MAX_FILES]
-        report = await lint(files, ctx.root, project_checks=True)
+        report = await lint(files, LinterJail.of(ctx), project_checks=True)
         return ToolResult(output=format_report(report, notes))
 
     async def _files_for(self, paths: list[str], ctx: ToolContext) -> tuple[list[Path], list[str]]:

@@ -97,7 +97,7 @@ class WriteFileTool(Tool[WriteFileArgs]):
         else:
             old_text, fmt, mode, new_text = "", TextFormat(), None, args.content
         created = missing_ancestors(path, ctx.root)
-        before = await lint_snapshot([path], ctx.root) if existed else None
+        before = await lint_snapshot([path], ctx) if existed else None
         save_checked(ctx, path, new_text, fmt, mode)
         ctx.note_written(path)
         lines = count_lines(new_text)
@@ -109,7 +109,7 @@ class WriteFileTool(Tool[WriteFileArgs]):
             summary += (
                 " Created directories: " + ", ".join(ctx.relative(d) + "/" for d in created) + "."
             )
-        summary += await lint_introduced(before, [path], ctx.root)
+        summary += await lint_introduced(before, [path], ctx)
         return ToolResult(
             output=summary, diff=unified_diff(old_text, new_text, name if existed else None, name)
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,7 +37,33 @@ def main(sources: ConfigSources, cwd: Path, resume_id: str | None = None) -> int
         history = read_session(resume)
     from keel.tui.terminal_guard import run_guarded
 
-    return run_guarded(lambda: run_app(build_app(sources, cwd, resume, history)))
+    def run() -> int:
+        return run_app(build_app(settle_trust(sources, ask_trust), cwd, resume, history))
+
+    return run_guarded(run)
+
+
+def ask_trust(root: Path, keys: list[str]) -> bool:
+    """The person's answer to the trust modal (keel.tui.screens.trust_modal), shown on its own."""
+    from keel.tui.screens.trust_modal import TrustApp
+
+    return bool(TrustApp(root, keys).run())
+
+
+def settle_trust(sources: ConfigSources, ask: Callable[[Path, list[str]], bool]) -> ConfigSources:
+    """Ask once about a repository config that would widen permissions; record the answer (trust, or
+    not to ask again) in the user's config. Sources trusted when the person said yes."""
+    keys = sources.untrusted_keys()
+    if not keys or sources.repo_file is None:
+        return sources
+    from keel.agent.api import record_trust, trust_was_declined
+
+    root = sources.repo_file.parent.parent
+    if trust_was_declined(root):
+        return sources
+    trusted = ask(root, keys)
+    record_trust(root, trusted)
+    return sources.with_trust() if trusted else sources
 
 
 def build_app(

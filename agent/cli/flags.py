@@ -103,6 +103,12 @@ def add_model_flags(
             )
         else:
             group.add_argument(spec.flag, default=default, choices=spec.choices, help=text)
+    parser.add_argument(  # not a model flag: it says whether the repository's config applies in full
+        "--trust",
+        default=default,
+        action="store_true",
+        help="trust this repository's .keel/config.toml for this run (`keel trust` records it)",
+    )
 
 
 def config_flags(args: argparse.Namespace) -> dict[str, Any]:
@@ -128,6 +134,7 @@ def config_flags(args: argparse.Namespace) -> dict[str, Any]:
         table = spec.key.rpartition(".")[0]
         if table:
             flags[table] = tables.get(table)
+    flags["trust"] = getattr(args, "trust", None)  # ConfigSources takes it out: it is no config key
     return flags
 
 

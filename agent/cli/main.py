@@ -120,6 +120,12 @@ def _cmd_frontend(args: argparse.Namespace, resume_id: str | None = None) -> int
     return int(frontend(sources, cwd, resume_id))
 
 
+def _print_notices(notices: list[str]) -> None:
+    """What the config asks to tell the person (untrusted keys ignored), for commands without a session."""
+    for notice in notices:
+        print(f"keel: {notice}", file=sys.stderr)
+
+
 def dispatch(args: argparse.Namespace) -> int:
     if args.command == "run":
         return _cmd_run(args)
@@ -143,14 +149,22 @@ def dispatch(args: argparse.Namespace) -> int:
         from keel.agent.config import resolve_config
 
         cwd = _workspace(args)
-        return models_command(resolve_config(cwd, config_flags(args)), cwd)
+        config = resolve_config(cwd, config_flags(args))
+        _print_notices(config.notices)
+        return models_command(config, cwd)
     if args.command == "mcp":
         from keel.agent.cli.flags import config_flags
         from keel.agent.cli.mcp import mcp_command
         from keel.agent.config import resolve_config
 
         cwd = _workspace(args)
-        return mcp_command(resolve_config(cwd, config_flags(args)), cwd, sys.stdout)
+        config = resolve_config(cwd, config_flags(args))
+        _print_notices(config.notices)
+        return mcp_command(config, cwd, sys.stdout)
+    if args.command == "trust":
+        from keel.agent.cli.trust import trust_command
+
+        return trust_command(args)
     if args.command == "export":
         from keel.agent.cli.export import export_command
 

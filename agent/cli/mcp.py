@@ -31,6 +31,12 @@ def add_mcp_parser(commands: Any) -> None:
     actions = mcp.add_subparsers(dest="mcp_command", required=True, parser_class=type(mcp))
     listing = actions.add_parser("list", help="start each server, show its state and its tools")
     listing.add_argument("--cwd", type=Path, default=argparse.SUPPRESS, help="workspace directory")
+    listing.add_argument(
+        "--trust",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="trust this repository's .keel/config.toml for this run (its servers start)",
+    )
 
 
 def mcp_command(config: KeelConfig, cwd: Path, out: TextIO) -> int:
@@ -46,7 +52,7 @@ async def _list(config: KeelConfig, cwd: Path, out: TextIO) -> int:
     from keel.tools.mcp.servers import McpServers
 
     with tempfile.TemporaryDirectory(prefix="keel-mcp-") as logs:
-        servers = McpServers(config.mcp_servers, cwd, Path(logs))
+        servers = McpServers(config.mcp_servers, cwd, Path(logs), config.sandbox)
         try:
             await servers.start()
             tools = servers.tools()

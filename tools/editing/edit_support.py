@@ -132,15 +132,17 @@ def changed_view(old_text: str, new_text: str, context: int = 2) -> str:
     return "\n   ...\n".join(parts)
 
 
-async def lint_snapshot(paths: list[Path], root: Path) -> list[Diagnostic] | None:
-    """The lint diagnostics of files as they are now; None when linting is unavailable or fails."""
+async def lint_snapshot(paths: list[Path], ctx: ToolContext) -> list[Diagnostic] | None:
+    """The lint diagnostics of files as they are now (linters in the session's jail); None when
+    linting is unavailable or fails."""
     existing = [path for path in paths if path.is_file()]
     try:
         from keel.tools.linting import linters
+        from keel.tools.linting.linter_process import LinterJail
     except ImportError:
         return None
     try:
-        return await linters.check_paths(existing, root) if existing else []
+        return await linters.check_paths(existing, LinterJail.of(ctx)) if existing else []
     except Exception:  # noqa: BLE001 - a broken linter must not break an edit
         return None
 
@@ -148,7 +150,7 @@ async def lint_snapshot(paths: list[Path], root: Path) -> list[Diagnostic] | Non
 async def lint_introduced(
     before: list[Diagnostic] | None,
     paths: list[Path],
-    root: Path,
+    ctx: ToolContext,
     renames: dict[str, str] | None = None,
 ) -> str:
     """A note listing the lint problems the edit introduced, or "" when none (or no linting).
@@ -162,7 +164,7 @@ async def lint_introduced(
             d.model_copy(update={"path": renames[d.path]}) if d.path in renames else d
             for d in before
         ]
-    after = await lint_snapshot(paths, root)
+    after = await lint_snapshot(paths, ctx)
     if after is None:
         return ""
     from keel.tools.linting import linters

@@ -23,6 +23,7 @@ from keel.tools.linting.linter_process import (
     FAST_TIMEOUT,
     CheckOutcome,
     LinterFailed,
+    LinterJail,
     first_line,
     run_process,
 )
@@ -63,7 +64,7 @@ def ruff_command() -> list[str]:
     return [found] if found else [sys.executable, "-m", "ruff"]
 
 
-async def check_ruff(files: list[Path], root: Path) -> CheckOutcome:
+async def check_ruff(files: list[Path], root: Path, jail: LinterJail) -> CheckOutcome:
     base = [
         *ruff_command(),
         "check",
@@ -76,9 +77,11 @@ async def check_ruff(files: list[Path], root: Path) -> CheckOutcome:
         "--ignore",
         RUFF_IGNORE,
     ]
-    result = await run_process([*base, *map(str, files)], root, FAST_TIMEOUT)
+    result = await run_process(jail, [*base, *map(str, files)], root, FAST_TIMEOUT)
     if result.returncode not in (0, 1):  # 2: the repo's config is broken or ruff itself failed
-        result = await run_process([*base, "--isolated", *map(str, files)], root, FAST_TIMEOUT)
+        result = await run_process(
+            jail, [*base, "--isolated", *map(str, files)], root, FAST_TIMEOUT
+        )
     if result.returncode not in (0, 1):
         raise LinterFailed(f"ruff failed: {first_line(result.stderr)}")
     try:
@@ -122,13 +125,13 @@ def _eslint_binary(root: Path) -> str | None:
     return str(local) if local.is_file() else shutil.which("eslint")
 
 
-async def check_eslint(files: list[Path], root: Path) -> CheckOutcome:
+async def check_eslint(files: list[Path], root: Path, jail: LinterJail) -> CheckOutcome:
     """eslint's errors (not warnings), only where the project configured eslint."""
     binary = _eslint_binary(root)
     if binary is None or not _has_eslint_config(root):
         return CheckOutcome()
     result = await run_process(
-        [binary, "--format", "json", "--no-color", *map(str, files)], root, FAST_TIMEOUT
+        jail, [binary, "--format", "json", "--no-color", *map(str, files)], root, FAST_TIMEOUT
     )
     try:
         reports = json.loads(result.stdout)
@@ -165,8 +168,8 @@ async def check_eslint(files: list[Path], root: Path) -> CheckOutcome:
 _BASH_ERROR = re.compile(r"^.*?: line (\d+): (.*)$")
 
 
-async def _bash_n(path: Path, root: Path) -> list[Diagnostic]:
-    result = await run_process(["bash", "-n", str(path)], root, FAST_TIMEOUT)
+async def _bash_n(path: Path, root: Path, jail: LinterJail) -> list[Diagnostic]:
+    result = await run_process(jail, ["bash", "-n", str(path)], root, FAST_TIMEOUT)
     diagnostics = []
     for line in result.stderr.splitlines():
         if match := _BASH_ERROR.match(line):
@@ -182,17 +185,17 @@ async def _bash_n(path: Path, root: Path) -> list[Diagnostic]:
     return diagnostics
 
 
-async def check_shell(files: list[Path], root: Path) -> CheckOutcome:
+async def check_shell(files: list[Path], root: Path, jail: LinterJail) -> CheckOutcome:
     """`bash -n` for syntax, shellcheck (warnings and errors) when it is installed."""
     outcome = CheckOutcome()
     if shutil.which("bash"):
-        for found in await asyncio.gather(*(_bash_n(path, root) for path in files)):
+        for found in await asyncio.gather(*(_bash_n(path, root, jail) for path in files)):
             outcome.diagnostics.extend(found)
         outcome.syntax_checked.update(files)
     shellcheck = shutil.which("shellcheck")
     if shellcheck:
         argv = [shellcheck, "-f", "json", "--severity=warning", *map(str, files)]
-        result = await run_process(argv, root, FAST_TIMEOUT)
+        result = await run_process(jail, argv, root, FAST_TIMEOUT)
         try:
             items = json.loads(result.stdout or "[]")
         except json.JSONDecodeError:
@@ -216,7 +219,7 @@ async def check_shell(files: list[Path], root: Path) -> CheckOutcome:
 
 # --- the engine -----------------------------------------------------------------------------------
 
-Checker = Callable[[list[Path], Path], Awaitable[CheckOutcome]]
+Checker = Callable[[list[Path], Path, LinterJail], Awaitable[CheckOutcome]]
 
 
 def _suffix_in(suffixes: set[str]) -> Callable[[Path], bool]:
@@ -252,9 +255,9 @@ def _fallback(
     return found
 
 
-async def lint(paths: list[Path], root: Path, *, project_checks: bool = False) -> LintReport:
-    """Every check that applies to the files; `project_checks` adds the slow crate-level ones."""
-    root = Path(os.path.realpath(root))
+async def lint(paths: list[Path], jail: LinterJail, *, project_checks: bool = False) -> LintReport:
+    """Every check that applies to the files, each in the jail; `project_checks` adds the slow crate-level ones."""
+    root = Path(os.path.realpath(jail.root))
     files = list(dict.fromkeys(Path(os.path.realpath(p)) for p in paths))
     files = [path for path in files if path.is_file()]
     report = LintReport(files=files)
@@ -262,7 +265,7 @@ async def lint(paths: list[Path], root: Path, *, project_checks: bool = False) -
     jobs = []
     for name, wants, checker in checkers:
         if selected := [path for path in files if wants(path)]:
-            jobs.append((name, checker(selected, root)))
+            jobs.append((name, checker(selected, root, jail)))
     outcomes = await asyncio.gather(*(run for _, run in jobs), return_exceptions=True)
     syntax_checked: set[Path] = set()
     for (name, _), outcome in zip(jobs, outcomes, strict=True):
@@ -284,9 +287,9 @@ async def lint(paths: list[Path], root: Path, *, project_checks: bool = False) -
     return report
 
 
-async def check_paths(paths: list[Path], root: Path) -> list[Diagnostic]:
+async def check_paths(paths: list[Path], jail: LinterJail) -> list[Diagnostic]:
     """The problems in these files, quickly enough to run after every edit."""
-    return (await lint(paths, root)).diagnostics
+    return (await lint(paths, jail)).diagnostics
 
 
 def introduced(before: list[Diagnostic], after: list[Diagnostic]) -> list[Diagnostic]:

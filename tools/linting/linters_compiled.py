@@ -12,6 +12,7 @@ from keel.tools.linting.linter_process import (
     FAST_TIMEOUT,
     PROJECT_TIMEOUT,
     CheckOutcome,
+    LinterJail,
     first_line,
     run_process,
 )
@@ -47,16 +48,16 @@ def _positioned(text: str, cwd: Path, root: Path, source: str) -> list[Diagnosti
     return diagnostics
 
 
-async def check_gofmt(files: list[Path], root: Path) -> CheckOutcome:
+async def check_gofmt(files: list[Path], root: Path, jail: LinterJail) -> CheckOutcome:
     """`gofmt -e`: Go's own parser, fast enough for every edit."""
     gofmt = shutil.which("gofmt")
     if gofmt is None:
         return CheckOutcome()
-    result = await run_process([gofmt, "-e", "-l", *map(str, files)], root, FAST_TIMEOUT)
+    result = await run_process(jail, [gofmt, "-e", "-l", *map(str, files)], root, FAST_TIMEOUT)
     return CheckOutcome(_positioned(result.stderr, root, root, "gofmt"), set(files))
 
 
-async def check_go_vet(files: list[Path], root: Path) -> CheckOutcome:
+async def check_go_vet(files: list[Path], root: Path, jail: LinterJail) -> CheckOutcome:
     """`go vet` on the packages holding the files (type errors included), one run per module."""
     go = shutil.which("go")
     if go is None:
@@ -70,7 +71,9 @@ async def check_go_vet(files: list[Path], root: Path) -> CheckOutcome:
     outcome = CheckOutcome()
     env = {"GOTOOLCHAIN": "local", "GOPROXY": "off"}  # lint never downloads
     for module, packages in modules.items():
-        result = await run_process([go, "vet", *sorted(packages)], module, PROJECT_TIMEOUT, env)
+        result = await run_process(
+            jail, [go, "vet", *sorted(packages)], module, PROJECT_TIMEOUT, env
+        )
         found = _positioned(result.stderr, module, root, "go vet")
         if result.returncode != 0 and not found:
             outcome.note = f"go vet failed in {relative_path(module, root) or '.'}: " + first_line(
@@ -90,7 +93,7 @@ def _cargo_file(file_name: str, crate: Path, root: Path) -> Path:
     return crate / file_name
 
 
-async def check_cargo(files: list[Path], root: Path) -> CheckOutcome:
+async def check_cargo(files: list[Path], root: Path, jail: LinterJail) -> CheckOutcome:
     """`cargo check` errors for the crates holding the files (offline: lint never downloads)."""
     cargo = shutil.which("cargo")
     if cargo is None:
@@ -99,7 +102,9 @@ async def check_cargo(files: list[Path], root: Path) -> CheckOutcome:
     outcome = CheckOutcome()
     for crate in sorted(crates):
         argv = [cargo, "check", "--message-format=json", "--offline", "--quiet"]
-        result = await run_process(argv, crate, PROJECT_TIMEOUT, {"CARGO_TERM_COLOR": "never"})
+        result = await run_process(
+            jail, argv, crate, PROJECT_TIMEOUT, {"CARGO_TERM_COLOR": "never"}
+        )
         found = []
         for line in result.stdout.splitlines():
             try:

@@ -10,8 +10,12 @@ reads end-of-file on its stdin, which ends every well-behaved stdio server.
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
+import shlex
+import shutil
 import signal
+import tempfile
 from contextlib import AsyncExitStack, suppress
 from enum import Enum
 from pathlib import Path
@@ -21,6 +25,7 @@ import anyio
 import mcp_types
 from pydantic import BaseModel, ConfigDict
 
+from keel.tools.exec.sandbox_policy import SandboxPolicy
 from keel.tools.mcp.config import McpServerConfig
 
 STDERR_TAIL = 600  # characters of a failed server's stderr quoted in its notice
@@ -51,10 +56,18 @@ class McpCallFailed(Exception):
 class McpConnection:
     """One configured server and the state of its connection."""
 
-    def __init__(self, name: str, config: McpServerConfig, cwd: Path, log_dir: Path) -> None:
+    def __init__(
+        self,
+        name: str,
+        config: McpServerConfig,
+        cwd: Path,
+        log_dir: Path,
+        sandbox: SandboxPolicy | None = None,
+    ) -> None:
         self.name = name
         self.config = config
         self.cwd = cwd
+        self.sandbox = sandbox or SandboxPolicy()
         self.stderr_path = log_dir / f"mcp-{name}.stderr"
         self.state = ServerState.STARTING if config.enabled else ServerState.DISABLED
         self.problem = ""  # why it failed, for a person
@@ -152,7 +165,7 @@ class McpConnection:
         from mcp import ClientSession
 
         if self.config.command is not None:
-            read, write = await stack.enter_async_context(self._stdio(stack))
+            read, write = await stack.enter_async_context(await self._stdio(stack))
         else:
             read, write = await stack.enter_async_context(await self._http(stack))
         session = await stack.enter_async_context(ClientSession(read, write))
@@ -175,21 +188,42 @@ class McpConnection:
         ]
         self._session = session
 
-    def _stdio(self, stack: AsyncExitStack) -> Any:
+    async def _stdio(self, stack: AsyncExitStack) -> Any:
+        """The server's process, started as run_command starts a command: in the sandbox, with an
+        environment without keel's secrets (plus the server's own `env`)."""
         from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        from keel.tools.exec.sandbox import plan_command
 
         self.stderr_path.parent.mkdir(parents=True, exist_ok=True)
         errlog: TextIO = stack.enter_context(self.stderr_path.open("w", encoding="utf-8"))
         assert self.config.command is not None
+        # relative: to the workspace
+        cwd = self.cwd / self.config.cwd if self.config.cwd else self.cwd
+        program = [os.path.expanduser(self.config.command), *self.config.args]
+        _check_program(program[0], cwd)
+        plan = await plan_command(
+            self.sandbox,
+            self.cwd,
+            [self.stderr_path.parent],
+            f"cd {shlex.quote(str(cwd))} && exec {shlex.join(program)}",
+            leftover_note=f"[the MCP server {self.name!r} left processes running; they were stopped]",
+            temp_dir=lambda: self._temp_dir(stack),
+        )
+        if plan.warning:
+            errlog.write(f"keel: {plan.warning}\n")
         params = StdioServerParameters(
-            command=os.path.expanduser(self.config.command),
-            args=self.config.args,
-            env=self.config.env or None,
-            cwd=self.cwd / self.config.cwd
-            if self.config.cwd
-            else self.cwd,  # relative: to the workspace
+            command=plan.argv[0],
+            args=plan.argv[1:],
+            env={**plan.env, **self.config.env},
+            cwd=cwd if cwd.is_dir() else self.cwd,
         )
         return stdio_client(params, errlog=errlog)
+
+    def _temp_dir(self, stack: AsyncExitStack) -> Path:
+        """A private temp folder for a Landlock-confined server, removed when its connection ends."""
+        folder = stack.enter_context(tempfile.TemporaryDirectory(prefix=f"keel-mcp-{self.name}-"))
+        return Path(folder)
 
     async def _http(self, stack: AsyncExitStack) -> Any:
         from mcp.client.streamable_http import streamable_http_client
@@ -225,6 +259,13 @@ class McpConnection:
             if len(tail) == len(text)
             else f"; its stderr ends: …{tail}"
         )
+
+
+def _check_program(command: str, cwd: Path) -> None:
+    """FileNotFoundError (said as "no such program") before the sandbox's shell would only say so on stderr."""
+    found = (cwd / command).exists() if os.sep in command else shutil.which(command) is not None
+    if not found:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), command)
 
 
 def end_holders(log: Path) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from keel.tools.base import Tool, ToolContext
+from keel.tools.exec.sandbox_policy import SandboxPolicy
 from keel.tools.mcp.config import McpServerConfig
 from keel.tools.mcp.connection import McpConnection, ServerState
 from keel.tools.mcp.tool import mcp_tool
@@ -15,10 +16,17 @@ from keel.tools.mcp.tool import mcp_tool
 class McpServers:
     """The configured servers of one session (disabled ones included, for `keel mcp list`)."""
 
-    def __init__(self, configs: dict[str, McpServerConfig], cwd: Path, log_dir: Path) -> None:
-        """Stdio servers run in `cwd` (unless configured otherwise); their stderr goes to `log_dir`."""
+    def __init__(
+        self,
+        configs: dict[str, McpServerConfig],
+        cwd: Path,
+        log_dir: Path,
+        sandbox: SandboxPolicy,
+    ) -> None:
+        """Stdio servers run in `cwd` (unless configured otherwise) confined by `sandbox` as run_command's
+        commands are; their stderr goes to `log_dir`."""
         self.connections = [
-            McpConnection(name, config, cwd, log_dir) for name, config in configs.items()
+            McpConnection(name, config, cwd, log_dir, sandbox) for name, config in configs.items()
         ]
         self._offered: dict[str, Tool[Any]] = {}
         self._unusable: list[str] = []
@@ -26,7 +34,7 @@ class McpServers:
     @classmethod
     def for_session(cls, configs: dict[str, McpServerConfig], ctx: ToolContext) -> McpServers:
         """A session's servers: in its workspace, logging to its scratch folder, stopped when it closes."""
-        servers = cls(configs, ctx.root, ctx.scratch)
+        servers = cls(configs, ctx.root, ctx.scratch, ctx.sandbox)
         ctx.closers.append(servers.aclose)
         return servers
 
