@@ -86,9 +86,15 @@ def _gap_positions(old: list[str], new: list[str]) -> list[int]:
     return positions
 
 
+def _has_blank_at(lines: list[str], at: int) -> bool:
+    """Whether lines has a blank line just before or at position at."""
+    return any(0 <= i < len(lines) and _blank(lines[i]) for i in (at - 1, at))
+
+
 def ignoring_blank_lines(lines: list[str], old: list[str], new: list[str]) -> Placement | None:
     """old found once among the file's non-blank lines, though the model dropped (or added)
-    blank lines; the file's blank lines around unchanged and changed lines are kept."""
+    blank lines; each of the file's gaps is kept unless new has blank lines of its own there
+    (old lost them but new kept them: putting the file's back too would double them)."""
     old_kept, new_kept = _kept_lines(old, new)
     if len(old_kept) < 2:
         return None
@@ -105,7 +111,8 @@ def ignoring_blank_lines(lines: list[str], old: list[str], new: list[str]) -> Pl
     positions = _gap_positions(old_kept, new_kept)
     for t in reversed(range(len(span) - 1)):
         gap = lines[span[t] + 1 : span[t + 1]]
-        aligned_new[positions[t] : positions[t]] = gap
+        if gap and not _has_blank_at(new_kept, positions[t]):
+            aligned_new[positions[t] : positions[t]] = gap
     return Placement(start, aligned_old, aligned_new, Stage.BLANK_LINES)
 
 
