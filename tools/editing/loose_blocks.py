@@ -13,6 +13,7 @@ from keel.tools.editing.line_keys import (
     find_blocks,
     line_similarity,
 )
+from keel.tools.editing.reindent import Opcode
 
 # How alike the lines between a matching first and last line must be (see line_similarity): most
 # of them equal (one line off in a short block is a real difference), each other one very similar.
@@ -30,6 +31,7 @@ class Placement:
     old: list[str]
     new: list[str]
     stage: Stage
+    opcodes: list[Opcode] | None = None  # how old and new align, when known (a patch's -/+ lines)
 
     @property
     def end(self) -> int:
