@@ -178,7 +178,7 @@ def _tool_finished(state: SessionState, event: ToolFinished) -> SessionState:
     )
     if call is None:
         return state
-    ok = event.status == "ok"
+    ok = event.ok
     return _replace(
         state,
         history=(*state.history, tool_result(call, event.output)),

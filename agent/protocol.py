@@ -215,12 +215,14 @@ class ToolStarted(Event):
     arguments: dict[str, Any]
 
 
-ToolStatus = Literal["ok", "error", "denied"]
+ToolStatus = Literal["ok", "unchanged", "error", "denied"]
+SUCCEEDED: frozenset[str] = frozenset({"ok", "unchanged"})  # unchanged: it ran, but nothing changed
 
 
 class ToolFinished(Event):
-    """`status` says how the call ended (denied: the approval policy or the person refused it); `ok` is
-    `status == "ok"`, kept for older readers."""
+    """`status` says how the call ended (unchanged: it succeeded but changed nothing, as a write of the
+    content a file already has; denied: the approval policy or the person refused it); `ok` is whether
+    it succeeded (ok or unchanged), kept for older readers."""
 
     type: Literal["tool.finished"] = "tool.finished"
     call_id: str
@@ -235,7 +237,7 @@ class ToolFinished(Event):
     def _agree(self) -> Self:
         """Either field may be given (a log written before `status` has only `ok`); they must agree."""
         if "status" in self.model_fields_set:
-            self.ok = self.status == "ok"
+            self.ok = self.status in SUCCEEDED
         else:
             self.status = "ok" if self.ok else "error"
         return self

@@ -39,6 +39,7 @@ class ToolResult(BaseModel):
     output: str
     ok: bool = True
     diff: str | None = None
+    unchanged: bool = False  # it succeeded without changing anything (front ends show it apart)
 
 
 @dataclass
