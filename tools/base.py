@@ -130,6 +130,15 @@ class ToolContext:
         else:
             self.read_stamps.pop(path, None)
 
+    def note_restored(self, paths: list[Path]) -> None:
+        """keel's undo rewrote these files: a file the agent had read or written is as fresh as if it had
+        written it now (the change is keel's own, not someone else's), a deleted one is forgotten."""
+        for path in paths:
+            if not path.exists():
+                self.read_stamps.pop(path, None)
+            elif path in self.read_stamps or path in self.changed_files:
+                self.read_stamps[path] = FileStamp.of(path)
+
     async def aclose(self) -> None:
         """End whatever the tools started (background commands) when the session ends."""
         closers, self.closers = self.closers, []

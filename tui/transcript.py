@@ -258,6 +258,12 @@ class Transcript:
             stats.context_tokens, stats.context_window = event.context_tokens, event.context_window
         return [Change("stats")]
 
+    def _on_undo_applied(self, event: Any) -> list[Change]:
+        from keel.tui.undo import undo_note
+
+        files = [file.path for file in event.files]
+        return [self.note(undo_note(event.restored, event.undo_id, files, event.named))]
+
     def _on_error(self, event: Any) -> list[Change]:
         changes = [
             self.note(

@@ -7,8 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from keel.agent.git.checkpoints import Checkpoint, CheckpointError, CheckpointStore, FileChange
+
+if TYPE_CHECKING:
+    from keel.agent.protocol import UndoApplied
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,25 @@ class UndoPlan:
                 f"{exc}; the state before the undo is checkpoint {before.short_id}"
             ) from None
         return before
+
+
+def undo_in_session(workspace: Path, checkpoint: str = "") -> UndoApplied:
+    """A session's /undo: restore as `plan_undo(workspace, checkpoint)` plans, and the event that records
+    it (empty `restored`: nothing to undo; no files: the workspace already matched). CheckpointError when
+    the id matches none or several, or the restore fails."""
+    from keel.agent.protocol import RestoredFile, UndoApplied
+
+    plan = plan_undo(workspace, checkpoint)
+    if plan.target is None:
+        return UndoApplied(named=bool(checkpoint))
+    restored = plan.target.short_id
+    if not plan.changes:
+        return UndoApplied(restored=restored, named=bool(checkpoint))
+    before = plan.restore()
+    files = [RestoredFile(action=change.action, path=change.path) for change in plan.changes]
+    return UndoApplied(
+        restored=restored, undo_id=before.short_id, files=files, named=bool(checkpoint)
+    )
 
 
 def plan_undo(workspace: Path, checkpoint: str = "") -> UndoPlan:
