@@ -88,3 +88,32 @@ async def test_undo_with_nothing_to_undo_tells_the_model_nothing(
         await send(pilot, "anything?")
         await wait_until(pilot, lambda: len(server.requests) == 2, "the second request")
         assert "/undo" not in said_to_model(server)
+
+
+async def test_keel_undo_is_told_to_the_session_when_it_resumes(
+    scripted_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from keel_cli import git_repo, run_keel
+
+    from keel.agent.session import Session
+    from keel.agent.settings import SessionSettings
+
+    repo = git_repo(tmp_path / "repo", {"app.py": "print('v1')\n"})
+    home = tmp_path / "home"
+    edit = {"path": "app.py", "old_string": "v1", "new_string": "v2"}
+    server = scripted_server([call("edit_file", **edit), Reply(text="Changed it.")])
+    args = ("--model", "openai/any", "--api-base", server.url)
+    assert run_keel("run", *args, "change it", cwd=repo, home=home).returncode == 0
+    undone = run_keel("undo", "--yes", cwd=repo, home=home)
+    assert undone.returncode == 0, undone.stderr
+    assert (repo / "app.py").read_text() == "print('v1')\n"
+
+    monkeypatch.setenv("KEEL_HOME", str(home))
+    [log] = (home / "sessions").glob("*.jsonl")
+    assert f"Session {log.stem} will tell its model" in undone.stdout
+    assert [event.type for event in read_events(log)][-1] == "undo.applied"
+    settings = SessionSettings(cwd=repo, model="openai/any", api_base=server.url)
+    resumed = Session(settings, resume=log)
+    last = str(resumed.state.history[-1].content)
+    await resumed.close()
+    assert "/undo" in last and "app.py: reverted to its earlier content" in last
