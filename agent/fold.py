@@ -23,9 +23,11 @@ from keel.agent.protocol import (
     ToolStarted,
     TurnAborted,
     TurnStarted,
+    UndoApplied,
     UserMessage,
 )
 from keel.agent.state import SessionState, call_signature
+from keel.prompts import render
 
 INTERRUPTED_NOTE = "[The user interrupted this turn. Wait for their next message.]"
 UNFINISHED_RESULT = "Interrupted before it finished."
@@ -93,6 +95,11 @@ def apply(state: SessionState, event: AnyEvent) -> SessionState:
             return _aborted(state, event)
         case SessionFinished():
             return _replace(state, task_open=False)
+        case UndoApplied(files=[_, *_]):  # the model's next turn learns what keel's undo put back
+            note = render(
+                "undo_restored", files=event.files, restored=event.restored, named=event.named
+            )
+            return _replace(state, history=(*state.history, user(note)))
     return state
 
 
@@ -178,7 +185,7 @@ def _tool_finished(state: SessionState, event: ToolFinished) -> SessionState:
     )
     if call is None:
         return state
-    ok = event.status == "ok"
+    ok = event.ok
     return _replace(
         state,
         history=(*state.history, tool_result(call, event.output)),

@@ -314,7 +314,7 @@ class AgentLoop:
         if self.checkpoints is not None and tool.kind is not ToolKind.READ:
             await self.checkpoints.before_change(self.state.task_prompt)
         result = await self.registry.run(tool, args, self.tool_context)
-        return result, "ok" if result.ok else "error"
+        return result, ("unchanged" if result.unchanged else "ok") if result.ok else "error"
 
     async def _refusal(
         self, call: ToolCall, tool: Tool[Any], shown_args: dict[str, Any]

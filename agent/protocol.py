@@ -95,8 +95,16 @@ class Shutdown(OpBase):
     type: Literal["shutdown"] = "shutdown"
 
 
+class Undo(OpBase):
+    """Put the workspace back before its last turn that changed it, or at checkpoint `checkpoint` (an id
+    prefix): the TUI's /undo. Queued behind the running turn; answered by undo.applied (or an error)."""
+
+    type: Literal["undo"] = "undo"
+    checkpoint: str = ""
+
+
 Op = Annotated[
-    UserPrompt | Continue | Interrupt | Approve | Compact | SetBudget | Shutdown,
+    UserPrompt | Continue | Interrupt | Approve | Compact | SetBudget | Shutdown | Undo,
     Field(discriminator="type"),
 ]
 
@@ -215,12 +223,14 @@ class ToolStarted(Event):
     arguments: dict[str, Any]
 
 
-ToolStatus = Literal["ok", "error", "denied"]
+ToolStatus = Literal["ok", "unchanged", "error", "denied"]
+SUCCEEDED: frozenset[str] = frozenset({"ok", "unchanged"})  # unchanged: it ran, but nothing changed
 
 
 class ToolFinished(Event):
-    """`status` says how the call ended (denied: the approval policy or the person refused it); `ok` is
-    `status == "ok"`, kept for older readers."""
+    """`status` says how the call ended (unchanged: it succeeded but changed nothing, as a write of the
+    content a file already has; denied: the approval policy or the person refused it); `ok` is whether
+    it succeeded (ok or unchanged), kept for older readers."""
 
     type: Literal["tool.finished"] = "tool.finished"
     call_id: str
@@ -235,7 +245,7 @@ class ToolFinished(Event):
     def _agree(self) -> Self:
         """Either field may be given (a log written before `status` has only `ok`); they must agree."""
         if "status" in self.model_fields_set:
-            self.ok = self.status == "ok"
+            self.ok = self.status in SUCCEEDED
         else:
             self.status = "ok" if self.ok else "error"
         return self
@@ -361,6 +371,26 @@ FinishStatus = Literal[
 ]
 
 
+class RestoredFile(Model):
+    """One path an undo put back: M reverted, A re-created, D deleted (it did not exist then)."""
+
+    action: Literal["M", "A", "D"]
+    path: str
+
+
+class UndoApplied(Event):
+    """keel's own undo (not a command or someone else) changed the workspace: `restored` is the checkpoint
+    put back (empty: there was nothing to undo), `files` what changed, `undo_id` the checkpoint that takes
+    it back, `named` whether the person named the checkpoint (else: before the last turn). The model's next
+    turn is told which files changed."""
+
+    type: Literal["undo.applied"] = "undo.applied"
+    restored: str = ""
+    undo_id: str = ""
+    files: list[RestoredFile] = Field(default_factory=list)
+    named: bool = False
+
+
 class SessionFinished(Event):
     """Ends one task; an interactive session may take another prompt after it. `usage` is the session's
     total (as `session_usage`), `task_usage` this task's."""
@@ -394,6 +424,7 @@ AnyEvent = Annotated[
     | BudgetSet
     | BudgetUpdated
     | Error
+    | UndoApplied
     | SessionFinished,
     Field(discriminator="type"),
 ]

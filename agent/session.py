@@ -15,7 +15,8 @@ from keel.agent.context.summarizer import Summarizer
 from keel.agent.diagnostics import internal_error_event
 from keel.agent.errors import ProviderError
 from keel.agent.fold import apply, fold, unanswered_calls
-from keel.agent.git.checkpoints import CheckpointGuard
+from keel.agent.git.checkpoints import CheckpointError, CheckpointGuard
+from keel.agent.git.undo import undo_in_session
 from keel.agent.leftovers import remove_leftover_temp_files
 from keel.agent.loop import AgentLoop, TaskComplete
 from keel.agent.model.client import ChatModel, ModelClient, context_window_of
@@ -43,6 +44,7 @@ from keel.agent.protocol import (
     ToolCall,
     TurnAborted,
     TurnStarted,
+    Undo,
     UserMessage,
     UserPrompt,
     error_class_of,
@@ -60,7 +62,7 @@ from keel.tools.registry import ToolRegistry
 if TYPE_CHECKING:
     from keel.tools.mcp.servers import McpServers
 
-TurnOp = UserPrompt | Continue | Compact
+TurnOp = UserPrompt | Continue | Compact | Undo
 
 
 class Session:
@@ -197,7 +199,7 @@ class Session:
 
     def submit(self, op: Op) -> None:
         """Hand an op to the session; it never blocks."""
-        if isinstance(op, (UserPrompt, Continue, Compact)):
+        if isinstance(op, (UserPrompt, Continue, Compact, Undo)):
             self._work.put_nowait(op)
         elif isinstance(op, Interrupt):
             if self._turn is not None and not self._turn.done():
@@ -285,7 +287,10 @@ class Session:
         while True:
             item = await self._work.get()
             self._turn_id = item.id
-            work = self._compact() if isinstance(item, Compact) else self._run_task(item)
+            if isinstance(item, Compact | Undo):
+                work = self._compact() if isinstance(item, Compact) else self._undo(item)
+            else:
+                work = self._run_task(item)
             self._turn = asyncio.create_task(work)
             await asyncio.wait([self._turn])
             if self._turn.cancelled():  # cancelled before it ran
@@ -307,7 +312,7 @@ class Session:
 
     def _abort_unstarted(self, op: TurnOp) -> None:
         self._emit(TurnAborted(turn_id=op.id))
-        if not isinstance(op, Compact):
+        if isinstance(op, UserPrompt | Continue):
             self._finish("interrupted", "", "interrupted before it started", op.id)
 
     def _finish(self, status: FinishStatus, final: str, reason: str, turn_id: str = "") -> None:
@@ -339,6 +344,17 @@ class Session:
                     update={"fatal": False}
                 )
             )
+
+    async def _undo(self, op: Undo) -> None:
+        """keel's /undo, recorded (the model's next turn is told what it restored); the restored files'
+        stamps become keel's, so the model's next write of one is not refused as someone else's change."""
+        try:
+            undone = await asyncio.to_thread(undo_in_session, self.root, op.checkpoint)
+        except CheckpointError as exc:
+            self._emit(Error(error_class="CheckpointError", message=f"undo failed: {exc}"))
+            return
+        self.tool_context.note_restored([self.tool_context.root / f.path for f in undone.files])
+        self._emit(undone)
 
     async def _run_task(self, op: UserPrompt | Continue) -> None:
         """Run a task to its end; every way it can end is turned into one session.finished here."""

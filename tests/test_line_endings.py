@@ -197,3 +197,32 @@ async def test_empty_file_filled_as_given_while_patch_lines_stay_whole(ctx: Tool
     assert result.ok, result.output
     assert (ctx.root / "patched.txt").read_bytes() == b"a line\n"
     assert (ctx.root / "added.txt").read_bytes() == b"whole line\n"
+
+
+# A patch says which of two equal lines it removes and which it keeps: the kept one keeps its ending.
+REPEATED_CONTEXT = {
+    "first removed, second kept": (b"same\r\nsame\n", "-same\n same", b"same\n"),
+    "second removed, first kept": (b"same\r\nsame\n", " same\n-same", b"same\r\n"),
+    "added above two equal lines": (
+        b"pass\r\npass\n",
+        "+pass\n pass\n pass",
+        b"pass\npass\r\npass\n",
+    ),
+    "one of three replaced": (
+        b"x = 1\r\nx = 1\nx = 1\r\nend\n",
+        " x = 1\n-x = 1\n-x = 1\n+x = 2\n end",
+        b"x = 1\r\nx = 2\nend\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REPEATED_CONTEXT))
+async def test_apply_patch_keeps_the_ending_of_the_repeated_line_it_keeps(
+    ctx: ToolContext, case: str
+) -> None:
+    before, hunk, after = REPEATED_CONTEXT[case]
+    (ctx.root / "m.txt").write_bytes(before)
+    patch = f"*** Begin Patch\n*** Update File: m.txt\n@@\n{hunk}\n*** End Patch"
+    result = await call(ctx, "apply_patch", patch=patch)
+    assert result.ok, result.output
+    assert (ctx.root / "m.txt").read_bytes() == after

@@ -51,11 +51,14 @@ class Change:
     mode: int | None = None
     moved_from: Path | None = None
     note: str = ""
+    sources: list[int | None] | None = None  # which old line's ending each new line takes
     data: bytes | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         # encoded now, so that a character the file's encoding can't hold stops the patch early
-        self.data = None if self.new_text is None else encode_text(self.new_text, self.fmt)
+        self.data = (
+            None if self.new_text is None else encode_text(self.new_text, self.fmt, self.sources)
+        )
 
 
 class ApplyPatchTool(Tool[ApplyPatchArgs]):
@@ -176,7 +179,16 @@ def _plan_update(op: UpdateFile, path: Path, ctx: ToolContext, claimed: set[Path
         kinds = sorted({stage.value for stage in applied.stages})
         note = f" (some hunks matched with {', '.join(kinds)}; check the result)"
     new_text = conform(applied.text, current.format)
-    change = Change("M", path, current.text, new_text, current.format, current.mode, note=note)
+    change = Change(
+        "M",
+        path,
+        current.text,
+        new_text,
+        current.format,
+        current.mode,
+        note=note,
+        sources=applied.sources,
+    )
     if op.move_to:
         target = ctx.resolve(op.move_to)
         if target != path:

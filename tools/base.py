@@ -39,6 +39,7 @@ class ToolResult(BaseModel):
     output: str
     ok: bool = True
     diff: str | None = None
+    unchanged: bool = False  # it succeeded without changing anything (front ends show it apart)
 
 
 @dataclass
@@ -128,6 +129,15 @@ class ToolContext:
             self.read_stamps[path] = FileStamp.of(path)
         else:
             self.read_stamps.pop(path, None)
+
+    def note_restored(self, paths: list[Path]) -> None:
+        """keel's undo rewrote these files: a file the agent had read or written is as fresh as if it had
+        written it now (the change is keel's own, not someone else's), a deleted one is forgotten."""
+        for path in paths:
+            if not path.exists():
+                self.read_stamps.pop(path, None)
+            elif path in self.read_stamps or path in self.changed_files:
+                self.read_stamps[path] = FileStamp.of(path)
 
     async def aclose(self) -> None:
         """End whatever the tools started (background commands) when the session ends."""

@@ -26,8 +26,8 @@ STAGE_NOTES = {
     "re-indented to the file's indentation: check the lines below)",
     Stage.UNICODE: " (old_string matched only after normalizing quotes, dashes and spacing: "
     "check the lines below)",
-    Stage.BLANK_LINES: " (old_string matched once blank lines were ignored; the file's blank "
-    "lines were kept: check the lines below)",
+    Stage.BLANK_LINES: " (old_string matched once blank lines were ignored; where new_string has "
+    "no blank lines of its own, the file's were kept: check the lines below)",
     Stage.SIMILAR: " (old_string's first and last lines matched and the lines between nearly "
     "did; the file's text was kept for every line you left unchanged: check the lines below)",
     Stage.UNESCAPED: " (old_string matched once its backslash escapes were read as the "

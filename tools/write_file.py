@@ -92,7 +92,8 @@ class WriteFileTool(Tool[WriteFileArgs]):
             new_text = conform(_in_file_form(args.content, old_text), fmt)
             if new_text == old_text:
                 return ToolResult(
-                    output=f"{name} already has exactly this content; nothing changed."
+                    output=f"{name} already has exactly this content; nothing changed.",
+                    unchanged=True,
                 )
         else:
             old_text, fmt, mode, new_text = "", TextFormat(), None, args.content

@@ -114,6 +114,10 @@ class AgentHandle:
         self.stats.budget = budget
         self._notify(self, [Change("stats")])
 
+    def undo(self, checkpoint: str) -> None:
+        """keel's /undo, done by the session (it tells its model); undo.applied or an error says how it went."""
+        self._send(lambda protocol: protocol.Undo(checkpoint=checkpoint))
+
     def approve(self, call_id: str, decision: ApprovalDecision) -> None:
         self.pending_approvals = [a for a in self.pending_approvals if a.call_id != call_id]
         self._send(lambda protocol: protocol.Approve(call_id=call_id, decision=decision))

@@ -10,7 +10,7 @@ from keel.tui import format as fmt
 AgentStatus = Literal[
     "new", "idle", "running", "approval", "done", "stopped", "interrupted", "error"
 ]
-ToolState = Literal["running", "approval", "ok", "failed", "denied"]
+ToolState = Literal["running", "approval", "ok", "unchanged", "failed", "denied"]
 NoticeLevel = Literal["info", "warning", "error", "success"]
 ChangeKind = Literal["added", "updated", "delta", "stats", "approval"]
 
@@ -23,7 +23,12 @@ _FINISHED_STATUS: dict[str, AgentStatus] = {
     "loop_detected": "stopped",
 }
 
-_TOOL_STATE: dict[str, ToolState] = {"ok": "ok", "error": "failed", "denied": "denied"}
+_TOOL_STATE: dict[str, ToolState] = {
+    "ok": "ok",
+    "unchanged": "unchanged",
+    "error": "failed",
+    "denied": "denied",
+}
 
 
 @dataclass
@@ -252,6 +257,12 @@ class Transcript:
         if event.context_window:
             stats.context_tokens, stats.context_window = event.context_tokens, event.context_window
         return [Change("stats")]
+
+    def _on_undo_applied(self, event: Any) -> list[Change]:
+        from keel.tui.undo import undo_note
+
+        files = [file.path for file in event.files]
+        return [self.note(undo_note(event.restored, event.undo_id, files, event.named))]
 
     def _on_error(self, event: Any) -> list[Change]:
         changes = [

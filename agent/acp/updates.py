@@ -55,7 +55,12 @@ STOP_REASONS: dict[FinishStatus, StopReason] = {
     "loop_detected": "max_turn_requests",
 }
 _SAID_BY_STOP_REASON = ("completed", "interrupted", "error")
-_FINISHED: dict[str, ToolCallStatus] = {"ok": "completed", "error": "failed", "denied": "failed"}
+_FINISHED: dict[str, ToolCallStatus] = {
+    "ok": "completed",
+    "unchanged": "completed",
+    "error": "failed",
+    "denied": "failed",
+}
 
 # ACP's option ids are keel's approval decisions, so an answer maps back without a table
 PERMISSION_OPTIONS = [

@@ -43,6 +43,7 @@ def undo_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Run `keel undo`; the exit code: 0 restored (or listed), 1 declined, 2 nothing to undo or no terminal to ask on."""
     from keel.agent.api import plan_undo
     from keel.agent.git.checkpoints import CheckpointError, CheckpointStore
+    from keel.agent.git.undo import record_in_its_session, undo_event
 
     out = out or sys.stdout
     workspace = Path(getattr(args, "cwd", None) or Path.cwd()).expanduser().resolve()
@@ -85,6 +86,9 @@ def undo_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         f"Restored {plural(len(changes), 'file')}. To take this back: keel undo {before.short_id}",
         file=out,
     )
+    event = undo_event(plan, before, named=bool(args.checkpoint))
+    if record_in_its_session(event, target.session_id):
+        print(f"Session {target.session_id} will tell its model when resumed.", file=out)
     return ExitCode.OK
 
 

@@ -7,8 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from keel.agent.git.checkpoints import Checkpoint, CheckpointError, CheckpointStore, FileChange
+
+if TYPE_CHECKING:
+    from keel.agent.protocol import UndoApplied
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,50 @@ class UndoPlan:
                 f"{exc}; the state before the undo is checkpoint {before.short_id}"
             ) from None
         return before
+
+
+def undo_in_session(workspace: Path, checkpoint: str = "") -> UndoApplied:
+    """A session's /undo: restore as `plan_undo(workspace, checkpoint)` plans, and the event that records
+    it (empty `restored`: nothing to undo; no files: the workspace already matched). CheckpointError when
+    the id matches none or several, or the restore fails."""
+    from keel.agent.protocol import UndoApplied
+
+    plan = plan_undo(workspace, checkpoint)
+    if plan.target is None:
+        return UndoApplied(named=bool(checkpoint))
+    restored = plan.target.short_id
+    if not plan.changes:
+        return UndoApplied(restored=restored, named=bool(checkpoint))
+    return undo_event(plan, plan.restore(), bool(checkpoint))
+
+
+def undo_event(plan: UndoPlan, before: Checkpoint, named: bool) -> UndoApplied:
+    """The undo.applied that records a restore done by `plan` (`before`: the checkpoint that takes it back)."""
+    from keel.agent.protocol import RestoredFile, UndoApplied
+
+    files = [RestoredFile(action=change.action, path=change.path) for change in plan.changes]
+    restored = plan.target.short_id if plan.target else ""
+    return UndoApplied(restored=restored, undo_id=before.short_id, files=files, named=named)
+
+
+def record_in_its_session(event: UndoApplied, session_id: str) -> bool:
+    """`keel undo` outside any session: the session whose turn it undid gets the event in its log, so that
+    resumed, its model is told. Only when that session is between tasks (its log ends with its task's end):
+    a note in the middle of a turn would split a tool call from its result. Whether it was recorded."""
+    from keel.agent.store import SessionLog, find_session, read_events
+
+    log = find_session(session_id) if session_id else None
+    if log is None:
+        return False
+    events = read_events(log)
+    if not events or events[-1].type not in ("session.finished", "undo.applied"):
+        return False
+    session_log = SessionLog(log)
+    try:
+        session_log.append(event)
+    finally:
+        session_log.close()
+    return True
 
 
 def plan_undo(workspace: Path, checkpoint: str = "") -> UndoPlan:

@@ -139,10 +139,13 @@ def conform(text: str, fmt: TextFormat) -> str:
     return text
 
 
-def encode_text(text: str, fmt: TextFormat) -> bytes:
-    """Bytes storing "\\n"-form text in the file's format; ToolError if its codec can't hold it."""
+def encode_text(text: str, fmt: TextFormat, sources: Sequence[int | None] | None = None) -> bytes:
+    """Bytes storing "\\n"-form text in the file's format; ToolError if its codec can't hold it.
+
+    sources (see restore_endings) say which old line each line takes its ending from, when known.
+    """
     if fmt.mixed is not None:
-        text = restore_endings(text, fmt.mixed, fmt.newline)
+        text = restore_endings(text, fmt.mixed, fmt.newline, sources)
     elif fmt.newline != "\n":
         text = text.replace("\n", fmt.newline)
     try:
@@ -194,10 +197,21 @@ def _new_endings(old: LineEndings, new: list[str], dominant: str) -> list[str]:
     return [ending or dominant for ending in endings[:-1]] + [""]
 
 
-def restore_endings(text: str, old: LineEndings, dominant: str) -> str:
-    """Put a mixed-endings file's line endings back into "\\n"-form text, line by line."""
+def restore_endings(
+    text: str, old: LineEndings, dominant: str, sources: Sequence[int | None] | None = None
+) -> str:
+    """Put a mixed-endings file's line endings back into "\\n"-form text, line by line: each line
+    takes the ending of the old line sources names for it (None: dominant) when the caller knows
+    (a diff cannot tell which of two equal lines was kept), else as _new_endings finds them."""
     new = text.split("\n")
-    return "".join(line + ending for line, ending in zip(new, _new_endings(old, new, dominant)))
+    if sources is not None and len(sources) >= len(new) - 1:
+        endings = [
+            (old.endings[s] if s is not None and 0 <= s < len(old.endings) else "") or dominant
+            for s in sources[: len(new) - 1]
+        ] + [""]
+    else:
+        endings = _new_endings(old, new, dominant)
+    return "".join(line + ending for line, ending in zip(new, endings))
 
 
 def _umask() -> int:

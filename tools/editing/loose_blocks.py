@@ -13,6 +13,7 @@ from keel.tools.editing.line_keys import (
     find_blocks,
     line_similarity,
 )
+from keel.tools.editing.reindent import Opcode
 
 # How alike the lines between a matching first and last line must be (see line_similarity): most
 # of them equal (one line off in a short block is a real difference), each other one very similar.
@@ -30,6 +31,7 @@ class Placement:
     old: list[str]
     new: list[str]
     stage: Stage
+    opcodes: list[Opcode] | None = None  # how old and new align, when known (a patch's -/+ lines)
 
     @property
     def end(self) -> int:
@@ -86,9 +88,15 @@ def _gap_positions(old: list[str], new: list[str]) -> list[int]:
     return positions
 
 
+def _has_blank_at(lines: list[str], at: int) -> bool:
+    """Whether lines has a blank line just before or at position at."""
+    return any(0 <= i < len(lines) and _blank(lines[i]) for i in (at - 1, at))
+
+
 def ignoring_blank_lines(lines: list[str], old: list[str], new: list[str]) -> Placement | None:
     """old found once among the file's non-blank lines, though the model dropped (or added)
-    blank lines; the file's blank lines around unchanged and changed lines are kept."""
+    blank lines; each of the file's gaps is kept unless new has blank lines of its own there
+    (old lost them but new kept them: putting the file's back too would double them)."""
     old_kept, new_kept = _kept_lines(old, new)
     if len(old_kept) < 2:
         return None
@@ -105,7 +113,8 @@ def ignoring_blank_lines(lines: list[str], old: list[str], new: list[str]) -> Pl
     positions = _gap_positions(old_kept, new_kept)
     for t in reversed(range(len(span) - 1)):
         gap = lines[span[t] + 1 : span[t + 1]]
-        aligned_new[positions[t] : positions[t]] = gap
+        if gap and not _has_blank_at(new_kept, positions[t]):
+            aligned_new[positions[t] : positions[t]] = gap
     return Placement(start, aligned_old, aligned_new, Stage.BLANK_LINES)
 
 

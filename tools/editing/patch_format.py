@@ -15,7 +15,7 @@ from keel.tools.editing.line_keys import (
     split_lines,
 )
 from keel.tools.editing.loose_blocks import Placement, by_first_and_last, ignoring_blank_lines
-from keel.tools.editing.reindent import fit_replacement
+from keel.tools.editing.reindent import Opcode, fit_with_sources
 
 BEGIN, END = "*** Begin Patch", "*** End Patch"
 ADD, DELETE, UPDATE, MOVE = "*** Add File:", "*** Delete File:", "*** Update File:", "*** Move to:"
@@ -44,6 +44,8 @@ class Hunk:
     old_lines: list[str] = field(default_factory=list)
     new_lines: list[str] = field(default_factory=list)
     at_end_of_file: bool = False
+    # each line's prefix (' ', '-' or '+') as the patch gave it; "" if not known
+    kinds: str = field(default="", compare=False)
 
     @property
     def title(self) -> str:
@@ -77,6 +79,7 @@ class HunksApplied:
 
     text: str
     stages: list[Stage]
+    sources: list[int | None] = field(default_factory=list)  # per line: see apply_hunks
 
 
 def unwrap(text: str) -> tuple[list[str], int]:
@@ -185,6 +188,7 @@ def _parse_hunks(path: str, body: list[str], first_number: int) -> list[Hunk]:
             current = Hunk()
             hunks.append(current)
         kind, text = (line[0], line[1:]) if line[:1] in (" ", "-", "+") else (" ", line)
+        current.kinds += kind
         if kind in " -":
             current.old_lines.append(text)
         if kind in " +":
@@ -233,16 +237,42 @@ def parse_patch(text: str) -> list[FileOp]:
     return ops
 
 
-def _trimmed_variants(hunk: Hunk) -> list[tuple[list[str], list[str]]]:
-    """The hunk's lines, then without blank context lines at its edges (often a model's padding)."""
-    variants = [(hunk.old_lines, hunk.new_lines)]
-    old, new = list(hunk.old_lines), list(hunk.new_lines)
+def opcodes_of(kinds: str) -> list[Opcode] | None:
+    """difflib-style opcodes aligning a hunk's old and new lines as its -/+ prefixes say."""
+    if not kinds:
+        return None
+    ops: list[Opcode] = []
+    i = j = at = 0
+    while at < len(kinds):
+        end = at + 1
+        if kinds[at] == " ":
+            while end < len(kinds) and kinds[end] == " ":
+                end += 1
+            ops.append(("equal", i, i + end - at, j, j + end - at))
+            i, j, at = i + end - at, j + end - at, end
+            continue
+        while end < len(kinds) and kinds[end] != " ":
+            end += 1
+        removed, added = kinds.count("-", at, end), kinds.count("+", at, end)
+        tag = "replace" if removed and added else "delete" if removed else "insert"
+        ops.append((tag, i, i + removed, j, j + added))
+        i, j, at = i + removed, j + added, end
+    return ops
+
+
+def _trimmed_variants(hunk: Hunk) -> list[tuple[list[str], list[str], str]]:
+    """The hunk's lines (and -/+ prefixes), then without blank context lines at its edges (often
+    a model's padding); the prefixes are "" where the trimming does not follow them."""
+    variants = [(hunk.old_lines, hunk.new_lines, hunk.kinds)]
+    old, new, kinds = list(hunk.old_lines), list(hunk.new_lines), hunk.kinds
     while len(old) > 1 and old[-1].strip() == "" and new and new[-1].strip() == "":
         old, new = old[:-1], new[:-1]
+        kinds = kinds[:-1] if kinds.endswith(" ") else ""
     while len(old) > 1 and old[0].strip() == "" and new and new[0].strip() == "":
         old, new = old[1:], new[1:]
+        kinds = kinds[1:] if kinds.startswith(" ") else ""
     if old != hunk.old_lines:
-        variants.append((old, new))
+        variants.append((old, new, kinds))
     return variants
 
 
@@ -259,21 +289,22 @@ def _locate(lines: list[str], hunk: Hunk, cursor: int) -> Placement | None:
     """A hunk's place: at the end if it says so, else the first match after the cursor, else
     (hunks given out of order) a unique match anywhere, else a unique match once blank lines are
     ignored or with a nearly equal middle."""
-    for old, new in _trimmed_variants(hunk):
+    for old, new, kinds in _trimmed_variants(hunk):
+        opcodes = opcodes_of(kinds)
         if hunk.at_end_of_file:
             stage = block_matches_at(lines, old, len(lines) - len(old))
             if stage:
-                return Placement(len(lines) - len(old), old, new, stage)
+                return Placement(len(lines) - len(old), old, new, stage, opcodes)
         located = locate_block(lines, old, cursor)
         if located:
-            return Placement(located[0][0], old, new, located[1])
+            return Placement(located[0][0], old, new, located[1], opcodes)
         for stage, key in LINE_STAGES:
             found = find_blocks(lines, old, key)
             if len(found) == 1:
-                return Placement(found[0], old, new, stage)
+                return Placement(found[0], old, new, stage, opcodes)
             if found:
                 break
-    old, new = _trimmed_variants(hunk)[-1]
+    old, new, _ = _trimmed_variants(hunk)[-1]
     for step in (ignoring_blank_lines, by_first_and_last):
         place = step(lines, old, new)
         if place:
@@ -282,10 +313,14 @@ def _locate(lines: list[str], hunk: Hunk, cursor: int) -> Placement | None:
 
 
 def apply_hunks(text: str, hunks: list[Hunk], path: str) -> HunksApplied:
-    """Apply an Update File's hunks to "\\n"-form text; PatchError naming a failing hunk."""
+    """Apply an Update File's hunks to "\\n"-form text; PatchError naming a failing hunk.
+
+    The result's sources say, for each of its lines, which line of text it takes its line ending
+    from (None: the file's usual one), so that a mixed-endings file keeps each line's own.
+    """
     lines = split_lines(text)
     cursor = 0
-    replacements: list[tuple[int, int, list[str]]] = []
+    replacements: list[tuple[int, int, list[str], list[int | None]]] = []
     stages: list[Stage] = []
     for number, hunk in enumerate(hunks, 1):
         where = f"{UPDATE} {path}, hunk {number} of {len(hunks)} ({hunk.title})"
@@ -300,7 +335,8 @@ def apply_hunks(text: str, hunks: list[Hunk], path: str) -> HunksApplied:
             cursor = found + 1
         if not hunk.old_lines:
             at = cursor if hunk.anchors else len(lines)
-            replacements.append((at, at, hunk.new_lines))
+            above = at - 1 if at else None
+            replacements.append((at, at, hunk.new_lines, [above] * len(hunk.new_lines)))
             continue
         place = _locate(lines, hunk, cursor)
         if place is None:
@@ -310,19 +346,26 @@ def apply_hunks(text: str, hunks: list[Hunk], path: str) -> HunksApplied:
             )
         start, end = place.start, place.end
         if any(
-            start < other_end and other_start < end for other_start, other_end, _ in replacements
+            start < other_end and other_start < end for other_start, other_end, _, _ in replacements
         ):
             raise PatchError(
                 f"{where} overlaps an earlier hunk (lines {start + 1}-{end}); "
                 "merge the two hunks into one"
             )
-        fitted = fit_replacement(place.old, place.new, lines[start:end], place.stage.reindents)
-        replacements.append((start, end, fitted))
+        fitted, taken_from = fit_with_sources(
+            place.old, place.new, lines[start:end], place.stage.reindents, place.opcodes
+        )
+        sources = [start + i if start + i >= 0 else None for i in taken_from]
+        replacements.append((start, end, fitted, sources))
         stages.append(place.stage)
         cursor = end
-    for start, end, new_lines in sorted(replacements, key=lambda r: (r[0], r[1]), reverse=True):
+    all_sources: list[int | None] = list(range(len(lines)))
+    for start, end, new_lines, sources in sorted(
+        replacements, key=lambda r: (r[0], r[1]), reverse=True
+    ):
         lines[start:end] = new_lines
+        all_sources[start:end] = sources
     result = "\n".join(lines)
     if lines and (text.endswith("\n") or not text):
         result += "\n"
-    return HunksApplied(result, [s for s in stages if s is not Stage.EXACT])
+    return HunksApplied(result, [s for s in stages if s is not Stage.EXACT], all_sources)

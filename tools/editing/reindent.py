@@ -99,6 +99,9 @@ def _stands_for(i1: int, i2: int, offset: int, file_lines: list[str]) -> int | N
     return max(around, key=lambda i: (_columns(_indent(file_lines[i])), -i), default=None)
 
 
+Opcode = tuple[str, int, int, int, int]
+
+
 def fit_replacement(
     old_lines: list[str], new_lines: list[str], file_lines: list[str], reindent: bool
 ) -> list[str]:
@@ -107,10 +110,27 @@ def fit_replacement(
     Lines the model left unchanged keep the file's exact text; changed lines are re-indented to the
     file's indentation when the match ignored indentation.
     """
+    return fit_with_sources(old_lines, new_lines, file_lines, reindent)[0]
+
+
+def fit_with_sources(
+    old_lines: list[str],
+    new_lines: list[str],
+    file_lines: list[str],
+    reindent: bool,
+    opcodes: list[Opcode] | None = None,
+) -> tuple[list[str], list[int]]:
+    """fit_replacement's lines, and for each the file line whose line ending it takes (an index
+    into file_lines; -1 for the line above them): its own for a kept line, the one at its place
+    for a changed line, the one above for an added line. `opcodes` align old and new lines when
+    the caller knows how (a patch's -/+ lines); else they are diffed."""
     indenter = Reindenter(old_lines, file_lines, new_lines) if reindent else None
     result: list[str] = []
-    opcodes = SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes()
-    for tag, i1, i2, j1, j2 in opcodes:
+    sources: list[int] = []
+    aligned: list[Opcode] = list(
+        opcodes or SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes()
+    )
+    for tag, i1, i2, j1, j2 in aligned:
         if tag == "equal":
             result.extend(file_lines[i1:i2])
         elif indenter:
@@ -120,4 +140,10 @@ def fit_replacement(
             )
         else:
             result.extend(new_lines[j1:j2])
-    return result
+        if tag == "equal":
+            sources.extend(range(i1, i2))
+        elif i2 > i1:
+            sources.extend(min(i1 + j - j1, i2 - 1) for j in range(j1, j2))
+        else:
+            sources.extend([i1 - 1] * (j2 - j1))
+    return result, sources

@@ -250,6 +250,9 @@ class MainScreen(Screen[None]):
                 "the agent is working: wait for the turn to end (or Esc), then /undo", "warning"
             )
             return
+        if handle.started:  # the session undoes it itself, so that its model is told (undo.applied)
+            handle.undo(checkpoint)
+            return
         from keel.agent.errors import KeelError
         from keel.tui.undo import undo_last_turn
 

@@ -10,8 +10,15 @@ from keel.tui.transcript import ToolEntry
 from keel.tui.widgets.diff_view import DiffView
 from keel.tui.widgets.tool_details import ToolDetails
 
-_ICONS = {"running": "⋯", "approval": "?", "ok": "✓", "failed": "✗", "denied": "⊘"}
-_STATES = ("running", "approval", "ok", "failed", "denied")
+_ICONS = {
+    "running": "⋯",
+    "approval": "?",
+    "ok": "✓",
+    "unchanged": "=",
+    "failed": "✗",
+    "denied": "⊘",
+}
+_STATES = ("running", "approval", "ok", "unchanged", "failed", "denied")
 
 
 def panel_title(entry: ToolEntry) -> Content:
@@ -23,6 +30,8 @@ def panel_title(entry: ToolEntry) -> Content:
         parts.append(("  waiting for approval", "italic"))
     elif entry.state == "denied":
         parts.append(("  denied", "italic"))
+    elif entry.state == "unchanged":
+        parts.append(("  nothing changed", "italic"))
     elif entry.state in ("ok", "failed"):
         parts.append((f"  {fmt.duration(entry.duration_ms)}", "dim"))
     return Content.assemble(*parts)
