@@ -9,7 +9,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from keel.agent.bench.results import BenchSummary
+from keel.agent.bench.results import BenchSummary, TaskResult
 
 PLOT = "pareto.png"
 NO_PLOT = "No plot: matplotlib is not installed (pip install 'keel[bench]')."
@@ -113,14 +113,25 @@ def _page(title: str, plot: Path | None, body: str) -> str:
 
 def _overview(summaries: Sequence[BenchSummary]) -> str:
     header = ["run", "tasks", "pass@1", "pass@k", "k", "mean reward", "median tokens/task",
-              "prompt", "completion", "cached", "cost ($)", "turns", "errors", "skipped", "seconds"]  # fmt: skip
+              "prompt", "completion", "cached", "cost ($)", "turns", "errors", "environment errors",
+              "no verdict", "seconds"]  # fmt: skip
     rows: list[list[object]] = [
         [s.label, len(s.tasks) - s.skipped_tasks, s.pass_at_1, s.pass_at_k, s.k, s.mean_reward,
          s.median_tokens, s.prompt_tokens, s.completion_tokens, s.cached_tokens, s.cost,
-         round(s.mean_turns, 1), s.errors, s.skipped_tasks, round(s.wall_seconds)]
+         round(s.mean_turns, 1), s.errors, s.environment_errors, s.skipped_tasks,
+         round(s.wall_seconds)]
         for s in summaries
     ]  # fmt: skip
     return _table(header, rows)
+
+
+def _note(task: TaskResult) -> str:
+    """Why a task has no verdict, for the report's last column."""
+    if task.judged:
+        return ""
+    if task.environment_error:
+        return f"environment error: {task.environment_error}"
+    return f"skipped: {task.skipped}"
 
 
 def write_report(out: Path, summary: BenchSummary) -> Path:
@@ -132,7 +143,7 @@ def write_report(out: Path, summary: BenchSummary) -> Path:
         [t.id, t.category, f"{t.passed}/{t.judged}", t.pass_at_1, t.pass_at_k, t.mean_reward,
          t.median_tokens, t.prompt_tokens, t.completion_tokens, t.cached_tokens,
          round(t.mean_turns, 1), round(t.mean_seconds, 1), t.cost,
-         f"skipped: {t.skipped}" if not t.judged else ""]
+         _note(t)]
         for t in summary.tasks
     ]  # fmt: skip
     body = _overview([summary]) + "<h2>Tasks</h2>" + _table(header, rows)
