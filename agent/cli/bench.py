@@ -68,13 +68,18 @@ def add_bench_parser(subparsers: argparse._SubParsersAction[AnyParser]) -> AnyPa
     parser = subparsers.add_parser(
         "bench",
         help="run an agent on Harbor-format tasks and report pass@k, tokens and cost",
-        description="keel bench TASK... runs the agent on each task (K attempts, N at once) and writes "
-        "results.jsonl, summary.json and report.html with a Pareto plot; `check` validates tasks, "
-        "`compare` puts runs side by side.",
+        usage="keel bench [run] TASK... [flags]\n       keel bench {check,compare,new} ... [flags]",
+        description="keel bench [run] TASK... runs the agent on each task (K attempts, N at once) and "
+        "writes results.jsonl, summary.json and report.html with a Pareto plot; `run` is the "
+        "default, so `keel bench TASK...` is `keel bench run TASK...`. `check` validates tasks, "
+        "`compare` puts runs side by side, `new` makes a task from a commit. "
+        "`keel bench COMMAND --help` shows a command's flags.",
     )
-    commands = parser.add_subparsers(dest="bench_command", metavar="{TASK...,check,compare,new}")
+    commands = parser.add_subparsers(
+        dest="bench_command", prog="keel bench", title="commands", metavar="{run,check,compare,new}"
+    )
     run = commands.add_parser(
-        "run", help="run the agent on tasks (the default: `keel bench TASK...`)"
+        "run", help="run the agent on tasks (the default: `keel bench TASK...` is this)"
     )
     _add_run_flags(run, "results, logs and the report")
     run.add_argument(
@@ -118,7 +123,11 @@ def add_bench_parser(subparsers: argparse._SubParsersAction[AnyParser]) -> AnyPa
     )
     add_model_flags(run, argparse.SUPPRESS, notes={"--budget": "each attempt gets it"})
     check = commands.add_parser(
-        "check", help="validate tasks: the oracle must pass and nop must fail"
+        "check",
+        help="validate tasks: the oracle must pass and nop must fail",
+        description="Validate tasks: run each task's oracle (solution/solve.sh, under task.toml's "
+        "agent timeout) and nop (no change); a task is valid when the oracle passes and nop fails. "
+        "Exit 0 when every task is valid, 1 otherwise.",
     )
     _add_run_flags(check, "the results and logs of the oracle and nop")
     from keel.agent.cli.setup import add_new_parser
