@@ -93,8 +93,8 @@ class Progress:
         # an error's reason in full: what went wrong is the one thing to read
         reason = " ".join(row.reason.split()) if row.status == "error" else clip(row.reason)
         if self.tty:
-            if row.status == "error":
-                self.note(f"{row.id}#{row.attempt} error: {reason}")
+            if row.status == "error" or (not row.judged and row.status != "interrupted"):
+                self.note(f"{row.id}#{row.attempt} {row.status}: {reason}")  # e.g. no verdict
             self._redraw(self.status_line())
         else:
             detail = f" ({reason})" if reason and not row.passed else ""

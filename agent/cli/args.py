@@ -89,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["text", "json", "stream-json"],
         default="text",
         help="text: progress on stderr, the answer on stdout (default); json: one object at the end "
-        "(status, answer, usage); stream-json: one JSON event per line as it happens",
+        "(session_id, status, final_message, usage, steps); stream-json: one JSON event per line as "
+        "it happens",
     )
     run.add_argument(
         "--resume",
