@@ -94,14 +94,11 @@ class CheckProgress(Progress):
 
     def verdict(self, row: ResultRow) -> str:
         should = "pass" if _should_pass(row) else "fail"
-        if not as_expected(row) and (not row.judged or getattr(row, "reward", None) is None):
+        if as_expected(row):
+            return f"{'passed' if row.passed else 'failed'}, as it should"
+        if not row.judged or getattr(row, "reward", None) is None:
             return f"no verdict ({row.status}), where it should {should}"
-        did = "passed" if row.passed else "failed"
-        return (
-            f"{did}, as it should"
-            if as_expected(row)
-            else f"{did.upper()}, where it should {should}"
-        )
+        return f"{'PASSED' if row.passed else 'FAILED'}, where it should {should}"
 
     def tally(self) -> str:
         return f"as expected {self.passed}/{self.done}"

@@ -13,11 +13,8 @@ from keel.prompts import plural
 
 # the task's environment failed (its build; its verifier gave no reward): no verdict on the agent
 ENVIRONMENT_ERRORS = ("setup_failed", "verifier_failed")
-UNJUDGED = (
-    "interrupted",
-    "skipped",
-    *ENVIRONMENT_ERRORS,
-)  # attempts without a verdict: no pass, no fail
+# attempts without a verdict: no pass, no fail
+UNJUDGED = ("interrupted", "skipped", *ENVIRONMENT_ERRORS)
 
 
 class BenchRow(ResultRow):
@@ -79,9 +76,8 @@ class BenchSummary(BaseModel):
     tasks: list[TaskResult]
     attempts: int
     errors: int
-    environment_errors: int = (
-        0  # attempts without a verdict through the task's environment (not failures)
-    )
+    # attempts without a verdict through the task's environment (not failures)
+    environment_errors: int = 0
     interrupted: int
     skipped_tasks: int
     pass_at_1: float

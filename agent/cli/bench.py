@@ -13,9 +13,8 @@ from keel.agent.cli.flags import add_model_flags, config_flags
 from keel.agent.errors import ExitCode, UsageError
 from keel.prompts import plural
 
-if (
-    TYPE_CHECKING
-):  # the parser is built on every `keel` with arguments; the runner loads with the command
+# the parser is built on every `keel` with arguments; the runner loads with the command
+if TYPE_CHECKING:
     from keel.agent.batch.progress import Progress
 
 AnyParser = TypeVar("AnyParser", bound=argparse.ArgumentParser)
@@ -216,7 +215,7 @@ def _execute(
 
 def _run(args: argparse.Namespace) -> int:
     from keel.agent.bench.report import write_report
-    from keel.agent.bench.results import summarize, write_summary
+    from keel.agent.bench.results import ENVIRONMENT_ERRORS, summarize, write_summary
     from keel.agent.bench.tasks import find_tasks
 
     if args.backend != "ray" and args.ray_address:
@@ -239,8 +238,6 @@ def _run(args: argparse.Namespace) -> int:
     print(f"keel bench: results in {out / 'results.jsonl'}, report in {report}", file=sys.stderr)
     if interrupted:
         return ExitCode.INTERRUPTED
-    from keel.agent.bench.results import ENVIRONMENT_ERRORS
-
     failed = ("error", *ENVIRONMENT_ERRORS)  # not one attempt got as far as a verdict
     return ExitCode.FAILURE if rows and all(row.status in failed for row in rows) else ExitCode.OK
 
