@@ -12,6 +12,7 @@ from typing import Any
 from keel.agent.messages import Message
 from keel.agent.model.client import ToolProtocolName
 from keel.agent.protocol import FinishStatus, TokenUsage
+from keel.prompts import plural
 
 
 class LimitExceeded(Exception):
@@ -68,7 +69,9 @@ class SessionState:
                 "budget_exhausted", f"used {self.task_tokens} of a {self.budget}-token budget"
             )
         if self.steps >= self.max_steps:
-            raise LimitExceeded("max_steps", f"reached the limit of {self.max_steps} steps")
+            raise LimitExceeded(
+                "max_steps", f"reached the limit of {plural(self.max_steps, 'step')}"
+            )
 
     def call_id(self, offset: int) -> str:
         """The id keel gives the `offset`-th (from 1) new call without one; the fold counts them."""

@@ -63,3 +63,38 @@ def test_a_failed_command_is_described_by_its_last_whole_lines():
         outcome.describe()
         == "`pytest -q` exited with 1: …\nE   assert add(2, 3) == 5\nFAILED test_calc.py::test_add"
     )
+
+
+def test_bench_attempts_without_a_verdict_are_not_counted_and_are_said_on_a_terminal():
+    from keel.agent.bench.results import BenchRow
+
+    stream = io.StringIO()
+    progress = Progress({"a": 1, "b": 1}, stream=stream, tty=True, command="bench")
+    progress.add(BenchRow(id="a", attempt=1, status="completed", passed=True, reward=1.0))
+    reason = "the verifier gave no reward: tests/test.sh wrote no reward (test.sh exited with 127)"
+    progress.add(BenchRow(id="b", attempt=1, status="verifier_failed", reason=reason))
+    progress.close()
+    text = stream.getvalue()
+    assert f"keel bench: b#1 verifier_failed: {reason}\n" in text
+    assert "pass 1/1 (100%)" in text.rsplit("\r", 1)[1]
+
+
+def test_check_progress_says_whether_each_attempt_did_what_it_should():
+    from keel.agent.bench.check import CheckProgress
+    from keel.agent.bench.results import BenchRow
+
+    stream = io.StringIO()
+    progress = CheckProgress({"t": 2, "u": 2}, stream=stream, tty=False, command="bench")
+    progress.add(BenchRow(id="t", attempt=1, status="completed", agent="nop", reward=0.0))
+    progress.add(BenchRow(id="t", attempt=1, status="completed", agent="oracle", reward=1.0, passed=True))  # fmt: skip
+    progress.add(BenchRow(id="u", attempt=1, status="completed", agent="nop", reward=1.0, passed=True))  # fmt: skip
+    progress.add(BenchRow(id="u", attempt=1, status="verifier_failed", agent="oracle", reason="no reward"))  # fmt: skip
+    lines = stream.getvalue().splitlines()
+    assert lines[0].startswith("keel bench: t nop failed, as it should · ")
+    assert lines[1].startswith("keel bench: t oracle passed, as it should · ")
+    assert "as expected 2/2" in lines[1] and "· pass " not in stream.getvalue()
+    assert lines[2].startswith("keel bench: u nop PASSED, where it should fail · ")
+    assert lines[3].startswith(
+        "keel bench: u oracle no verdict (verifier_failed), where it should pass (no reward)"
+    )
+    assert "as expected 2/4" in lines[3]

@@ -180,3 +180,55 @@ def test_commands_in_a_container_are_docker_exec_in_its_workdir_with_the_task_en
         argv.index("GREETING=hi") - 1 : argv.index("GREETING=hi") + 1
     ]
     assert "PAGER=cat" in argv  # the non-interactive variables every command gets
+
+
+def test_a_verifier_that_never_ran_is_an_environment_error_not_a_failure(tmp_path):
+    suite = tmp_path / "suite"
+    make_task(suite, "good")
+    make_task(suite, "no-verifier", test_sh="#!/bin/bash\nnot-a-command-here\n")  # exit 127
+    out = tmp_path / "out"
+    result = bench(str(suite), "--agent", "oracle", "--out", str(out), "--env", "local",
+                   cwd=tmp_path, home=tmp_path / "home")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    broken = next(row for row in read_rows(out / "results.jsonl") if row.id == "no-verifier")
+    assert broken.status == "verifier_failed" and broken.reward is None and not broken.judged
+    assert "exited with 127" in broken.reason and "command not found" in broken.reason
+    assert "bwrap" not in broken.reason  # the script's exit, not the sandbox's command line
+    summary = BenchSummary.model_validate_json((out / "summary.json").read_text())
+    assert (summary.pass_at_1, summary.environment_errors, summary.errors) == (1.0, 1, 0)
+    lines = {line.split()[0]: line for line in result.stdout.splitlines() if line.strip()}
+    assert "environment error (no verdict): the verifier gave no reward" in lines["no-verifier"]
+    total = result.stdout.strip().splitlines()[-1]
+    assert "1 task judged" in total and "pass@1 1.000" in total
+    assert "1 environment error (no verdict, not a failure)" in total
+    assert "no-verifier#1 verifier_failed no verdict" in result.stderr
+    assert "pass 1/1 (100%)" in result.stderr
+    only_broken = bench(str(suite / "no-verifier"), "--agent", "oracle", "--out", str(tmp_path / "b"),
+                        "--env", "local", cwd=tmp_path, home=tmp_path / "home")  # fmt: skip
+    assert only_broken.returncode == 1  # no attempt got a verdict
+    assert "0 tasks judged" in only_broken.stdout
+
+
+def test_check_reports_each_attempt_against_what_it_should_do_and_keeps_logs_in_keels_home(
+    tmp_path,
+):
+    suite = tmp_path / "suite"
+    make_task(suite, "good")
+    home = tmp_path / "home"
+    result = bench("check", str(suite), "--env", "local", cwd=tmp_path, home=home)
+    assert result.returncode == 0, result.stderr
+    assert "good oracle passed, as it should" in result.stderr
+    assert "good nop failed, as it should" in result.stderr
+    assert "as expected 2/2" in result.stderr
+    assert "completed fail" not in result.stderr and "pass 1/2" not in result.stderr
+    (folder,) = (home / "bench").iterdir()
+    assert folder.name.startswith("check-") and (folder / "results.jsonl").is_file()
+    assert (folder / "oracle" / "logs" / "good.1.verifier.log").is_file()
+    assert f"results and logs in {folder}" in result.stderr
+    again = bench("check", str(suite), "--env", "local", cwd=tmp_path, home=home)
+    assert again.returncode == 0, (
+        again.stderr
+    )  # a second check in the same second gets its own folder
+    assert len(list((home / "bench").iterdir())) == 2
+    helped = bench("check", "--help", cwd=tmp_path, home=home)
+    assert "--agent-timeout" not in helped.stdout and "keel's home" in helped.stdout

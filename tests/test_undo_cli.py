@@ -46,10 +46,20 @@ def test_undo_rolls_back_the_last_turn(scripted_server, tmp_path):
         "undo", cwd=repo, home=home, stdin="n\n"
     )  # `echo n | keel undo`: no terminal to ask on
     assert answered.returncode == 2 and "--yes" in answered.stderr
+    # nothing claims a restore that did not happen: it says what would change and how to confirm
+    assert "Restoring checkpoint" not in answered.stdout
+    assert (
+        "would restore" in answered.stdout
+        and "changing 2 files:" in answered.stdout
+        and "app.py" in answered.stdout
+    )
+    assert "nothing was changed" in answered.stderr
+    assert "run `keel undo --yes`" in answered.stderr
     assert (repo / "app.py").read_text() == "print('v2')\n" and (repo / "made.txt").exists()
 
     undone = run_keel("undo", "--yes", cwd=repo, home=home)
     assert undone.returncode == 0, undone.stderr
+    assert "Restoring checkpoint" in undone.stdout and "Restored 2 files" in undone.stdout
     assert (repo / "app.py").read_text() == "print('v1')\n"
     assert not (repo / "made.txt").exists()
     assert (

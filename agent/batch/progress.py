@@ -62,16 +62,29 @@ class Progress:
         self.finished[row.id] = self.finished.get(row.id, 0) + 1
         self.done += 1
         self.tokens += row.tokens
-        if row.status != "interrupted":
+        if row.judged:
             self.judged += 1
-            self.passed += row.passed
+            self.passed += self.counts_as_passed(row)
+
+    def counts_as_passed(self, row: ResultRow) -> bool:
+        """What the pass count counts (`keel bench check`: an attempt that did what it should)."""
+        return row.passed
+
+    def verdict(self, row: ResultRow) -> str:
+        """The attempt's outcome in its line: pass, fail, or none (interrupted, an environment error)."""
+        if not row.judged:
+            return "no verdict"
+        return "pass" if row.passed else "fail"
+
+    def tally(self) -> str:
+        rate = f"{100 * self.passed / self.judged:.0f}%" if self.judged else "-"
+        return f"pass {self.passed}/{self.judged} ({rate})"
 
     def status_line(self) -> str:
-        rate = f"{100 * self.passed / self.judged:.0f}%" if self.judged else "-"
         elapsed = time.monotonic() - self.started
         return (
             f"tasks {self.tasks_done}/{len(self.wanted)} · attempts {self.done}/{self.total}"
-            f" · pass {self.passed}/{self.judged} ({rate}) · {_tokens(self.tokens)} tokens · {elapsed:.0f}s"
+            f" · {self.tally()} · {_tokens(self.tokens)} tokens · {elapsed:.0f}s"
         )
 
     def add(self, row: ResultRow) -> None:
@@ -80,18 +93,21 @@ class Progress:
         # an error's reason in full: what went wrong is the one thing to read
         reason = " ".join(row.reason.split()) if row.status == "error" else clip(row.reason)
         if self.tty:
-            if row.status == "error":
-                self.note(f"{row.id}#{row.attempt} error: {reason}")
+            if row.status == "error" or (not row.judged and row.status != "interrupted"):
+                self.note(f"{row.id}#{row.attempt} {row.status}: {reason}")  # e.g. no verdict
             self._redraw(self.status_line())
         else:
-            verdict = "pass" if row.passed else "fail"
             detail = f" ({reason})" if reason and not row.passed else ""
             print(
-                f"keel {self.command}: {row.id}#{row.attempt} {row.status} {verdict}{detail}"
+                f"keel {self.command}: {self.attempt_name(row)} {self.verdict(row)}{detail}"
                 f" · {self.status_line()}",
                 file=self.stream,
                 flush=True,
             )
+
+    def attempt_name(self, row: ResultRow) -> str:
+        """How an attempt's line names it: `task#2 completed`."""
+        return f"{row.id}#{row.attempt} {row.status}"
 
     def start(self) -> None:
         if self.tty:

@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from keel.agent.protocol import FinishStatus
 from keel.prompts import plural
 
-AttemptStatus = FinishStatus | Literal["setup_failed", "skipped", "timed_out"]
+# verifier_failed: `keel bench`'s verifier gave no reward (test.sh missing, or it wrote none): no verdict
+AttemptStatus = FinishStatus | Literal["setup_failed", "skipped", "timed_out", "verifier_failed"]
 RERUN_ON_RESUME = ("interrupted", "error")  # attempts without a verdict: --resume runs them again
 
 
@@ -37,6 +38,11 @@ class ResultRow(BaseModel):
     @property
     def key(self) -> tuple[str, int]:
         return (self.id, self.attempt)
+
+    @property
+    def judged(self) -> bool:
+        """Whether the attempt has a verdict (pass or fail) that counts in the pass rate."""
+        return self.status != "interrupted"
 
     def to_json(self) -> str:
         return self.model_dump_json(by_alias=True)

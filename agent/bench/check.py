@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
+from keel.agent.batch.progress import Progress
+from keel.agent.batch.results import ResultRow
 from keel.agent.bench.results import BenchRow
 from keel.agent.bench.tasks import BenchTask
 
@@ -68,3 +70,35 @@ def format_check(verdicts: Sequence[CheckVerdict]) -> str:
     valid = sum(v.valid for v in verdicts)
     lines.append(f"{valid}/{len(verdicts)} tasks valid")
     return "\n".join(lines)
+
+
+def _should_pass(row: ResultRow) -> bool:
+    return isinstance(row, BenchRow) and row.agent == "oracle"
+
+
+def as_expected(row: ResultRow) -> bool:
+    """The oracle passed, or nop got a verdict and failed: what a valid task's attempts do."""
+    if not isinstance(row, BenchRow) or not row.judged or row.reward is None:
+        return False
+    return row.passed == _should_pass(row)
+
+
+class CheckProgress(Progress):
+    """`keel bench check`'s progress: each attempt against what it should do (the oracle pass, nop fail)."""
+
+    def counts_as_passed(self, row: ResultRow) -> bool:
+        return as_expected(row)
+
+    def attempt_name(self, row: ResultRow) -> str:
+        return f"{row.id} {row.agent}" if isinstance(row, BenchRow) else row.id
+
+    def verdict(self, row: ResultRow) -> str:
+        should = "pass" if _should_pass(row) else "fail"
+        if as_expected(row):
+            return f"{'passed' if row.passed else 'failed'}, as it should"
+        if not row.judged or getattr(row, "reward", None) is None:
+            return f"no verdict ({row.status}), where it should {should}"
+        return f"{'PASSED' if row.passed else 'FAILED'}, where it should {should}"
+
+    def tally(self) -> str:
+        return f"as expected {self.passed}/{self.done}"

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import base64
 import html
-import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from keel.agent.bench.results import BenchSummary
+from keel.agent.bench.results import BenchSummary, TaskResult
+
+if TYPE_CHECKING:  # matplotlib is the `bench` extra, loaded only to draw
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 PLOT = "pareto.png"
 NO_PLOT = "No plot: matplotlib is not installed (pip install 'keel[bench]')."
@@ -32,32 +36,53 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
     return sorted(front, key=lambda i: points[i])
 
 
-def plot_pareto(summaries: Sequence[BenchSummary], path: Path) -> Path | None:
-    """The PNG: each run a point (median tokens per task, pass@1), the Pareto front joined; with one run,
-    its tasks as faint points too. None without matplotlib (the `bench` extra)."""
-    os.environ.setdefault("MPLBACKEND", "Agg")
-    try:
-        import matplotlib
-    except ImportError:
-        return None
+LABEL_WIDTH = 40  # a run's name in the legend, cut beyond this
 
-    matplotlib.use("Agg")
-    from matplotlib import pyplot
 
-    figure, axes = pyplot.subplots(figsize=(7.5, 4.8), dpi=120)
+def _short(label: str) -> str:
+    return label if len(label) <= LABEL_WIDTH else label[: LABEL_WIDTH - 1] + "…"
+
+
+def _percent(rate: float) -> str:
+    return f"{rate:.1f}".rstrip("0").rstrip(".") + "%"
+
+
+def _token_axis(axes: Axes, most: float) -> None:
+    """Tokens from 0 with room on both sides, so no point sits on the frame; whole numbers with commas."""
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    if most <= 0:
+        axes.set_xlim(-1, 1)
+        axes.set_xticks([0])
+    else:
+        axes.set_xlim(-0.05 * most, 1.08 * most)
+        axes.xaxis.set_major_locator(MaxNLocator(nbins=6, integer=True, min_n_ticks=2))
+    axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
+
+
+def pareto_figure(summaries: Sequence[BenchSummary]) -> Figure:
+    """The plot: each run a point (median tokens per task, pass@1) named in a legend beside the axes, where
+    it can cover nothing; the Pareto front joined; with one run, its tasks as faint points too."""
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(9, 4.8), dpi=120, layout="constrained")
+    axes = figure.add_subplot()
+    tokens = [summary.median_tokens for summary in summaries]
     if len(summaries) == 1:
         tasks = [task for task in summaries[0].tasks if task.judged]
+        tokens += [task.median_tokens for task in tasks]
         axes.scatter(
             [task.median_tokens for task in tasks],
             [100 * task.pass_at_1 for task in tasks],
-            s=14, color="#9bb7d4", alpha=0.7, label="tasks",
+            s=14, color="#9bb7d4", alpha=0.7, label="its tasks",
         )  # fmt: skip
+    markers = "osD^vP*X"
     points = [(summary.median_tokens, 100 * summary.pass_at_1) for summary in summaries]
-    for (tokens, rate), summary in zip(points, summaries, strict=True):
-        axes.scatter([tokens], [rate], s=60, zorder=3)
-        axes.annotate(
-            summary.label, (tokens, rate), textcoords="offset points", xytext=(6, 6), fontsize=8
-        )
+    for n, ((x, rate), summary) in enumerate(zip(points, summaries, strict=True)):
+        axes.scatter(
+            [x], [rate], s=60, zorder=3, marker=markers[n // 10 % len(markers)],
+            label=f"{_short(summary.label)}: {_percent(rate)}, {x:,.0f} tokens",
+        )  # fmt: skip
     front = pareto_front(points)
     if len(front) > 1:
         axes.plot(
@@ -70,15 +95,21 @@ def plot_pareto(summaries: Sequence[BenchSummary], path: Path) -> Path | None:
         )
     axes.set_xlabel("median tokens per task")
     axes.set_ylabel("pass@1 (%)")
-    axes.set_ylim(-3, 103)
-    axes.set_xlim(left=0)
+    axes.set_ylim(-5, 105)
+    _token_axis(axes, max(tokens))
     axes.grid(alpha=0.3)
     axes.set_title("pass rate against tokens")
-    if len(summaries) == 1 or len(front) > 1:
-        axes.legend(loc="lower right", fontsize=8)
-    figure.tight_layout()
-    figure.savefig(path)
-    pyplot.close(figure)
+    figure.legend(loc="outside right upper", fontsize=8)
+    return figure
+
+
+def plot_pareto(summaries: Sequence[BenchSummary], path: Path) -> Path | None:
+    """The PNG of pareto_figure; None without matplotlib (the `bench` extra)."""
+    try:
+        import matplotlib  # noqa: F401 -- only to know it is there
+    except ImportError:
+        return None
+    pareto_figure(summaries).savefig(path)
     return path
 
 
@@ -113,14 +144,25 @@ def _page(title: str, plot: Path | None, body: str) -> str:
 
 def _overview(summaries: Sequence[BenchSummary]) -> str:
     header = ["run", "tasks", "pass@1", "pass@k", "k", "mean reward", "median tokens/task",
-              "prompt", "completion", "cached", "cost ($)", "turns", "errors", "skipped", "seconds"]  # fmt: skip
+              "prompt", "completion", "cached", "cost ($)", "turns", "errors", "environment errors",
+              "no verdict", "seconds"]  # fmt: skip
     rows: list[list[object]] = [
         [s.label, len(s.tasks) - s.skipped_tasks, s.pass_at_1, s.pass_at_k, s.k, s.mean_reward,
          s.median_tokens, s.prompt_tokens, s.completion_tokens, s.cached_tokens, s.cost,
-         round(s.mean_turns, 1), s.errors, s.skipped_tasks, round(s.wall_seconds)]
+         round(s.mean_turns, 1), s.errors, s.environment_errors, s.skipped_tasks,
+         round(s.wall_seconds)]
         for s in summaries
     ]  # fmt: skip
     return _table(header, rows)
+
+
+def _note(task: TaskResult) -> str:
+    """Why a task has no verdict, for the report's last column."""
+    if task.judged:
+        return ""
+    if task.environment_error:
+        return f"environment error: {task.environment_error}"
+    return f"skipped: {task.skipped}"
 
 
 def write_report(out: Path, summary: BenchSummary) -> Path:
@@ -132,7 +174,7 @@ def write_report(out: Path, summary: BenchSummary) -> Path:
         [t.id, t.category, f"{t.passed}/{t.judged}", t.pass_at_1, t.pass_at_k, t.mean_reward,
          t.median_tokens, t.prompt_tokens, t.completion_tokens, t.cached_tokens,
          round(t.mean_turns, 1), round(t.mean_seconds, 1), t.cost,
-         f"skipped: {t.skipped}" if not t.judged else ""]
+         _note(t)]
         for t in summary.tasks
     ]  # fmt: skip
     body = _overview([summary]) + "<h2>Tasks</h2>" + _table(header, rows)

@@ -11,7 +11,10 @@ from pydantic import BaseModel, ValidationError
 from keel.agent.batch.results import ResultRow, pass_at_k, save_summary
 from keel.prompts import plural
 
-UNJUDGED = ("interrupted", "skipped")  # attempts without a verdict: no pass, no fail
+# the task's environment failed (its build; its verifier gave no reward): no verdict on the agent
+ENVIRONMENT_ERRORS = ("setup_failed", "verifier_failed")
+# attempts without a verdict: no pass, no fail
+UNJUDGED = ("interrupted", "skipped", *ENVIRONMENT_ERRORS)
 
 
 class BenchRow(ResultRow):
@@ -60,6 +63,7 @@ class TaskResult(BaseModel):
     mean_turns: float
     mean_seconds: float
     skipped: str = ""
+    environment_error: str = ""  # why the environment gave no verdict, when no attempt has one
 
 
 class BenchSummary(BaseModel):
@@ -72,6 +76,8 @@ class BenchSummary(BaseModel):
     tasks: list[TaskResult]
     attempts: int
     errors: int
+    # attempts without a verdict through the task's environment (not failures)
+    environment_errors: int = 0
     interrupted: int
     skipped_tasks: int
     pass_at_1: float
@@ -101,6 +107,7 @@ def _task(task_id: str, rows: list[BenchRow], k: int) -> TaskResult:
     passes = sum(row.passed for row in judged)
     rewards = [row.reward if row.reward is not None else 0.0 for row in judged]
     skipped = next((row.reason for row in rows if row.status == "skipped"), "")
+    broken = next((row.reason for row in rows if row.status in ENVIRONMENT_ERRORS), "")
     return TaskResult(
         id=task_id,
         category=rows[0].category,
@@ -118,6 +125,7 @@ def _task(task_id: str, rows: list[BenchRow], k: int) -> TaskResult:
         mean_turns=_mean([row.steps for row in judged]),
         mean_seconds=_mean([row.duration for row in judged]),
         skipped="" if judged else skipped,
+        environment_error="" if judged else broken,
     )
 
 
@@ -141,6 +149,7 @@ def summarize(
         tasks=tasks,
         attempts=len(everything),
         errors=sum(row.status == "error" for row in everything),
+        environment_errors=sum(row.status in ENVIRONMENT_ERRORS for row in everything),
         interrupted=sum(row.status == "interrupted" for row in everything),
         skipped_tasks=len(tasks) - len(scored),
         pass_at_1=_mean([task.pass_at_1 for task in scored]),
@@ -161,6 +170,13 @@ def _money(cost: float | None) -> str:
     return "-" if cost is None else f"${cost:.4f}"
 
 
+def _no_verdict(task: TaskResult) -> str:
+    """A task line's words when no attempt has a verdict: the environment failed, or it was skipped."""
+    if task.environment_error:
+        return f"environment error (no verdict): {task.environment_error}"
+    return f"skipped: {task.skipped or 'no attempt judged'}"
+
+
 def format_summary(summary: BenchSummary) -> str:
     """The table printed at the end of a run and saved as summary.txt."""
     k = summary.k
@@ -170,7 +186,7 @@ def format_summary(summary: BenchSummary) -> str:
     lines = [header, "-" * len(header)]
     for task in summary.tasks:
         if not task.judged:
-            lines.append(f"{task.id:<{width}}  skipped: {task.skipped or 'no attempt judged'}")
+            lines.append(f"{task.id:<{width}}  {_no_verdict(task)}")
             continue
         shown_k = f"  {task.pass_at_k:>7.2f}" if k > 1 else ""
         lines.append(
@@ -181,9 +197,14 @@ def format_summary(summary: BenchSummary) -> str:
     lines.append("-" * len(header))
     scored = len(summary.tasks) - summary.skipped_tasks
     total_k = f" · pass@{k} {summary.pass_at_k:.3f}" if k > 1 else ""
+    skipped = sum(not task.judged and not task.environment_error for task in summary.tasks)
+    broken = summary.environment_errors
+    environment = (
+        f" · {plural(broken, 'environment error')} (no verdict, not a failure)" if broken else ""
+    )
     lines.append(
         f"{summary.label}: {plural(scored, 'task')} judged"
-        f" ({summary.skipped_tasks} skipped, {plural(summary.errors, 'error')})"
+        f" ({skipped} skipped, {plural(summary.errors, 'error')}){environment}"
         f" · pass@1 {summary.pass_at_1:.3f}{total_k} · mean reward {summary.mean_reward:.3f}"
         f" · median {summary.median_tokens:,.0f} tokens per task"
         f" ({summary.prompt_tokens:,} in, {summary.completion_tokens:,} out,"

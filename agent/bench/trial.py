@@ -117,6 +117,10 @@ class Trial:
         self.row.reward, self.row.passed = verdict.reward, verdict.passed
         if verdict.problem:
             self.row.reason = "; ".join(part for part in (self.row.reason, verdict.problem) if part)
+        if verdict.stopped:
+            self.row.status = "interrupted"
+        elif verdict.broken:
+            self.row.status = "verifier_failed"  # not the agent's failure: no verdict
 
     async def _agent(self, environment: TaskEnvironment) -> AgentOutcome:
         task = self.spec.task

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from keel.agent.batch.runner import last_lines
 from keel.agent.bench.environment import TaskEnvironment
 
 TEST_SCRIPT = "test.sh"
@@ -17,6 +18,7 @@ class Verdict(BaseModel):
 
     reward: float | None = None
     timed_out: bool = False
+    stopped: bool = False
     exit_code: int | None = None
     problem: str = ""
 
@@ -24,6 +26,11 @@ class Verdict(BaseModel):
     def passed(self) -> bool:
         """A full reward passes; partial rewards count in the mean reward only."""
         return self.reward is not None and self.reward >= 1.0
+
+    @property
+    def broken(self) -> bool:
+        """No reward, and not for lack of time: the verifier itself failed, an error of the task's environment."""
+        return self.reward is None and not self.timed_out and not self.stopped
 
 
 def read_reward(verifier_logs: Path) -> float:
@@ -52,7 +59,7 @@ async def verify(environment: TaskEnvironment, log: Path) -> Verdict:
     """Run tests/test.sh in the environment and read its reward."""
     task = environment.task
     if not (task.tests_dir / TEST_SCRIPT).is_file():
-        return Verdict(problem=f"the task has no tests/{TEST_SCRIPT}")
+        return Verdict(problem=f"the verifier gave no reward: the task has no tests/{TEST_SCRIPT}")
     outcome = await environment.run(
         f"bash /tests/{TEST_SCRIPT}",
         timeout=task.config.verifier.timeout_sec,
@@ -62,9 +69,14 @@ async def verify(environment: TaskEnvironment, log: Path) -> Verdict:
     )
     if outcome.timed_out or outcome.stopped:
         what = "timed out" if outcome.timed_out else "was stopped"
-        return Verdict(timed_out=outcome.timed_out, problem=f"the verifier {what}")
+        return Verdict(
+            timed_out=outcome.timed_out, stopped=outcome.stopped, problem=f"the verifier {what}"
+        )
     try:
         reward = read_reward(environment.logs / "verifier")
     except ValueError as exc:
-        return Verdict(exit_code=outcome.exit_code, problem=f"{exc} (test.sh {outcome.describe()})")
+        ended = f"test.sh exited with {outcome.exit_code}: {last_lines(outcome.tail)}".rstrip(": ")
+        return Verdict(
+            exit_code=outcome.exit_code, problem=f"the verifier gave no reward: {exc} ({ended})"
+        )
     return Verdict(reward=reward, exit_code=outcome.exit_code)

@@ -27,18 +27,45 @@ class Parser(argparse.ArgumentParser):
         return parsed
 
     def _command_parser(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
-        for action in self._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                chosen: argparse.ArgumentParser = action.choices.get(
-                    getattr(parsed, "command", None) or "", self
-                )
-                return chosen
-        return self
+        """The innermost (sub)command's parser the arguments chose, e.g. `keel bench check`'s."""
+        parser: argparse.ArgumentParser = self
+        while True:
+            action = next(
+                (a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None
+            )
+            chosen = (
+                action.choices.get(getattr(parsed, action.dest, None) or "") if action else None
+            )
+            if chosen is None:
+                return parser
+            parser = chosen
 
 
-def top_parser() -> argparse.ArgumentParser:
+class _NotTopLevel(Exception):
+    """The top-level parser alone cannot read these arguments: the full parser reports them."""
+
+
+class _TopLevelOnly(Parser):
+    """The fast path's parser: its errors go to the full parser, whose subcommand names the right help."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _NotTopLevel(message)
+
+
+DESCRIPTION = (
+    "A local coding agent. `keel` alone (with the flags below, no command) opens the terminal UI in "
+    "the current directory (or --cwd); the commands run it headless, in batches, on benchmarks and more. "
+    "`keel COMMAND --help` shows a command's flags."
+)
+
+
+def top_parser(kind: type[Parser] = Parser) -> argparse.ArgumentParser:
     """`keel` and its own flags, without the subcommands."""
-    parser = Parser(prog="keel", description="A local coding agent.")
+    parser = kind(
+        prog="keel",
+        usage="keel [flags]            (the terminal UI)\n       keel [flags] COMMAND ...",
+        description=DESCRIPTION,
+    )
     parser.add_argument("--version", action="version", version=f"keel {__version__}")
     parser.add_argument(
         "--cwd", type=Path, help="workspace directory (default: the current directory)"
@@ -50,12 +77,21 @@ def top_parser() -> argparse.ArgumentParser:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = top_parser()
-    commands = parser.add_subparsers(dest="command", parser_class=Parser)
+    commands = parser.add_subparsers(
+        dest="command", parser_class=Parser, prog="keel", title="commands", metavar="COMMAND"
+    )
     run = commands.add_parser("run", help="run one task headless")
     run.add_argument("prompt", nargs="?", help="the task; `-` reads it from stdin")
     run.add_argument("--prompt-file", type=Path, help="read the task from a file")
     run.add_argument("--cwd", type=Path, default=argparse.SUPPRESS, help="workspace directory")
-    run.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text")
+    run.add_argument(
+        "--output-format",
+        choices=["text", "json", "stream-json"],
+        default="text",
+        help="text: progress on stderr, the answer on stdout (default); json: one object at the end "
+        "(session_id, status, final_message, usage, steps); stream-json: one JSON event per line as "
+        "it happens",
+    )
     run.add_argument(
         "--resume",
         metavar="ID",
@@ -82,10 +118,33 @@ def build_parser() -> argparse.ArgumentParser:
     from keel.agent.cli.acp import add_acp_parser
 
     add_acp_parser(commands)
-    commands.add_parser("sessions", help="list the sessions of this workspace")
-    resume = commands.add_parser("resume", help="reopen a session (the newest here by default)")
-    resume.add_argument("session_id", nargs="?")
-    commands.add_parser("models", help="show the configured model and how to use others")
+    commands.add_parser(
+        "sessions",
+        help="list the sessions of this workspace",
+        description="List the sessions started in this workspace (or --cwd), newest first: id, "
+        "start, status, steps, tokens and the start of the first prompt. `keel resume ID` reopens one in the UI, "
+        "`keel run --resume ID` continues it headless.",
+    )
+    resume = commands.add_parser(
+        "resume",
+        help="reopen a session in the UI (the newest here by default)",
+        description="Reopen a session in the terminal UI, its transcript and state as they were: the "
+        "newest one started in this workspace, or the one ID names. `keel run --resume ID` "
+        "continues it headless instead.",
+    )
+    resume.add_argument(
+        "session_id",
+        nargs="?",
+        metavar="ID",
+        help="a session id or a prefix of one (`keel sessions`)",
+    )
+    commands.add_parser(
+        "models",
+        help="show the configured model and how to use others",
+        description="Show the model keel uses here (flags, KEEL_MODEL, the config files, else the "
+        "embedded model), the embedded local models, the GGUF files in keel's models folder, which "
+        "API keys are set, and how to use other models. It only reports (exit 0).",
+    )
     from keel.agent.cli.trust import add_trust_parser
 
     add_trust_parser(commands)
@@ -98,7 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
 def parse(argv: list[str]) -> argparse.Namespace:
     """Flags alone (`keel`, the TUI) need only the top-level parser: the full one costs ~8 ms to build."""
     if "-h" not in argv and "--help" not in argv:
-        args, rest = top_parser().parse_known_args(argv)
+        try:
+            args, rest = top_parser(_TopLevelOnly).parse_known_args(argv)
+        except _NotTopLevel:  # e.g. `keel run x --budget abc`: `keel run`'s parser says it
+            rest = argv
         if not rest:
             args.command = None
             return args

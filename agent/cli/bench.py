@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from keel.agent.cli.batch import _positive
 from keel.agent.cli.flags import add_model_flags, config_flags
 from keel.agent.errors import ExitCode, UsageError
 from keel.prompts import plural
+
+# the parser is built on every `keel` with arguments; the runner loads with the command
+if TYPE_CHECKING:
+    from keel.agent.batch.progress import Progress
 
 AnyParser = TypeVar("AnyParser", bound=argparse.ArgumentParser)
 SUBCOMMANDS = ("run", "check", "compare", "new")
@@ -33,7 +36,7 @@ def bench_argv(argv: list[str]) -> list[str]:
     return [*argv[:at], "run", *rest]
 
 
-def _add_run_flags(parser: argparse.ArgumentParser) -> None:
+def _add_run_flags(parser: argparse.ArgumentParser, outputs: str) -> None:
     parser.add_argument(
         "tasks", nargs="+", type=Path, metavar="TASK", help="a task folder, or a folder of them"
     )
@@ -44,19 +47,13 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
         "--out",
         type=Path,
         metavar="DIR",
-        help="where results, logs and the report go (default: under keel's home)",
+        help=f"where {outputs} go (default: a new folder in keel's home, KEEL_HOME/bench)",
     )
     parser.add_argument(
         "--env",
         choices=["auto", "local", "docker"],
         default="auto",
         help="where tasks run: local (bubblewrap, no Docker), docker, or auto (docker when a daemon answers)",
-    )
-    parser.add_argument(
-        "--agent-timeout",
-        type=float,
-        metavar="SECONDS",
-        help="the agent's time per attempt (default: task.toml's)",
     )
     parser.add_argument(
         "--keep-workspaces",
@@ -70,15 +67,26 @@ def add_bench_parser(subparsers: argparse._SubParsersAction[AnyParser]) -> AnyPa
     parser = subparsers.add_parser(
         "bench",
         help="run an agent on Harbor-format tasks and report pass@k, tokens and cost",
-        description="keel bench TASK... runs the agent on each task (K attempts, N at once) and writes "
-        "results.jsonl, summary.json and report.html with a Pareto plot; `check` validates tasks, "
-        "`compare` puts runs side by side.",
+        usage="keel bench [run] TASK... [flags]\n       keel bench {check,compare,new} ... [flags]",
+        description="keel bench [run] TASK... runs the agent on each task (K attempts, N at once) and "
+        "writes results.jsonl, summary.json and report.html with a Pareto plot; `run` is the "
+        "default, so `keel bench TASK...` is `keel bench run TASK...`. `check` validates tasks, "
+        "`compare` puts runs side by side, `new` makes a task from a commit. "
+        "`keel bench COMMAND --help` shows a command's flags.",
     )
-    commands = parser.add_subparsers(dest="bench_command", metavar="{TASK...,check,compare,new}")
+    commands = parser.add_subparsers(
+        dest="bench_command", prog="keel bench", title="commands", metavar="{run,check,compare,new}"
+    )
     run = commands.add_parser(
-        "run", help="run the agent on tasks (the default: `keel bench TASK...`)"
+        "run", help="run the agent on tasks (the default: `keel bench TASK...` is this)"
     )
-    _add_run_flags(run)
+    _add_run_flags(run, "results, logs and the report")
+    run.add_argument(
+        "--agent-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="the agent's time per attempt (default: task.toml's)",
+    )
     run.add_argument(
         "--agent",
         choices=["keel", "oracle", "nop"],
@@ -114,9 +122,13 @@ def add_bench_parser(subparsers: argparse._SubParsersAction[AnyParser]) -> AnyPa
     )
     add_model_flags(run, argparse.SUPPRESS, notes={"--budget": "each attempt gets it"})
     check = commands.add_parser(
-        "check", help="validate tasks: the oracle must pass and nop must fail"
+        "check",
+        help="validate tasks: the oracle must pass and nop must fail",
+        description="Validate tasks: run each task's oracle (solution/solve.sh, under task.toml's "
+        "agent timeout) and nop (no change); a task is valid when the oracle passes and nop fails. "
+        "Exit 0 when every task is valid, 1 otherwise.",
     )
-    _add_run_flags(check)
+    _add_run_flags(check, "the results and logs of the oracle and nop")
     from keel.agent.cli.setup import add_new_parser
 
     add_new_parser(commands)
@@ -133,7 +145,12 @@ def _out_dir(args: argparse.Namespace, kind: str) -> Path:
         return Path(args.out).expanduser().resolve()
     from keel.agent.config import keel_home
 
-    return keel_home() / "bench" / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}"
+    stamp = keel_home() / "bench" / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}"
+    path, number = stamp, 1
+    while path.exists():  # two runs in one second
+        number += 1
+        path = stamp.with_name(f"{stamp.name}-{number}")
+    return path
 
 
 def _specs(
@@ -149,7 +166,7 @@ def _specs(
             settings=settings,
             out_dir=out,
             environment=args.env,
-            agent_timeout=args.agent_timeout,
+            agent_timeout=getattr(args, "agent_timeout", None),  # `check` runs task.toml's
             keep_workspace=args.keep_workspaces,
         )
         for task in tasks
@@ -158,7 +175,11 @@ def _specs(
 
 
 def _execute(
-    args: argparse.Namespace, specs: list[Any], out: Path, attempts: dict[str, int]
+    args: argparse.Namespace,
+    specs: list[Any],
+    out: Path,
+    attempts: dict[str, int],
+    progress_kind: type[Progress] | None = None,
 ) -> tuple[list[Any], bool]:
     """Run the trials with a progress line; every row is appended to results.jsonl as it comes."""
     from keel.agent.batch.progress import Progress
@@ -168,7 +189,7 @@ def _execute(
 
     out.mkdir(parents=True, exist_ok=True)
     results = out / "results.jsonl"
-    progress = Progress(attempts, command="bench")
+    progress = (progress_kind or Progress)(attempts, command="bench")
 
     def on_row(row: Any) -> None:
         with open(results, "a", encoding="utf-8") as file:
@@ -194,7 +215,7 @@ def _execute(
 
 def _run(args: argparse.Namespace) -> int:
     from keel.agent.bench.report import write_report
-    from keel.agent.bench.results import summarize, write_summary
+    from keel.agent.bench.results import ENVIRONMENT_ERRORS, summarize, write_summary
     from keel.agent.bench.tasks import find_tasks
 
     if args.backend != "ray" and args.ray_address:
@@ -217,7 +238,8 @@ def _run(args: argparse.Namespace) -> int:
     print(f"keel bench: results in {out / 'results.jsonl'}, report in {report}", file=sys.stderr)
     if interrupted:
         return ExitCode.INTERRUPTED
-    return ExitCode.FAILURE if rows and all(row.status == "error" for row in rows) else ExitCode.OK
+    failed = ("error", *ENVIRONMENT_ERRORS)  # not one attempt got as far as a verdict
+    return ExitCode.FAILURE if rows and all(row.status in failed for row in rows) else ExitCode.OK
 
 
 def _settings(args: argparse.Namespace) -> Any:
@@ -232,19 +254,21 @@ def _settings(args: argparse.Namespace) -> Any:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from keel.agent.bench.check import check_verdicts, format_check
+    from keel.agent.bench.check import CheckProgress, check_verdicts, format_check
     from keel.agent.bench.tasks import find_tasks
 
     tasks = find_tasks(args.tasks)
-    with tempfile.TemporaryDirectory(prefix="keel-bench-check-") as scratch:
-        out = Path(args.out).expanduser().resolve() if args.out else Path(scratch)
-        specs = [
-            *_specs(args, tasks, "oracle", out / "oracle", None, 1),
-            *_specs(args, tasks, "nop", out / "nop", None, 1),
-        ]
-        rows, interrupted = _execute(args, specs, out, {task.id: 2 for task in tasks})
+    out = _out_dir(args, "check")
+    if (out / "results.jsonl").exists():
+        raise UsageError(f"{out} already holds a check; choose another --out")
+    specs = [
+        *_specs(args, tasks, "oracle", out / "oracle", None, 1),
+        *_specs(args, tasks, "nop", out / "nop", None, 1),
+    ]
+    rows, interrupted = _execute(args, specs, out, {task.id: 2 for task in tasks}, CheckProgress)
     verdicts = check_verdicts(tasks, rows)
     print(format_check(verdicts))
+    print(f"keel bench: results and logs in {out}", file=sys.stderr)
     if interrupted:
         return ExitCode.INTERRUPTED
     return ExitCode.OK if all(verdict.valid for verdict in verdicts) else ExitCode.FAILURE

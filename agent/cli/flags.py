@@ -37,7 +37,8 @@ MODEL_FLAGS = (
     ModelFlag(
         "--model-file",
         "model",
-        "a GGUF file to run in process with llama.cpp (the same as --model keel-local/PATH)",
+        "a GGUF file to run locally with llama.cpp, in keel's model worker process (the same as "
+        "--model keel-local/PATH)",
         type=model_file_flag,
         metavar="PATH",
     ),

@@ -27,9 +27,27 @@ No MCP servers are configured. Add one to .keel/config.toml (this repository) or
 
 
 def add_mcp_parser(commands: Any) -> None:
-    mcp = commands.add_parser("mcp", help="the MCP servers of the config and their tools")
-    actions = mcp.add_subparsers(dest="mcp_command", required=True, parser_class=type(mcp))
-    listing = actions.add_parser("list", help="start each server, show its state and its tools")
+    mcp = commands.add_parser(
+        "mcp",
+        help="the MCP servers of the config and their tools",
+        description="The MCP servers of the config ([mcp_servers.NAME] tables in .keel/config.toml "
+        "or ~/.config/keel/config.toml), whose tools sessions get as mcp__SERVER__TOOL. `keel mcp "
+        "list` starts each one as a session would and shows its state and its tools.",
+    )
+    actions = mcp.add_subparsers(
+        dest="mcp_command",
+        required=True,
+        parser_class=type(mcp),
+        title="commands",
+        metavar="{list}",
+    )
+    listing = actions.add_parser(
+        "list",
+        help="start each server, show its state and its tools",
+        description="Start each configured MCP server as a session would and show its state "
+        "(started, failed and why, disabled) and its tools. Exit 0 when every enabled server "
+        "started, 1 when one failed.",
+    )
     listing.add_argument("--cwd", type=Path, default=argparse.SUPPRESS, help="workspace directory")
     listing.add_argument(
         "--trust",

@@ -156,8 +156,8 @@ def _model_files_lines() -> list[str]:
     for path in files:
         lines += _file_lines(path, folder)
     lines.append(
-        "Any GGUF with a chat template runs in process the same way (its own template, tools as for the "
-        'embedded model):\n  keel run --model keel-local/<path to .gguf> "..."   (or --model-file PATH)'
+        "Any GGUF with a chat template runs the same way, in keel's model worker process (its own "
+        'template, tools as for the embedded model):\n  keel run --model keel-local/<path to .gguf> "..."   (or --model-file PATH)'
     )
     return lines
 

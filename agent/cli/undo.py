@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -65,18 +66,23 @@ def undo_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if target is None:
         print("Nothing to undo: the workspace already matches every turn checkpoint.", file=out)
         return ExitCode.OK
-    print(
-        f"Restoring checkpoint {target.short_id} ({_when(target.ts)}, {_describe(target)})",
-        file=out,
-    )
+    named = f"checkpoint {target.short_id} ({_when(target.ts)}, {_describe(target)})"
     if not changes:
-        print("The workspace already matches it; nothing to change.", file=out)
+        print(f"The workspace already matches {named}; nothing to change.", file=out)
         return ExitCode.OK
-    _print_changes(changes, out)
-    if not args.yes:
+    if args.yes:
+        print(f"Restoring {named}:", file=out)
+        _print_changes(changes, out)
+    else:
+        print(
+            f"keel undo would restore {named}, changing {plural(len(changes), 'file')}:", file=out
+        )
+        _print_changes(changes, out)
         if sys.stdin is None or not sys.stdin.isatty():
+            again = _command_with_yes(args, workspace)
             raise UsageError(
-                "no terminal to confirm on, so nothing was changed; pass --yes to restore without asking"
+                f"keel undo asks before it restores and there is no terminal to ask on, so nothing "
+                f"was changed; to restore these files, run `{again}`"
             )
         if not _confirm(out):
             print("Nothing was changed.", file=out)
@@ -90,6 +96,16 @@ def undo_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if record_in_its_session(event, target.session_id):
         print(f"Session {target.session_id} will tell its model when resumed.", file=out)
     return ExitCode.OK
+
+
+def _command_with_yes(args: argparse.Namespace, workspace: Path) -> str:
+    """This same `keel undo`, confirmed: what to run where there is no terminal to ask on."""
+    words = ["keel", "undo", "--yes"]
+    if getattr(args, "cwd", None):
+        words += ["--cwd", str(workspace)]
+    if args.checkpoint:
+        words.append(args.checkpoint)
+    return shlex.join(words)
 
 
 def _print_list(store: CheckpointStore, checkpoints: list[Checkpoint], out: TextIO) -> int:

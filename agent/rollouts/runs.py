@@ -17,7 +17,8 @@ from keel.agent.rollouts.atif import log_trajectories, write_trajectories
 from keel.agent.rollouts.reward import Reward, RewardConfig, group_advantages, reward
 from keel.agent.state import SessionState
 
-NO_VERDICT = ("interrupted", "skipped", "error", "setup_failed")  # no outcome to learn from
+# no outcome to learn from
+NO_VERDICT = ("interrupted", "skipped", "error", "setup_failed", "verifier_failed")
 GROUPS_FILE = "groups.jsonl"
 
 
