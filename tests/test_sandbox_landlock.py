@@ -164,27 +164,39 @@ def git(cwd: Path, *args: str) -> str:
 COMMIT = "git add -A && git -c user.name=t -c user.email=t@example.com commit -q -m"
 
 
-async def test_git_commits_work_and_a_worktree_keeps_hooks_and_config_read_only(
+async def test_git_metadata_and_keel_config_stay_read_only_and_other_writes_work(
     landlock_abi, tmp_path: Path
 ):
-    main = git_repo(tmp_path / "main", {"a.txt": "a\n"})
+    main = git_repo(tmp_path / "main", {"a.txt": "a\n", "sub/s.txt": "s\n", ".keel/keep": "k\n"})
     in_main = ToolContext(root=main, scratch=tmp_path / "scratch-main", sandbox=SandboxPolicy())
-    await run_in(in_main, f"echo b > b.txt && {COMMIT} in-main")
+    output = await run_in(
+        in_main,
+        "echo b >> a.txt; echo t > sub/t.txt; echo x > .keel/config.toml; "
+        f"echo '[alias] pwned = x' >> .git/config; echo hi > .git/hooks/pre-commit; {COMMIT} m",
+    )
     await in_main.aclose()
+    print(f"\n{output}")
+    assert (main / "a.txt").read_text() == "a\nb\n" and (main / "sub/t.txt").exists()
+    assert not (main / ".keel/config.toml").exists()
+    assert not (main / ".git/hooks/pre-commit").exists()
+    assert "pwned" not in (main / ".git/config").read_text()
+    assert git(main, "log", "--oneline").count("\n") == 1
     git(main, "worktree", "add", "-q", str(tmp_path / "ws"), "-b", "agent")
     ctx = make_ctx(tmp_path)
     output = await run_in(
         ctx,
-        f"echo c > c.txt && {COMMIT} in-worktree && echo committed; "
+        f"echo c > c.txt; echo d >> a.txt; {COMMIT} in-worktree && echo committed; "
         f"echo 'echo pwned' > {main}/.git/hooks/post-checkout; "
-        f"echo '[alias] pwned = x' >> {main}/.git/config",
+        f"echo '[alias] pwned = x' >> {main}/.git/config; echo 'gitdir: /x' > .git",
     )
     await ctx.aclose()
     print(f"\n{output}")
-    assert "in-main" in git(main, "log", "--oneline", "main")
-    assert "committed" in output and "in-worktree" in git(main, "log", "--oneline", "agent")
+    assert "committed" not in output and (ctx.root / "a.txt").read_text() == "a\nd\n"
     assert not (main / ".git/hooks/post-checkout").exists()
     assert "pwned" not in (main / ".git/config").read_text()
+    assert (ctx.root / ".git").read_text().startswith("gitdir: ") and "/x" not in (
+        ctx.root / ".git"
+    ).read_text()
 
 
 async def test_without_bubblewrap_or_landlock_the_fallback_applies(

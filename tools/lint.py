@@ -10,6 +10,7 @@ from pydantic import Field
 
 from keel.prompts import plural
 from keel.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
+from keel.tools.exec.git_safety import git_environment, hardened_args
 from keel.tools.linting.linters import LintReport, is_lintable, lint
 
 MAX_SHOWN = 100
@@ -39,12 +40,9 @@ async def _git_files(directory: Path) -> list[Path] | None:
     try:
         proc = await asyncio.create_subprocess_exec(
             "git",
-            "ls-files",
-            "-z",
-            "--cached",
-            "--others",
-            "--exclude-standard",
+            *hardened_args(["ls-files", "-z", "--cached", "--others", "--exclude-standard"]),
             cwd=directory,
+            env=git_environment(os.environ),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
