@@ -91,7 +91,10 @@ class ToolContext:
             candidate = self.root / candidate
         elif (mount := self.sandbox.workspace_mount) and candidate.is_relative_to(mount):
             candidate = self.root / candidate.relative_to(mount)  # as the commands see it (/app)
-        real_text = os.path.realpath(candidate)
+        try:
+            real_text = os.path.realpath(candidate)
+        except OSError as exc:  # a link swapped for a folder while it was being followed
+            raise ToolError(f"{path!r} could not be resolved ({exc.strerror}); try again") from None
         root_text = str(self.root)
         if real_text != root_text and not real_text.startswith(root_text.rstrip(os.sep) + os.sep):
             real = Path(real_text)
