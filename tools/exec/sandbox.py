@@ -303,7 +303,10 @@ class CommandPlan:
 def _landlock_limits(policy: SandboxPolicy, mechanism: SandboxMechanism) -> str:
     """What a Landlock-confined command may not do, in a sentence for the model."""
     places = (
-        "the workspace and $TMPDIR" if policy.mode is SandboxMode.WORKSPACE_WRITE else "$TMPDIR"
+        "the workspace's files and folders (not .git or .keel, and no new entries at its top "
+        "level: create those with write_file) and $TMPDIR"
+        if policy.mode is SandboxMode.WORKSPACE_WRITE
+        else "$TMPDIR"
     )
     limits = f"the {policy.mode.value} sandbox lets commands write only {places} (not /tmp)"
     if mechanism.tcp_denied and not policy.network:
