@@ -48,8 +48,8 @@ def test_a_rewritten_worktree_git_file_runs_nothing_after_the_attempt(scripted_s
         home=home,
         OPENAI_API_KEY="sk-secret",
     )
-    assert result.returncode == 0, result.stderr
     assert not marker.exists(), marker.read_text()
+    assert result.returncode == 0, result.stderr
     [row] = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert row["branch"], row
     shown = subprocess.run(

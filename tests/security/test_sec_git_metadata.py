@@ -104,7 +104,7 @@ def test_apply_patch_moves_adds_and_deletes_nothing_in_git_or_keel(scripted_serv
         ]
     )
     results = keel_run(server.url, repo, tmp_path / "home")
-    refused = [results[i] for i in (1, 2, 4, 6)]
+    refused = [results[i] for i in (1, 2, 4, 6, 7)]
     assert all(not r["ok"] and "is protected" in r["output"] for r in refused), refused
     assert not (repo / ".git/hooks/pre-commit").exists()
     assert (repo / "run.sh").read_text() == "#!/bin/sh\necho hi\n"
@@ -128,7 +128,8 @@ def test_a_moved_file_keeps_only_its_permission_bits(scripted_server, tmp_path):
 
 
 def hostile_repository(path: Path, marker: Path) -> Path:
-    """A repository whose own config runs programs: fsmonitor, a filter and a textconv driver."""
+    """A repository whose own config runs programs: fsmonitor, filter and diff drivers, some of them
+    in a work-tree file that .git/config includes."""
     repo = git_repo(path, {"a.py": "x = 1\n", ".gitattributes": "* filter=evil diff=evil\n"})
     command = hostile_command(marker)
     for key, value in {
@@ -138,6 +139,11 @@ def hostile_repository(path: Path, marker: Path) -> Path:
         "diff.evil.textconv": command,
     }.items():
         subprocess.run(["git", "config", key, value], cwd=repo, check=True)
+    # config in a file of the work tree (one a model can write), included from .git/config
+    (repo / "inc.cfg").write_text(
+        f'[filter "evil"]\n\tprocess = {command}\n[diff "evil"]\n\tcommand = {command}\n'
+    )
+    subprocess.run(["git", "config", "include.path", "../inc.cfg"], cwd=repo, check=True)
     marker.unlink(missing_ok=True)  # the commit above ran the filter already
     return repo
 
