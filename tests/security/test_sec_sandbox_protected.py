@@ -71,3 +71,14 @@ async def test_commands_cannot_change_git_or_keel(mechanism, tmp_path: Path):
     assert (repo / ".git/HEAD").exists() and (repo / ".keel/keep").exists()
     assert not (repo / ".keel/config.toml").exists()
     assert (repo / "src/a.txt").read_text() == "a\nfine\n" and (repo / "src/b.txt").exists()
+
+
+async def test_commands_cannot_create_keel_config_where_there_was_none(mechanism, tmp_path: Path):
+    repo = git_repo(tmp_path / "repo", {"src/a.txt": "a\n"})
+    ctx = ToolContext(root=repo, scratch=tmp_path / "scratch", sandbox=SandboxPolicy())
+    command = "mkdir -p .keel; echo '[sandbox]' > .keel/config.toml; echo ok >> src/a.txt"
+    result = await RunCommandTool().run(RunCommandArgs(command=command, timeout=60), ctx)
+    await ctx.aclose()
+    print(f"\n{mechanism}: {result.output}")
+    assert not (repo / ".keel/config.toml").exists()
+    assert (repo / "src/a.txt").read_text() == "a\nok\n"

@@ -133,8 +133,10 @@ def _worktree_dirs(root: Path) -> tuple[Path, Path] | None:
 def _git_binds(root: Path, seen_at: str) -> list[str]:
     """Binds that keep .git (the folder, or a worktree's file and the metadata it points at) and
     .keel read-only, so nothing a command writes there runs later outside the jail; `seen_at` is
-    where the jail shows the workspace."""
+    where the jail shows the workspace. A missing .keel is made (empty, which git does not see)."""
     binds = []
+    if not os.path.lexists(root / ".keel"):  # else a command could make one that keel would read
+        (root / ".keel").mkdir()
     for name in PROTECTED_NAMES:
         path = root / name
         if path.exists() and not path.is_symlink():
