@@ -103,42 +103,41 @@ async def test_loopback_connections_follow_the_network_setting(jail_ready, tmp_p
     assert ("gives commands no network" in output) != network
 
 
-async def test_git_hooks_and_config_stay_read_only_while_commits_work(jail_ready, tmp_path: Path):
+async def test_git_metadata_stays_read_only_and_other_writes_work(jail_ready, tmp_path: Path):
     ctx = make_ctx(tmp_path)
     make_repo(ctx.root)
     output = await run(
         ctx,
         "echo 'echo pwned' > .git/hooks/pre-commit; echo '[alias] pwned = x' >> .git/config; "
-        "mv .git .git-moved; echo b > b.txt && git add b.txt && git commit -q -m second && "
+        "mv .git .git-moved; echo b > b.txt && git add b.txt && git commit -q -m second; "
         "git log --oneline | wc -l",
     )
     hook_blocked = not (ctx.root / ".git/hooks/pre-commit").exists()
-    committed = "\n2\n" in "\n" + output
-    print(
-        f"\n.git/hooks write blocked: {'yes' if hook_blocked else 'no'}; "
-        f"commit inside works: {'yes' if committed else 'no'}"
-    )
+    print(f"\n.git/hooks write blocked: {'yes' if hook_blocked else 'no'}\n{output}")
     assert hook_blocked and "pwned" not in (ctx.root / ".git/config").read_text()
     assert (ctx.root / ".git").is_dir() and not (ctx.root / ".git-moved").exists()
-    assert committed
+    assert (ctx.root / "b.txt").read_text() == "b\n"
+    assert "\n1\n" in "\n" + output  # the commit was refused: .git is read-only
+    assert "git commits too are refused" in output
 
 
-async def test_a_worktree_can_commit_but_not_plant_hooks(jail_ready, tmp_path: Path):
+async def test_a_worktree_cannot_touch_its_git_metadata(jail_ready, tmp_path: Path):
     main = tmp_path / "main"
     main.mkdir()
     make_repo(main)
     git(main, "worktree", "add", "-q", str(tmp_path / "ws"), "-b", "agent")
     ctx = make_ctx(tmp_path)
+    dotgit = (ctx.root / ".git").read_text()
     output = await run(
         ctx,
-        "echo c > c.txt && git add c.txt && git commit -q -m in-worktree && echo committed; "
-        f"echo 'echo pwned' > {main}/.git/hooks/post-checkout",
+        "echo c > c.txt && git status --short && git add c.txt && git commit -q -m in-worktree "
+        f"&& echo committed; echo 'echo pwned' > {main}/.git/hooks/post-checkout; "
+        "echo 'gitdir: /tmp/elsewhere' > .git",
     )
-    print(
-        f"\nworktree commit: {'committed' in output}; "
-        f"hook planted: {(main / '.git/hooks/post-checkout').exists()}"
-    )
-    assert "committed" in output and not (main / ".git/hooks/post-checkout").exists()
+    print(f"\n{output}")
+    assert "?? c.txt" in output and "committed" not in output
+    assert not (main / ".git/hooks/post-checkout").exists()
+    assert (ctx.root / ".git").read_text() == dotgit
 
 
 @pytest.mark.parametrize("mode", list(SandboxMode), ids=lambda mode: mode.value)

@@ -75,13 +75,17 @@ async def test_a_write_to_the_real_tmp_is_denied_and_the_workspace_write_works(
     landlock_abi, tmp_path: Path, outside: Path
 ):
     ctx = make_ctx(tmp_path)
+    (ctx.root / "sub").mkdir()  # no new entries at the top: .git and .keel could be among them
     first = await run_in(
-        ctx, f"echo in > inside.txt; echo x > {outside}; echo t > $TMPDIR/t && cat $TMPDIR/t"
+        ctx,
+        f"echo in > sub/inside.txt; echo x > {outside}; echo t > $TMPDIR/t && cat $TMPDIR/t; "
+        "echo top > top.txt",
     )
     mechanism = sandbox_mechanism(ctx.sandbox)
     print(f"\nmechanism: {mechanism}; /tmp write blocked: {not outside.exists()}")
     assert not outside.exists() and "Permission denied" in first
-    assert (ctx.root / "inside.txt").read_text() == "in\n"
+    assert (ctx.root / "sub/inside.txt").read_text() == "in\n"
+    assert not (ctx.root / "top.txt").exists() and "create those with write_file" in first
     assert mechanism.kind is MechanismKind.LANDLOCK and mechanism.landlock_abi == landlock_abi
     assert f"commands run under landlock (ABI {landlock_abi}" in first  # named once, first time
     assert "\nt\n" in f"\n{first}"  # the private temp dir ($TMPDIR) is writable
@@ -137,20 +141,21 @@ async def test_tcp_to_loopback_follows_the_network_setting(landlock_abi, tmp_pat
 
 async def test_background_jobs_are_confined_too(landlock_abi, tmp_path: Path, outside: Path):
     ctx = make_ctx(tmp_path)
+    (ctx.root / "sub").mkdir()
     started = await RunCommandTool().run(
         RunCommandArgs(
-            command=f"echo x > {outside}; echo in > bg.txt; exec sleep 60", background=True
+            command=f"echo x > {outside}; echo in > sub/bg.txt; exec sleep 60", background=True
         ),
         ctx,
     )
     for _ in range(200):
-        if (ctx.root / "bg.txt").exists():
+        if (ctx.root / "sub/bg.txt").exists():
             break
         await asyncio.sleep(0.05)
     stopped = await JobOutputTool().run(JobOutputArgs(job_id="job1", stop=True), ctx)
     await ctx.aclose()
     print(f"\n{started.output}\n{stopped.output}")
-    assert (ctx.root / "bg.txt").read_text() == "in\n"
+    assert (ctx.root / "sub/bg.txt").read_text() == "in\n"
     assert not outside.exists()
     assert "Permission denied" in started.output + stopped.output
 
@@ -164,27 +169,39 @@ def git(cwd: Path, *args: str) -> str:
 COMMIT = "git add -A && git -c user.name=t -c user.email=t@example.com commit -q -m"
 
 
-async def test_git_commits_work_and_a_worktree_keeps_hooks_and_config_read_only(
+async def test_git_metadata_and_keel_config_stay_read_only_and_other_writes_work(
     landlock_abi, tmp_path: Path
 ):
-    main = git_repo(tmp_path / "main", {"a.txt": "a\n"})
+    main = git_repo(tmp_path / "main", {"a.txt": "a\n", "sub/s.txt": "s\n", ".keel/keep": "k\n"})
     in_main = ToolContext(root=main, scratch=tmp_path / "scratch-main", sandbox=SandboxPolicy())
-    await run_in(in_main, f"echo b > b.txt && {COMMIT} in-main")
+    output = await run_in(
+        in_main,
+        "echo b >> a.txt; echo t > sub/t.txt; echo x > .keel/config.toml; "
+        f"echo '[alias] pwned = x' >> .git/config; echo hi > .git/hooks/pre-commit; {COMMIT} m",
+    )
     await in_main.aclose()
+    print(f"\n{output}")
+    assert (main / "a.txt").read_text() == "a\nb\n" and (main / "sub/t.txt").exists()
+    assert not (main / ".keel/config.toml").exists()
+    assert not (main / ".git/hooks/pre-commit").exists()
+    assert "pwned" not in (main / ".git/config").read_text()
+    assert git(main, "log", "--oneline").count("\n") == 1
     git(main, "worktree", "add", "-q", str(tmp_path / "ws"), "-b", "agent")
     ctx = make_ctx(tmp_path)
     output = await run_in(
         ctx,
-        f"echo c > c.txt && {COMMIT} in-worktree && echo committed; "
+        f"echo c > c.txt; echo d >> a.txt; {COMMIT} in-worktree && echo committed; "
         f"echo 'echo pwned' > {main}/.git/hooks/post-checkout; "
-        f"echo '[alias] pwned = x' >> {main}/.git/config",
+        f"echo '[alias] pwned = x' >> {main}/.git/config; echo 'gitdir: /x' > .git",
     )
     await ctx.aclose()
     print(f"\n{output}")
-    assert "in-main" in git(main, "log", "--oneline", "main")
-    assert "committed" in output and "in-worktree" in git(main, "log", "--oneline", "agent")
+    assert "committed" not in output and (ctx.root / "a.txt").read_text() == "a\nd\n"
     assert not (main / ".git/hooks/post-checkout").exists()
     assert "pwned" not in (main / ".git/config").read_text()
+    assert (ctx.root / ".git").read_text().startswith("gitdir: ") and "/x" not in (
+        ctx.root / ".git"
+    ).read_text()
 
 
 async def test_without_bubblewrap_or_landlock_the_fallback_applies(
@@ -205,7 +222,7 @@ async def test_without_bubblewrap_or_landlock_the_fallback_applies(
 def test_keel_run_names_the_mechanism_and_confines_run_command(
     landlock_abi, scripted_server, tmp_path: Path, outside: Path
 ):
-    command = f"echo x > {outside}; echo in > inside.txt"
+    command = f"echo x > {outside}; echo in > src/inside.txt"
     server = scripted_server(
         [
             Reply(
@@ -214,7 +231,7 @@ def test_keel_run_names_the_mechanism_and_confines_run_command(
             Reply(text="done"),
         ]
     )
-    repo = git_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    repo = git_repo(tmp_path / "repo", {"a.txt": "a\n", "src/b.txt": "b\n"})
     home = tmp_path / "home"
     result = run_keel(
         "run", "--model", "openai/any", "--api-base", server.url, "do it", cwd=repo, home=home
@@ -222,6 +239,6 @@ def test_keel_run_names_the_mechanism_and_confines_run_command(
     print(f"\n{result.stderr}")
     assert result.returncode == 0, result.stderr
     assert f"keel: sandbox: landlock (ABI {landlock_abi}: writes confined" in result.stderr
-    assert (repo / "inside.txt").exists() and not outside.exists()
+    assert (repo / "src/inside.txt").exists() and not outside.exists()
     log = next((home / "sessions").glob("*.jsonl")).read_text().splitlines()[0]
     assert f'"sandbox":"landlock (ABI {landlock_abi}' in log

@@ -22,6 +22,7 @@ from keel.tools.editing.fileio import (
     conform,
     encode_text,
     read_text,
+    remove_beneath,
     write_atomic,
 )
 from keel.tools.editing.patch_format import (
@@ -144,7 +145,7 @@ def _plan(ops: list[FileOp], ctx: ToolContext) -> list[Change]:
     changes: list[Change] = []
     claimed: set[Path] = set()
     for op in ops:
-        path = ctx.resolve(op.path)
+        path = ctx.resolve_writable(op.path)
         name = ctx.relative(path)
         _claim(claimed, path, ctx)
         if isinstance(op, AddFile):
@@ -190,7 +191,7 @@ def _plan_update(op: UpdateFile, path: Path, ctx: ToolContext, claimed: set[Path
         sources=applied.sources,
     )
     if op.move_to:
-        target = ctx.resolve(op.move_to)
+        target = ctx.resolve_writable(op.move_to)
         if target != path:
             _claim(claimed, target, ctx)
             if target.exists():
@@ -210,13 +211,13 @@ def _execute(changes: list[Change], ctx: ToolContext) -> None:
     try:
         for change in changes:
             if change.data is None:
-                change.path.unlink()
+                remove_beneath(change.path, ctx.root)
             else:
-                write_atomic(change.path, change.data, change.mode)
+                write_atomic(change.path, change.data, change.mode, ctx.root)
             if change.moved_from:
-                change.moved_from.unlink()
+                remove_beneath(change.moved_from, ctx.root)
     except OSError as exc:
-        _restore(originals)
+        _restore(originals, ctx.root)
         raise ToolError(
             f"writing the patch failed ({exc}); every file was put back as it was"
         ) from None
@@ -224,14 +225,14 @@ def _execute(changes: list[Change], ctx: ToolContext) -> None:
         ctx.note_written(path)
 
 
-def _restore(originals: dict[Path, tuple[bytes, int] | None]) -> None:
+def _restore(originals: dict[Path, tuple[bytes, int] | None], root: Path) -> None:
     for path, original in originals.items():
         try:
             if original is None:
                 if path.exists():
-                    path.unlink()
+                    remove_beneath(path, root)
             else:
                 data, mode = original
-                write_atomic(path, data, mode & 0o7777)
+                write_atomic(path, data, mode, root)
         except OSError:
             continue

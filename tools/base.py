@@ -55,6 +55,10 @@ class FileStamp:
         return cls(st.st_mtime_ns, st.st_size)
 
 
+# What the file tools and sandboxed commands never change, and what each holds (for the message).
+PROTECTED_NAMES = {".git": "the repository's git metadata", ".keel": "keel's own configuration"}
+
+
 def _default_sandbox() -> SandboxPolicy:
     from keel.tools.exec.sandbox_policy import SandboxPolicy
 
@@ -88,7 +92,10 @@ class ToolContext:
             candidate = self.root / candidate
         elif (mount := self.sandbox.workspace_mount) and candidate.is_relative_to(mount):
             candidate = self.root / candidate.relative_to(mount)  # as the commands see it (/app)
-        real_text = os.path.realpath(candidate)
+        try:
+            real_text = os.path.realpath(candidate)
+        except OSError as exc:  # a link swapped for a folder while it was being followed
+            raise ToolError(f"{path!r} could not be resolved ({exc.strerror}); try again") from None
         root_text = str(self.root)
         if real_text != root_text and not real_text.startswith(root_text.rstrip(os.sep) + os.sep):
             real = Path(real_text)
@@ -99,6 +106,27 @@ class ToolContext:
                 f"use a path inside the workspace (relative paths are relative to it){hint}"
             )
         return Path(real_text)
+
+    def resolve_writable(self, path: str) -> Path:
+        """`resolve` for a tool about to change the file: refused in the read-only sandbox, and in
+        .git and .keel, whose config and hooks run programs outside the sandbox later."""
+        from keel.tools.exec.sandbox_policy import SandboxMode
+
+        resolved = self.resolve(path)
+        if self.sandbox.mode is SandboxMode.READ_ONLY:
+            raise ToolError(
+                f"the sandbox is read-only (--sandbox read-only), so {path!r} was left unchanged: "
+                "no tool may change files in this session; say what you would change instead"
+            )
+        inside = resolved.relative_to(self.root).parts
+        if protected := next((part for part in inside if part.lower() in PROTECTED_NAMES), None):
+            raise ToolError(
+                f"{self.relative(resolved)} is protected: {protected} holds "
+                f"{PROTECTED_NAMES[protected.lower()]}, which no tool or command may change (its "
+                "settings would run programs outside the sandbox), so it was left unchanged; "
+                "change files elsewhere, or ask the user to make this change"
+            )
+        return resolved
 
     def _inside_tail(self, outside: Path) -> str | None:
         """The longest tail of an outside path that names a file in the workspace ("/home/me/calc.py" ->

@@ -72,7 +72,7 @@ class EditFileTool(Tool[EditFileArgs]):
     )
 
     async def run(self, args: EditFileArgs, ctx: ToolContext) -> ToolResult:
-        path = ctx.resolve(args.path)
+        path = ctx.resolve_writable(args.path)
         name = ctx.relative(path)
         old = args.old_string.replace("\r\n", "\n")
         new = args.new_string.replace("\r\n", "\n")

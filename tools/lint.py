@@ -10,8 +10,7 @@ from pydantic import Field
 
 from keel.prompts import plural
 from keel.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
-from keel.tools.exec.sandbox import command_environment
-from keel.tools.exec.sandbox_policy import SandboxPolicy
+from keel.tools.exec.git_safety import git_environment, hardened_args
 from keel.tools.linting.linter_process import LinterJail
 from keel.tools.linting.linters import LintReport, is_lintable, lint
 
@@ -42,16 +41,12 @@ async def _git_files(directory: Path) -> list[Path] | None:
     try:
         proc = await asyncio.create_subprocess_exec(
             "git",
-            "ls-files",
-            "-z",
-            "--cached",
-            "--others",
-            "--exclude-standard",
+            *hardened_args(["ls-files", "-z", "--cached", "--others", "--exclude-standard"]),
             cwd=directory,
+            env=git_environment(os.environ),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
-            env=command_environment(SandboxPolicy(), os.environ, temp_dir=None),  # no secrets
         )
         out, _ = await asyncio.wait_for(proc.communicate(), 30)
     except (OSError, TimeoutError):

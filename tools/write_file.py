@@ -75,7 +75,7 @@ class WriteFileTool(Tool[WriteFileArgs]):
     )
 
     async def run(self, args: WriteFileArgs, ctx: ToolContext) -> ToolResult:
-        path = ctx.resolve(args.path)
+        path = ctx.resolve_writable(args.path)
         name = ctx.relative(path)
         if path.is_dir():
             raise ToolError(f"{name} is a directory; give a file path")

@@ -71,7 +71,7 @@ MODEL_FLAGS = (
     ModelFlag(
         "--sandbox",
         "sandbox.mode",
-        "how commands are confined (default: workspace-write)",
+        "how commands are confined; read-only also stops the file tools (default: workspace-write)",
         choices=("read-only", "workspace-write", "full-access"),
     ),
     ModelFlag(

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from keel.agent.errors import KeelError
+from keel.tools.exec.git_safety import driver_overrides, git_environment, hardened_args
 
 # No user hooks, no signing prompts, no auto-gc racing with parallel agents, a fixed committer.
 NEUTRAL_CONFIG = (
@@ -25,9 +27,13 @@ class GitError(KeelError):
 
 @dataclass(frozen=True)
 class Git:
-    """Runs git in `cwd` with `env` (default: this process's) and `config` (`-c` settings).
+    """Runs git in `cwd` with `env` and `config` (`-c` settings), hardened against the repository.
 
-    A failure raises `error` (a GitError) naming the command, `where` it ran and git's last line.
+    Only PATH, HOME, the locale and `env`'s GIT_* variables reach git (never API keys), and no
+    setting of the repository's config runs a program (tools/exec/git_safety.py). `git_dir` and
+    `common_dir`, when given, are used instead of what the work tree's `.git` file says (a model
+    may have rewritten it). A failure raises `error` (a GitError) naming the command, `where` it
+    ran and git's last line.
     """
 
     cwd: Path
@@ -36,6 +42,8 @@ class Git:
     where: str = ""
     error: type[GitError] = GitError
     timeout: float | None = None
+    git_dir: Path | None = None
+    common_dir: Path | None = None
 
     def text(self, *args: str, input: str | None = None, strip: bool = True) -> str:
         """The command's stdout as text; file names that are not UTF-8 keep their bytes (surrogateescape)."""
@@ -47,14 +55,41 @@ class Git:
         """The command's stdout as it came (a binary patch)."""
         return self._run(args, None)
 
+    def _environment(self) -> dict[str, str]:
+        """git's environment: the clean one, with the git dirs keel knows pinned."""
+        pinned = dict(self.env or {})
+        if self.git_dir is not None:
+            pinned.update(GIT_DIR=str(self.git_dir), GIT_WORK_TREE=str(self.cwd))
+        if self.common_dir is not None:
+            pinned["GIT_COMMON_DIR"] = str(self.common_dir)
+        return git_environment(os.environ if self.env is None else self.env, pinned)
+
+    def _drivers(self, env: dict[str, str]) -> list[str]:
+        """Overrides for the program-running drivers the repository's config names (see git_safety)."""
+        try:
+            done = subprocess.run(
+                ["git", "config", "--list", "--name-only", "--show-scope"],
+                cwd=self.cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=self.timeout,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return []
+        return driver_overrides(done.stdout.decode("utf-8", "surrogateescape").splitlines())
+
     def _run(self, args: Sequence[str], input: bytes | None) -> bytes:
-        argv = ["git", *(part for setting in self.config for part in ("-c", setting)), *args]
+        env = self._environment()
+        config = [*self.config, *self._drivers(env)]
+        argv = ["git", *hardened_args([*(p for s in config for p in ("-c", s)), *args])]
         where = f" {self.where}" if self.where else ""
         try:
             done = subprocess.run(
                 argv,
                 cwd=self.cwd,
-                env=None if self.env is None else dict(self.env),
+                env=env,
                 input=input,
                 stdin=None if input is not None else subprocess.DEVNULL,
                 capture_output=True,

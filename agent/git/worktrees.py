@@ -11,7 +11,7 @@ import time
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import git
@@ -38,6 +38,10 @@ class Worktree:
     path: Path
     branch: str
     base: str
+    git_dir: Path | None = (
+        None  # its metadata, learned before any agent ran (the .git file may lie later)
+    )
+    common_dir: Path | None = None
 
     @property
     def name(self) -> str:
@@ -51,6 +55,11 @@ def _runner(cwd: Path) -> Git:
 
 def _git(cwd: Path, *args: str) -> str:
     return _runner(cwd).text(*args)
+
+
+def _in_worktree(worktree: Worktree) -> Git:
+    """git in the worktree with the metadata keel recorded, whatever its `.git` file says now."""
+    return replace(_runner(worktree.path), git_dir=worktree.git_dir, common_dir=worktree.common_dir)
 
 
 def repo_top(path: Path) -> Path:
@@ -159,11 +168,12 @@ def _register(repo: Path, name: str, ref: str | None, root: Path | None) -> Work
         path.parent.mkdir(parents=True, exist_ok=True)
         _git(repo, "worktree", "add", "--quiet", "--no-checkout", "-b", branch, str(path), base)
         claim(common_dir, path)  # in the same hold of the lock: a cleanup never sees it unclaimed
-    return Worktree(repo=repo, path=path, branch=branch, base=base)
+    git_dir = Path(_git(path, "rev-parse", "--absolute-git-dir"))
+    return Worktree(repo, path, branch, base, git_dir=git_dir, common_dir=common_dir)
 
 
 def _check_out(worktree: Worktree) -> None:
-    _git(worktree.path, "reset", "--quiet", "--hard", worktree.base)
+    _in_worktree(worktree).text("reset", "--quiet", "--hard", worktree.base)
 
 
 async def create_worktree(
@@ -184,10 +194,10 @@ async def create_worktree(
 
 
 def _commit_all(worktree: Worktree, message: str) -> str:
-    _git(worktree.path, "add", "--all")
-    if _git(worktree.path, "status", "--porcelain", "--untracked-files=no"):
-        _git(
-            worktree.path,
+    run = _in_worktree(worktree).text
+    run("add", "--all")
+    if run("status", "--porcelain", "--untracked-files=no"):
+        run(
             "commit",
             "--quiet",
             "--no-verify",
@@ -195,7 +205,7 @@ def _commit_all(worktree: Worktree, message: str) -> str:
             "-m",
             message,
         )
-    return _git(worktree.path, "rev-parse", "HEAD")
+    return run("rev-parse", "HEAD")
 
 
 async def commit_all(worktree: Worktree, message: str) -> str:
@@ -210,7 +220,7 @@ def _save(
     since = since or worktree.base
     if head == since:
         return None
-    patch = _runner(worktree.path).binary(
+    patch = _in_worktree(worktree).binary(
         "diff", "--binary", "--no-color", "--no-ext-diff", since, head
     )
     target = patch_path or worktree.path.parent / f"{worktree.path.name}.patch"

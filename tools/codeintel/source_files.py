@@ -11,6 +11,7 @@ from pathlib import Path
 
 from keel.tools.codeintel.languages import language_for
 from keel.tools.codeintel.tags import supports
+from keel.tools.exec.git_safety import git_environment, hardened_args
 
 MAX_FILE_BYTES = 1_000_000
 SKIP_DIRS = frozenset(
@@ -55,7 +56,14 @@ def _git_listing(directory: Path) -> list[str] | None:
     """Tracked plus untracked-but-not-ignored files under `directory`, or None outside a git repo."""
     try:
         done = subprocess.run(
-            ["git", "-C", str(directory), "ls-files", "-z", "-co", "--exclude-standard"],
+            [
+                "git",
+                *hardened_args(
+                    ["-C", str(directory), "ls-files", "-z", "-co", "--exclude-standard"]
+                ),
+            ],
+            env=git_environment(os.environ),
+            stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=60,
             check=False,

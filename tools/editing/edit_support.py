@@ -77,7 +77,7 @@ def save_checked(
     name = ctx.relative(path)
     refuse_read_only(ctx, path)
     try:
-        save_text(path, text, fmt, mode)
+        save_text(path, text, fmt, mode, ctx.root)
     except OSError as exc:
         raise ToolError(f"could not write {name}: {exc.strerror or exc}") from None
 

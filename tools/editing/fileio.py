@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import difflib
+import errno
 import glob
 import os
+import secrets
 import stat
-import tempfile
 from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
@@ -232,38 +233,102 @@ TEMP_SUFFIX = (
 )
 
 
-def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+def _open_beneath(root: Path, directory: Path, *, create: bool) -> int:
+    """A descriptor of `directory` (inside `root`), reached one folder at a time from `root`
+    without following a symbolic link, so a folder swapped for a link mid-write cannot send the
+    write elsewhere; missing folders are made (mkdirat) when `create`."""
+    try:
+        parts = directory.relative_to(root).parts
+    except ValueError:
+        raise PermissionError(errno.EACCES, f"{directory} is outside the workspace") from None
+    if ".." in parts:
+        raise PermissionError(errno.EACCES, f"{directory} leaves the workspace")
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+    fd = os.open(root, flags)
+    try:
+        for part in parts:
+            if create:
+                with suppress(FileExistsError):
+                    os.mkdir(part, 0o777, dir_fd=fd)
+            try:
+                child = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise OSError(exc.errno, "a folder on its path is a symbolic link") from None
+                raise
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def write_atomic(
+    path: Path, data: bytes, mode: int | None = None, root: Path | None = None
+) -> None:
     """Replace `path` with `data` in one step (temp file in the same directory, fsync, rename).
 
-    `mode` is the permission bits to keep; a new file gets the usual ones (0o666 less the umask).
-    Missing parent directories are created.
+    Every folder from `root` (default: the file's own folder) down is opened without following
+    symbolic links, and the temp file is made and renamed relative to that folder's descriptor.
+    `mode` is the permission bits to keep (setuid, setgid and sticky bits are dropped); a new file
+    gets the usual ones (0o666 less the umask). Missing parent directories are created.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if mode is None:
-        mode = 0o666 & ~_umask()
-    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
+    mode = (0o666 & ~_umask()) if mode is None else mode & 0o777
+    dir_fd = _open_beneath(root or path.parent, path.parent, create=True)
+    try:
+        temp_name = _write_temp(dir_fd, path.name, data, mode)
+        try:
+            os.rename(temp_name, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            with suppress(FileNotFoundError):
+                os.unlink(temp_name, dir_fd=dir_fd)
+            raise
+        with suppress(OSError):
+            os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _write_temp(dir_fd: int, name: str, data: bytes, mode: int) -> str:
+    """A new temp file beside `name` in the folder `dir_fd`, holding `data` with `mode`; its name."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    for _ in range(100):
+        temp_name = f".{name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+        try:
+            fd = os.open(temp_name, flags, 0o600, dir_fd=dir_fd)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise FileExistsError(errno.EEXIST, "no free temporary file name")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
+            os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
-        os.chmod(temp_name, mode)
-        os.replace(temp_name, path)
     except BaseException:
         with suppress(FileNotFoundError):
-            os.unlink(temp_name)
+            os.unlink(temp_name, dir_fd=dir_fd)
         raise
-    with suppress(OSError):
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+    return temp_name
 
 
-def save_text(path: Path, text: str, fmt: TextFormat, mode: int | None = None) -> None:
+def remove_beneath(path: Path, root: Path) -> None:
+    """Delete the file `path` (inside `root`), its folders opened without following links."""
+    dir_fd = _open_beneath(root, path.parent, create=False)
+    try:
+        os.unlink(path.name, dir_fd=dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def save_text(
+    path: Path, text: str, fmt: TextFormat, mode: int | None = None, root: Path | None = None
+) -> None:
     """Write "\\n"-form text atomically in the given format (final newline: the caller's choice)."""
-    write_atomic(path, encode_text(text, fmt), mode)
+    write_atomic(path, encode_text(text, fmt), mode, root)
 
 
 def remove_leftover_temp_files(path: Path) -> list[Path]:

@@ -1,7 +1,7 @@
 """The run_command sandbox: a bubblewrap jail or Landlock rules chosen by policy, and a clean environment.
 
-Modes: `read-only` (nothing writable but a temp area), `workspace-write` (the workspace too, with
-its git hooks and config kept read-only where the mechanism can say so), `full-access` (no jail).
+Modes: `read-only` (nothing writable but a temp area), `workspace-write` (the workspace too, but its
+.git and .keel, kept read-only), `full-access` (no jail).
 Mechanisms, in order: bubblewrap, else Landlock (tools/exec/landlock_exec.py), else the policy's
 fallback (refuse, or run unconfined with a warning); tools/exec/sandbox_mechanism.py says which holds.
 Every mode gets an environment built from an allow-list plus the variables that keep programs
@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from keel.tools.base import ToolError
+from keel.tools.base import PROTECTED_NAMES, ToolError
 from keel.tools.exec.landlock_exec import wrapper_argv
 from keel.tools.exec.sandbox_mechanism import (
     MechanismKind,
@@ -131,27 +131,20 @@ def _worktree_dirs(root: Path) -> tuple[Path, Path] | None:
 
 
 def _git_binds(root: Path, seen_at: str) -> list[str]:
-    """Binds that keep .git/hooks and .git/config read-only (so nothing runs later outside the jail);
-    `seen_at` is where the jail shows the workspace."""
-    dotgit = root / ".git"
-    if worktree := _worktree_dirs(root):  # .git points at metadata kept in the main repository
-        gitdir, common = worktree
-        binds = ["--ro-bind", str(dotgit), _seen(dotgit, root, seen_at)]
-        for writable in dict.fromkeys([common, gitdir]):
-            if writable.is_dir():
-                binds += ["--bind", str(writable), str(writable)]
-        (common / "hooks").mkdir(exist_ok=True)
-        protected = [common / "hooks", common / "config", gitdir / "config.worktree"]
-    elif dotgit.is_dir():
-        (dotgit / "hooks").mkdir(exist_ok=True)
-        # a mount point cannot be renamed away
-        binds = ["--bind", str(dotgit), _seen(dotgit, root, seen_at)]
-        protected = [dotgit / "hooks", dotgit / "config"]
-    else:
-        return []
-    for path in protected:
-        if path.exists():
+    """Binds that keep .git (the folder, or a worktree's file and the metadata it points at) and
+    .keel read-only, so nothing a command writes there runs later outside the jail; `seen_at` is
+    where the jail shows the workspace. A missing .keel is made (empty, which git does not see)."""
+    binds = []
+    if not os.path.lexists(root / ".keel"):  # else a command could make one that keel would read
+        (root / ".keel").mkdir()
+    for name in PROTECTED_NAMES:
+        path = root / name
+        if path.exists() and not path.is_symlink():
             binds += ["--ro-bind", str(path), _seen(path, root, seen_at)]
+    if worktree := _worktree_dirs(root):  # metadata kept in the main repository, maybe under /tmp
+        for metadata in dict.fromkeys(worktree):
+            if metadata.is_dir():
+                binds += ["--ro-bind", str(metadata), str(metadata)]
     return binds
 
 
@@ -258,23 +251,21 @@ exit "$status"
 def landlock_writable(policy: SandboxPolicy, root: Path, temp_dir: Path) -> list[str]:
     """What a Landlock-confined command may write: its temp dir and /dev, in workspace-write more.
 
-    Landlock cannot exempt a subfolder of a writable folder, so in a repository whose .git folder
-    lies in the workspace, .git/hooks and .git/config stay writable: granting the workspace entry
-    by entry instead would forbid new files at its top and git's own lock files in .git. A git
-    worktree keeps them read-only: they live in the main repository, of which only the folders
-    but hooks/ and worktrees/ are granted, plus the worktree's own git dir (its .git file, in the
-    workspace, stays writable).
+    Landlock cannot exempt a subfolder of a writable folder, so the workspace is granted entry by
+    entry, leaving out .git and .keel (a worktree's metadata in the main repository is not granted
+    at all): commands can change every file and folder but those, and cannot make, delete or
+    rename entries at the workspace's top level (the file tools still can).
     """
     paths = [str(temp_dir), "/dev"]  # null, tty, pts, shm; the owner's permissions still apply
     if policy.mode is not SandboxMode.WORKSPACE_WRITE:
         return paths
-    paths.append(str(root))
+    paths += [
+        str(entry)
+        for entry in sorted(root.iterdir())
+        if entry.name.lower() not in PROTECTED_NAMES and not entry.is_symlink()
+    ]
     extras = [os.path.realpath(extra) for extra in policy.writable_roots]
     paths += [extra for extra in extras if os.path.isdir(extra)]
-    if (worktree := _worktree_dirs(root)) and worktree[1].is_dir():
-        gitdir, common = worktree
-        shared = [entry for entry in common.iterdir() if entry.name not in ("hooks", "worktrees")]
-        paths += [str(gitdir), *(str(entry) for entry in shared if entry.is_dir())]
     return paths
 
 
@@ -298,7 +289,9 @@ class CommandPlan:
         hints = []
         if "Read-only file system" in output:
             writable = (
-                "only /tmp" if policy.mode is SandboxMode.READ_ONLY else "the workspace and /tmp"
+                "only /tmp"
+                if policy.mode is SandboxMode.READ_ONLY
+                else "the workspace but its .git and .keel (git commits too are refused), and /tmp"
             )
             hints.append(f"note: the {policy.mode.value} sandbox lets commands write {writable}.")
         if failed and not policy.network and _NO_NETWORK_SIGNS.search(output):
@@ -312,7 +305,10 @@ class CommandPlan:
 def _landlock_limits(policy: SandboxPolicy, mechanism: SandboxMechanism) -> str:
     """What a Landlock-confined command may not do, in a sentence for the model."""
     places = (
-        "the workspace and $TMPDIR" if policy.mode is SandboxMode.WORKSPACE_WRITE else "$TMPDIR"
+        "the workspace's files and folders (not .git or .keel, and no new entries at its top "
+        "level: create those with write_file) and $TMPDIR"
+        if policy.mode is SandboxMode.WORKSPACE_WRITE
+        else "$TMPDIR"
     )
     limits = f"the {policy.mode.value} sandbox lets commands write only {places} (not /tmp)"
     if mechanism.tcp_denied and not policy.network:
