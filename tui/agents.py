@@ -76,14 +76,13 @@ class AgentHandle:
     def _say_how_it_continues(self, settings: SessionSettings | DeferredSettings) -> None:
         """A reopened session goes on with this UI's settings, not those it ran with (a headless run's
         full-auto approval): the transcript's last word on them is what applies now."""
-        approval = getattr(
-            settings, "approval", ""
-        )  # deferred settings have none: never with a history
-        if not approval:
+        # deferred settings have no approval, and come without a history; a history without its
+        # session's start (a test's) has nothing to correct
+        approval, before = getattr(settings, "approval", ""), self.stats.approval
+        if not approval or not before:
             return
-        before = self.stats.approval
         self.stats.approval = approval
-        was = f" (it ran with {before})" if before and before != approval else ""
+        was = f" (it ran with {before})" if before != approval else ""
         self.transcript.note(
             f"reopened here: your next prompt continues it with approval: {approval}{was}"
         )
