@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from keel_cli import run_streamed
+from keel_cli import run_keel, run_streamed
 from tui_support import send, settings_for, type_text, wait_until
 
 from keel.agent.api import find_session, read_session
@@ -109,6 +109,7 @@ async def test_sessions_lists_this_directorys_past_sessions_and_reopens_one(
     assert headless.returncode == 0, headless.stderr
     log = find_session(None, calc_repo)
     assert log is not None
+    assert log.stem in run_keel("sessions", cwd=calc_repo, home=tmp_path / "home").stdout
     app = KeelApp(settings_for(calc_repo, server.url))
     async with app.run_test(size=(120, 40)) as pilot:
         first = app.pool.handles[0]
@@ -128,6 +129,15 @@ async def test_sessions_lists_this_directorys_past_sessions_and_reopens_one(
         await wait_until(pilot, lambda: "no past sessions" in notices(reopened)[-1], "the listing")
         await send(pilot, "/sessions 3")
         assert "from 1 to" in notices(reopened)[-1] or "lists them first" in notices(reopened)[-1]
+
+        await app.screen.select(
+            first
+        )  # by id (its dated prefix), the one open here is selected again
+        await send(pilot, f"/sessions {log.stem[:15]}")
+        await wait_until(
+            pilot, lambda: app.screen.selected is reopened, "the reopened one selected"
+        )
+        assert len(app.pool.handles) == 2
 
         await send(pilot, "go on")
         await wait_until(pilot, lambda: reopened.stats.status == "done", "the reopened task")
