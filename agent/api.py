@@ -178,6 +178,17 @@ def find_session(session_id: str | None, cwd: Path | None = None) -> Path | None
     return find(session_id, cwd)
 
 
+def past_sessions(cwd: Path) -> list[Path]:
+    """The logs of the sessions started in cwd, newest first: the ones `keel sessions` lists there."""
+    from keel.agent.store import first_event, sessions_dir
+
+    directory = sessions_dir()
+    if not directory.is_dir():
+        return []
+    logs = sorted(directory.glob("*.jsonl"), reverse=True)
+    return [log for log in logs if (started := first_event(log)) and started.cwd == str(cwd)]
+
+
 def read_session(log: Path) -> list[AnyEvent]:
     """A session's events, from its log, to show it again or resume it."""
     from keel.agent.store import read_events

@@ -15,6 +15,7 @@ from keel.agent.protocol import (
     ApprovalRequested,
     AssistantDelta,
     AssistantMessage,
+    BudgetUpdated,
     Error,
     ModelRetry,
     SessionFinished,
@@ -43,6 +44,7 @@ from keel.tui.transcript import (
 )
 from keel.tui.warmup import warm_up_core
 from keel.tui.widgets.earlier_marker import EarlierMarker
+from keel.tui.widgets.status_bar import status_text
 from keel.tui.widgets.tool_details import MAX_OUTPUT_LINES, render_details
 from keel.tui.widgets.transcript_view import TranscriptView
 
@@ -111,10 +113,51 @@ def test_how_a_task_ends_sets_the_status(status, shown):
     transcript = new_transcript()
     usage = TokenUsage(total_tokens=1234)
     transcript.apply(
-        SessionFinished(status=status, final_message="", usage=usage, steps=3, reason="why")
+        SessionFinished(
+            status=status, final_message="", usage=usage, steps=3, reason="why", task_usage=usage
+        )
     )
     assert transcript.stats.status == shown and transcript.stats.used == 1234
-    assert "3 steps · 1.2k tokens" in transcript.entries[-1].text
+    assert "this task: 3 steps, 1.2k tokens" in transcript.entries[-1].text
+
+
+def test_the_end_line_and_the_status_bar_say_the_task_and_the_session_apart():
+    """A second task's figures are its own; the session's total is said as the session's."""
+    transcript = new_transcript()
+    stats = transcript.stats
+    first = TokenUsage(total_tokens=55_900)
+    transcript.apply(UserMessage(text="first task"))
+    transcript.apply(BudgetUpdated(used=55_900, budget=None, task_usage=first, session_usage=first))
+    transcript.apply(
+        SessionFinished(
+            status="completed", final_message="", usage=first, steps=9, task_usage=first
+        )
+    )
+    transcript.apply(UserMessage(text="second task"))
+    assert stats.used == 0, "a new task starts from zero"
+    for used in (2_900, 4_000):
+        task, session = TokenUsage(total_tokens=used), TokenUsage(total_tokens=55_900 + used)
+        transcript.apply(
+            BudgetUpdated(used=used, budget=50_000, task_usage=task, session_usage=session)
+        )
+        bar = status_text("agent 1", stats).plain
+        assert f"task {fmt.tokens(used)}/50k tokens" in bar
+        assert f"session {fmt.tokens(55_900 + used)} tokens" in bar
+    transcript.apply(
+        SessionFinished(
+            status="interrupted",
+            final_message="",
+            usage=session,
+            steps=1,
+            task_usage=task,
+            session_usage=session,
+        )
+    )
+    end = transcript.entries[-1].text
+    assert end.startswith("interrupted · this task: 1 step, 4k tokens")
+    assert "session: 59.9k tokens" in end
+    assert stats.used == 4_000 and stats.session_tokens == 59_900
+    assert "task 4k/50k tokens" in status_text("agent 1", stats).plain
 
 
 def test_a_fatal_error_is_an_error_status_and_unknown_events_are_ignored():

@@ -80,3 +80,25 @@ def test_keel_debug_prints_an_internal_errors_traceback_once_the_ui_is_gone(
         terminal.close()
     [log] = (tmp_path / "home" / "logs").glob("*.log")
     assert "InjectedFault" in log.read_text()
+
+
+def test_a_prompt_typed_while_keel_starts_is_kept_and_sent(scripted_server, tmp_path):
+    """Typed (and Enter pressed) before the UI is up: the keys wait for the prompt box, and Enter sends."""
+    server = scripted_server([Reply(text="Typed early, answered all the same.")])
+    repo = git_repo(tmp_path / "repo", {"notes.txt": "remember the milk\n"})
+    env = keel_env(
+        tmp_path / "home", TERM="xterm-256color", PATH="/usr/bin:/bin", HOME=str(tmp_path)
+    )
+    terminal = Terminal([KEEL, "--model", "openai/any", "--api-base", server.url], repo, env)
+    try:
+        terminal.keys("what do the notes say?", literal=True)  # keel has not even started yet
+        terminal.keys("Enter")
+        screen = terminal.wait_for("Typed early, answered all the same.", timeout=90)
+        assert "› what do the notes say?" in screen
+        terminal.keys("then this", literal=True)  # typed into the box, not sent
+        assert "then this" in terminal.wait_for("then this")
+        terminal.keys("C-q")
+        assert "KEEL-EXIT=0" in terminal.wait_for("KEEL-EXIT=", timeout=20)
+    finally:
+        terminal.close()
+    assert "what do the notes say?" in str(server.requests[-1].messages)

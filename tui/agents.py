@@ -63,6 +63,7 @@ class AgentHandle:
         if history:
             for event in history:
                 self.transcript.apply(event)
+            self._say_how_it_continues(settings)
         else:
             self.transcript.note(f"workspace {settings.cwd} · type a task, or /help")
         self.session: Session | None = None
@@ -71,6 +72,20 @@ class AgentHandle:
         self.branch = ""  # set when the agent works in its own git worktree
         self._notify = notify
         self._queued: list[MakeOp] = []
+
+    def _say_how_it_continues(self, settings: SessionSettings | DeferredSettings) -> None:
+        """A reopened session goes on with this UI's settings, not those it ran with (a headless run's
+        full-auto approval): the transcript's last word on them is what applies now."""
+        # deferred settings have no approval, and come without a history; a history without its
+        # session's start (a test's) has nothing to correct
+        approval, before = getattr(settings, "approval", ""), self.stats.approval
+        if not approval or not before:
+            return
+        self.stats.approval = approval
+        was = f" (it ran with {before})" if before != approval else ""
+        self.transcript.note(
+            f"reopened here: your next prompt continues it with approval: {approval}{was}"
+        )
 
     @property
     def settings(self) -> SessionSettings:

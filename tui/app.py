@@ -10,6 +10,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
 
@@ -54,6 +55,8 @@ class KeelApp(App[int]):
         self._main: MainScreen | None = None
         self.stopped_by: int | None = None  # the signal that closed the app
         self._unhook_signals: Callable[[], None] = lambda: None
+        # keys typed before anything has the focus (at launch): kept for the prompt box, then None
+        self._early_keys: list[events.Key] | None = []
 
     def get_default_screen(self) -> MainScreen:
         """The main screen is the first on the stack: no blank default screen to set up and cover."""
@@ -64,6 +67,33 @@ class KeelApp(App[int]):
 
     def on_mount(self) -> None:
         self._unhook_signals = stop_on_signals(self._stop_by_signal)
+
+    async def on_event(self, event: events.Event) -> None:
+        """Keys typed while the UI starts wait until the prompt box has the focus, instead of going to
+        a screen that drops them (a person types at `keel` as soon as they have pressed Enter on it)."""
+        if (
+            isinstance(event, events.Key)
+            and self._early_keys is not None
+            and not event.is_forwarded
+        ):
+            if self.focused is None:
+                self._early_keys.append(event)
+                return
+            await self._replay_early_keys()
+        await super().on_event(event)
+
+    async def on_ready(self) -> None:
+        """The first screen is up: the keys typed before it go to what has the focus (the prompt box)."""
+        if self._early_keys is not None and self.focused is None and self._main is not None:
+            from keel.tui.widgets.prompt_input import PromptInput
+
+            self._main.set_focus(self._main.query_one(PromptInput))
+        await self._replay_early_keys()
+
+    async def _replay_early_keys(self) -> None:
+        keys, self._early_keys = self._early_keys or [], None
+        for key in keys:
+            await super().on_event(typed_before_raw_mode(key))
 
     def on_main_screen_painted(self) -> None:
         """The warm-up starts after the first frame, so its imports do not compete with it; so does
@@ -136,6 +166,13 @@ class KeelApp(App[int]):
         from keel.agent.api import stop_model_workers
 
         stop_model_workers()  # a model worker this UI started ends with it
+
+
+def typed_before_raw_mode(key: events.Key) -> events.Key:
+    """Enter typed while the terminal was still in line mode arrives as a newline (Ctrl+J): it was Enter."""
+    if key.key == "ctrl+j":
+        return events.Key("enter", "\r")
+    return key
 
 
 def initial_settings(config: KeelConfig, cwd: Path, history: list[AnyEvent]) -> SessionSettings:

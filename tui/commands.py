@@ -56,7 +56,10 @@ def command_help() -> list[CommandHelp]:
         CommandHelp("/compact", "summarize this session's context now"),
         CommandHelp("/budget N|off", "set this session's token budget (e.g. 200k)"),
         CommandHelp("/undo [ID]", "undo the last turn's file changes, or go back to checkpoint ID"),
-        CommandHelp("/sessions", "show and focus the session list"),
+        CommandHelp(
+            "/sessions [N|ID]",
+            "show the session list and this directory's past sessions; /sessions N (or ID) reopens one",
+        ),
         CommandHelp("/help", "this help"),
         CommandHelp("/quit", "quit keel (running agents are stopped); /exit too"),
         CommandHelp("/exit", "quit keel", listed=False),

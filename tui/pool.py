@@ -98,6 +98,14 @@ class AgentPool:
         self.handles.append(handle)
         return handle
 
+    def reopen(self, log: Path, history: list[AnyEvent]) -> AgentHandle:
+        """A past session as a new agent here: its transcript shown, its log continued by the next prompt,
+        on the model it ran with, in its own workspace, under this UI's settings otherwise."""
+        started = next((e for e in history if e.type == "session.started"), None)
+        model = started.model if started is not None else self.model
+        cwd = Path(started.cwd) if started is not None and Path(started.cwd).is_dir() else None
+        return self.add(self.settings_for(model, cwd), resume=log, history=history)
+
     def embedded_unavailable(self, problem: str) -> None:
         """The embedded model cannot run here: agents not yet started on it wait for /model, and say why."""
         from keel.agent.api import is_embedded_model

@@ -81,7 +81,10 @@ class SessionStats:
     session_id: str = ""
     approval: str = ""
     status: AgentStatus = "new"
-    used: int = 0
+    used: int = (
+        0  # the task's tokens, which its budget limits (they count from zero at each prompt)
+    )
+    session_tokens: int = 0  # every task's of the session together
     context_tokens: int = 0
     context_window: int = 0
     cost: float | None = None
@@ -141,7 +144,8 @@ class Transcript:
     def _on_user_message(self, event: Any) -> list[Change]:
         changes = self._end_stream()
         changes.append(self.add(UserEntry(event.text, event.origin)))
-        if event.origin == "user":
+        if event.origin == "user":  # a new task: its tokens count from zero
+            self.stats.used = 0
             changes.append(self.set_status("running"))
         return changes
 
@@ -254,6 +258,7 @@ class Transcript:
     def _on_budget_updated(self, event: Any) -> list[Change]:
         stats = self.stats
         stats.used, stats.budget = event.used, event.budget
+        stats.session_tokens = max(stats.session_tokens, event.session_usage.total_tokens)
         if event.context_window:
             stats.context_tokens, stats.context_window = event.context_tokens, event.context_window
         return [Change("stats")]
@@ -276,16 +281,21 @@ class Transcript:
         return changes
 
     def _on_session_finished(self, event: Any) -> list[Change]:
+        """The end line says the task's steps and tokens apart from the session's totals (`usage`)."""
         changes = self._end_stream()
         stats = self.stats
         stats.status = _FINISHED_STATUS.get(event.status, "stopped")
         stats.steps = event.steps
-        stats.used = max(stats.used, event.usage.total_tokens)
+        if event.task_usage.total_tokens:  # a log written before events carried it has none
+            stats.used = event.task_usage.total_tokens
+        stats.session_tokens = max(
+            stats.session_tokens, event.session_usage.total_tokens, event.usage.total_tokens
+        )
         if event.cost is not None:
             stats.cost = event.cost
         summary = (
-            f"{fmt.plural(event.steps, 'step')} · {fmt.tokens(event.usage.total_tokens)} tokens"
-            f" · {fmt.cost(stats.cost)}"
+            f"this task: {fmt.plural(event.steps, 'step')}, {fmt.tokens(stats.used)} tokens"
+            f" · session: {fmt.tokens(stats.session_tokens)} tokens, {fmt.cost(stats.cost)}"
         )
         if event.status == "completed":
             changes.append(self.note(f"done · {summary}", "success"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
@@ -23,6 +24,7 @@ if TYPE_CHECKING:  # the screens not on the first frame load when first opened
     from keel.agent.protocol import ApprovalDecision
     from keel.tui.app import KeelApp
     from keel.tui.commands import SlashCommand
+    from keel.tui.past_sessions import PastSession
     from keel.tui.screens.side_by_side import SideBySideScreen
 
 PLACEHOLDER = "Ask keel…  (Enter sends · Esc interrupts · Ctrl+N new agent · /help)"
@@ -38,6 +40,7 @@ class MainScreen(Screen[None]):
         Binding("f1", "help", "Help"),
         Binding("pageup", "scroll_transcript(-1)", "Scroll up", show=False),
         Binding("pagedown", "scroll_transcript(1)", "Scroll down", show=False),
+        Binding("tab", "next_area", "Next area", show=False),
     ]
     app: KeelApp
 
@@ -46,6 +49,7 @@ class MainScreen(Screen[None]):
         self.pool = pool
         self.selected = pool.handles[0]
         self.side: SideBySideScreen | None = None  # while the side-by-side view is open
+        self.past: list[PastSession] = []  # what /sessions listed last, for /sessions N
 
     def compose(self) -> ComposeResult:
         # The status line and the session list split off the edges, in this order, rather than nest
@@ -212,12 +216,28 @@ class MainScreen(Screen[None]):
         elif command.name == "undo":
             await self._undo(handle, argument)
         elif command.name == "sessions":
-            self.sessions.display = True
-            self.sessions.focus()
+            await self._past_sessions(handle, argument)
         elif command.name == "help":
             self.action_help()
         elif command.name in ("quit", "exit"):
             await self.app.action_quit()  # what Ctrl+Q does: running agents are stopped
+
+    async def _past_sessions(self, handle: AgentHandle, argument: str) -> None:
+        """`/sessions`: the session list, and this directory's past sessions listed; `/sessions N|ID` reopens one."""
+        from keel.tui.past_sessions import find_past, listing, reopen
+
+        self.sessions.display = True
+        if argument:
+            reopened, new = await reopen(self.pool, argument, self.past)
+            if new:
+                await self.sessions.add_handle(reopened)
+            await self.select(reopened)
+            self.query_one(PromptInput).focus()
+            return
+        cwd, open_here = self.pool.base.cwd, {h.stats.session_id for h in self.pool.handles}
+        self.past = await asyncio.to_thread(find_past, cwd, open_here)
+        handle.note(listing(self.past, cwd))
+        self.sessions.focus()
 
     def _set_model(self, handle: AgentHandle, model: str) -> None:
         if not model:
@@ -292,6 +312,29 @@ class MainScreen(Screen[None]):
     async def action_cycle(self, step: int) -> None:
         handles = self.pool.handles
         await self.select(handles[(handles.index(self.selected) + step) % len(handles)])
+
+    def action_next_area(self) -> None:
+        """Tab goes prompt → session list → the transcript's newest row → prompt: the prompt box is never
+        more than two presses away, however many tool rows there are (Shift+Tab walks them one by one)."""
+        prompt = self.query_one(PromptInput)
+        rows = [w for w in self.focus_chain if self.transcript in w.ancestors_with_self]
+        if self.focused is prompt:
+            lists = [self.sessions] if self.sessions.display else []
+            target = [*lists, *rows[-1:], prompt][0]
+        elif self.focused is self.sessions:
+            target = rows[-1] if rows else prompt
+        else:
+            target = prompt
+        target.focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """A character typed where nothing takes it (the session list, the transcript) goes to the prompt
+        box, and the focus with it, instead of being lost."""
+        prompt = self.query_one(PromptInput)
+        if event.is_printable and event.character and not isinstance(self.focused, Input):
+            event.stop()
+            prompt.focus()
+            prompt.insert_text_at_cursor(event.character)
 
     def action_scroll_transcript(self, pages: int) -> None:
         """PageUp and PageDown scroll the transcript wherever the focus is (the prompt box, usually)."""

@@ -35,7 +35,8 @@ class PromptInput(Input):
     ]
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(suggester=CommandSuggester(), **kwargs)
+        # coming back to the box keeps the draft and the cursor: a selected draft is lost to the next key
+        super().__init__(suggester=CommandSuggester(), select_on_focus=False, **kwargs)
         self.history = InputHistory()
 
     def remember(self, text: str) -> None:

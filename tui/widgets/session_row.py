@@ -1,4 +1,5 @@
-"""One session in the session list: its state, name, model and tokens against its budget."""
+"""One session in the session list: its state, name, model, the task's tokens against its budget and the
+session's total."""
 
 from __future__ import annotations
 
@@ -22,6 +23,15 @@ STATUS_MARKS = {
 _STATUSES = tuple(STATUS_MARKS)
 
 
+def task_and_session_tokens(handle: AgentHandle) -> str:
+    """`task 2.9k/50k · total 59.9k`: the task's tokens against its budget, then the session's."""
+    stats = handle.stats
+    return (
+        f"task {fmt.tokens(stats.used)}/{fmt.tokens(stats.budget)}"
+        f" · total {fmt.tokens(stats.session_tokens)}"
+    )
+
+
 def row_text(handle: AgentHandle) -> Text:
     stats = handle.stats
     mark, label = STATUS_MARKS[stats.status]
@@ -29,7 +39,7 @@ def row_text(handle: AgentHandle) -> Text:
     text.append(fmt.one_line(stats.model or "no model", 26) + "\n", "dim")
     if handle.branch:
         text.append(fmt.one_line(f"⎇ {handle.branch}", 26) + "\n", "dim")
-    text.append(f"{fmt.tokens(stats.used)} / {fmt.tokens(stats.budget)} tokens", "dim")
+    text.append(task_and_session_tokens(handle), "dim")
     return text
 
 

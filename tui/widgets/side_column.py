@@ -9,10 +9,10 @@ from textual.events import Click
 from textual.message import Message
 from textual.widgets import Static
 
-from keel.tui import format as fmt
 from keel.tui.agents import AgentHandle
 from keel.tui.transcript import Change
 from keel.tui.widgets.compact_transcript import CompactTranscript
+from keel.tui.widgets.session_row import task_and_session_tokens
 
 STATUS_LABELS = {
     "new": ("○", "new"),
@@ -31,7 +31,7 @@ def header_text(handle: AgentHandle) -> Text:
     mark, label = STATUS_LABELS[stats.status]
     text = Text.assemble((f"{mark} {handle.name}", "bold"), f"  {label}\n")
     where = f"⎇ {handle.branch}" if handle.branch else str(handle.settings.cwd)
-    text.append(f"{fmt.tokens(stats.used)}/{fmt.tokens(stats.budget)} tokens · {where}", "dim")
+    text.append(f"{task_and_session_tokens(handle)} tokens · {where}", "dim")
     return text
 
 

@@ -1,4 +1,5 @@
-"""The bottom line: the selected session's model, how full its context is, its budget, cost and state."""
+"""The bottom line: the selected session's model, how full its context is, the task's tokens against its
+budget, the session's tokens and cost, and its state."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ def status_text(name: str, stats: SessionStats) -> Text:
         (name, "bold"),
         stats.model or "no model (/model NAME)",
         context,
-        f"budget {fmt.tokens(stats.used)}/{fmt.tokens(stats.budget)}",
-        fmt.cost(stats.cost),
+        f"task {fmt.tokens(stats.used)}/{fmt.tokens(stats.budget)} tokens",
+        f"session {fmt.tokens(stats.session_tokens)} tokens · {fmt.cost(stats.cost)}",
         f"{stats.status} · {stats.activity}" if stats.activity else stats.status,
     ]
     text = Text()
