@@ -153,9 +153,9 @@ class ToolContext:
 
     def note_written(self, path: Path) -> None:
         self.changed_files.add(path)
-        if path.exists():
+        try:
             self.read_stamps[path] = FileStamp.of(path)
-        else:
+        except OSError:  # deleted, or already gone again (a command, a folder swapped under it)
             self.read_stamps.pop(path, None)
 
     def note_restored(self, paths: list[Path]) -> None:
