@@ -86,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     resume = commands.add_parser("resume", help="reopen a session (the newest here by default)")
     resume.add_argument("session_id", nargs="?")
     commands.add_parser("models", help="show the configured model and how to use others")
+    from keel.agent.cli.sandbox_report import add_sandbox_parser
+
+    add_sandbox_parser(commands)
     from keel.agent.cli.mcp import add_mcp_parser
 
     add_mcp_parser(commands)

@@ -24,6 +24,7 @@ from keel.tools.exec.landlock_exec import wrapper_argv
 from keel.tools.exec.sandbox_mechanism import (
     MechanismKind,
     SandboxMechanism,
+    bwrap_user_namespace,
     probe_bwrap,
     sandbox_mechanism,
 )
@@ -207,6 +208,9 @@ def jail_argv(
     else:
         argv = [bwrap, "--ro-bind", "/", "/"]
     argv += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    # sysctls are writable by uid 0 on file mode alone (kernel.core_pattern runs a program on the host)
+    argv += ["--ro-bind", "/proc/sys", "/proc/sys"]
+    argv += ["--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"]
     for path in [*readable, *_programs_under_tmp()]:  # what the private /tmp would otherwise hide
         argv += ["--ro-bind", str(path), str(path)]
     if policy.mode is SandboxMode.WORKSPACE_WRITE:
@@ -223,7 +227,8 @@ def jail_argv(
             argv += ["--bind", str(host), seen]
         for seen, host in (shown or {}).items():
             argv += ["--ro-bind", str(host), seen]
-    argv += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--chdir", seen_at]
+    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", *bwrap_user_namespace(bwrap)]
+    argv += ["--die-with-parent", "--chdir", seen_at]
     argv += ["--cap-drop", "ALL"]  # else root inside could remount the read-only binds writable
     if not policy.network:
         argv.append("--unshare-net")
@@ -255,8 +260,15 @@ exit "$status"
 """
 
 
+# Not /dev itself: root's command could write disks and loop devices there (or keep files in /dev/shm)
+WRITABLE_DEVICES = [
+    "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx",
+    "/dev/pts",
+]  # fmt: skip
+
+
 def landlock_writable(policy: SandboxPolicy, root: Path, temp_dir: Path) -> list[str]:
-    """What a Landlock-confined command may write: its temp dir and /dev, in workspace-write more.
+    """What a Landlock-confined command may write: its temp dir and a few devices, in workspace-write more.
 
     Landlock cannot exempt a subfolder of a writable folder, so in a repository whose .git folder
     lies in the workspace, .git/hooks and .git/config stay writable: granting the workspace entry
@@ -265,7 +277,7 @@ def landlock_writable(policy: SandboxPolicy, root: Path, temp_dir: Path) -> list
     but hooks/ and worktrees/ are granted, plus the worktree's own git dir (its .git file, in the
     workspace, stays writable).
     """
-    paths = [str(temp_dir), "/dev"]  # null, tty, pts, shm; the owner's permissions still apply
+    paths = [str(temp_dir), *WRITABLE_DEVICES]
     if policy.mode is not SandboxMode.WORKSPACE_WRITE:
         return paths
     paths.append(str(root))
@@ -350,7 +362,10 @@ async def plan_command(
     if mechanism.kind is MechanismKind.LANDLOCK:
         temp = temp_dir()
         argv = wrapper_argv(
-            landlock_writable(policy, root, temp), deny_network=not policy.network, command=plain
+            landlock_writable(policy, root, temp),
+            deny_network=not policy.network,
+            command=plain,
+            leftover_note=leftover_note,
         )
         env = command_environment(policy, os.environ, temp_dir=str(temp))
         note = (
