@@ -149,7 +149,9 @@ def dispatch(args: argparse.Namespace) -> int:
         from keel.agent.cli.sandbox_report import sandbox_command
         from keel.agent.config import resolve_config
 
-        return sandbox_command(resolve_config(_workspace(args), config_flags(args)).sandbox, sys.stdout)
+        return sandbox_command(
+            resolve_config(_workspace(args), config_flags(args)).sandbox, sys.stdout
+        )
     if args.command == "mcp":
         from keel.agent.cli.flags import config_flags
         from keel.agent.cli.mcp import mcp_command

@@ -7,14 +7,13 @@ capabilities, whether sysctls can be opened for writing, whether a UDP socket ca
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from pydantic import BaseModel
 
@@ -60,7 +59,7 @@ class ProbeFacts(BaseModel):
     udp: str
 
 
-def add_sandbox_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_sandbox_parser(commands: Any) -> None:
     commands.add_parser("sandbox", help="show which protections confine commands on this machine")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -29,7 +30,7 @@ async def test_a_setsid_child_ends_with_its_command(jail, tmp_path: Path):
     finally:
         await ctx.aclose()
     assert "started" in output
-    time.sleep(3)
+    await asyncio.sleep(3)
     assert not target.exists(), "a setsid child kept writing in the workspace after its command"
 
 

@@ -101,7 +101,9 @@ async def test_shared_memory_files_do_not_persist(jail, tmp_path: Path):
 
 
 async def test_python_multiprocessing_locks_still_work(jail, tmp_path: Path):
-    output = await run(tmp_path, f"{PY} -c 'import multiprocessing; multiprocessing.Lock(); print(42)'")
+    output = await run(
+        tmp_path, f"{PY} -c 'import multiprocessing; multiprocessing.Lock(); print(42)'"
+    )
     assert "42" in output and "exit code 0" in output, output
 
 
@@ -118,7 +120,7 @@ async def test_commands_hold_no_capability_and_no_new_privileges(jail, tmp_path:
 
 async def test_no_new_user_namespace_can_be_made(jail, tmp_path: Path):
     # in a user namespace of its own a command holds every capability again, for what it owns there
-    output = await run(tmp_path, "unshare -U -r true && echo NEW-USERNS")
+    output = await run(tmp_path, "unshare -U true && echo NEW-USERNS")
     assert "NEW-USERNS" not in output, output
 
 

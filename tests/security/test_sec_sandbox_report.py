@@ -28,7 +28,9 @@ def test_keel_sandbox_names_each_protection(jail, tmp_path: Path):
     assert facts["no_new_privs"] == "yes"
     assert facts["capabilities"] == "none"
     assert facts["/proc/sys"] in ("read-only file system", "permission denied")
-    assert "own namespace" in facts["network"] or "UDP sockets: permission denied" in facts["network"]
+    assert (
+        "own namespace" in facts["network"] or "UDP sockets: permission denied" in facts["network"]
+    )
     if jail == "landlock":
         assert facts["seccomp"] == "filter"
     elif bwrap_user_namespace("bwrap"):

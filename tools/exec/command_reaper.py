@@ -9,13 +9,15 @@ supervisor (PR_SET_PDEATHSIG), which kills them all. bubblewrap does the same wi
 
 from __future__ import annotations
 
+import _signal as signal  # the module `signal` builds enums on import: ~15 ms on every command
 import ctypes
 import os
-import resource
-import signal
 import sys
-from collections.abc import Callable
-from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import FrameType
 
 _PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
 _FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
@@ -31,8 +33,35 @@ def _prctl(option: int, arg: int) -> None:
 
 
 def descendants(root: int) -> list[int]:
-    """The live processes below `root`, by walking /proc's parent links."""
-    children: dict[int, list[int]] = {}
+    """The live processes below `root`, from /proc's lists of children (else its parent links)."""
+    found: list[int] = []
+    pending = [root]
+    while pending:
+        below = _children(pending.pop())
+        found += below
+        pending += below
+    return found
+
+
+def _children(pid: int) -> list[int]:
+    """The children of one process: /proc/PID/task/*/children, or a scan of every process's parent."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+        found = []
+        for task in tasks:
+            with open(f"/proc/{pid}/task/{task}/children") as file:
+                found += [int(child) for child in file.read().split()]
+        return found
+    except FileNotFoundError:  # gone, or a kernel without CONFIG_PROC_CHILDREN
+        if os.path.exists(f"/proc/{pid}/task"):
+            return [child for child, parent in _parents().items() if parent == pid]
+        return []
+    except OSError:
+        return []
+
+
+def _parents() -> dict[int, int]:
+    parents = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -43,14 +72,8 @@ def descendants(root: int) -> list[int]:
             continue
         fields = raw[raw.rfind(")") + 2 :].split()
         if fields and fields[0] not in ("Z", "X"):
-            children.setdefault(int(fields[1]), []).append(int(entry))
-    found: list[int] = []
-    pending = [root]
-    while pending:
-        below = children.get(pending.pop(), [])
-        found += below
-        pending += below
-    return found
+            parents[int(entry)] = int(fields[1])
+    return parents
 
 
 def _signal_all(pids: list[int], signum: int) -> None:
@@ -63,6 +86,8 @@ def _signal_all(pids: list[int], signum: int) -> None:
 
 def _kill_the_rest() -> int:
     """SIGKILL every descendant and reap them all; how many there were."""
+    if not _has_children():  # a subreaper with no child has no descendant: the usual case
+        return 0
     killed = 0
     while left := descendants(os.getpid()):
         killed += len(left)
@@ -70,6 +95,14 @@ def _kill_the_rest() -> int:
         _reap_all()
     _reap_all()
     return killed
+
+
+def _has_children() -> bool:
+    try:
+        pid, status = os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return False
+    return True  # one running (pid 0) or one just reaped: there may be more
 
 
 def _reap_all() -> None:
@@ -85,6 +118,8 @@ def _reap_all() -> None:
 def _exit_like(status: int) -> int:
     """The exit code of the command, or die by the signal that killed it (so keel reports it)."""
     if os.WIFSIGNALED(status):
+        import resource  # only here: it costs the common case a few milliseconds
+
         signum = os.WTERMSIG(status)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         signal.signal(signum, signal.SIG_DFL)

@@ -33,9 +33,9 @@ try:
     from keel.tools.exec import capabilities, command_reaper, seccomp_filter
 except ImportError:  # run as a script (-I -S): the sibling modules lie beside it
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import capabilities  # type: ignore[no-redef]
-    import command_reaper  # type: ignore[no-redef]
-    import seccomp_filter  # type: ignore[no-redef]
+    import capabilities  # type: ignore[no-redef,import-not-found]
+    import command_reaper  # type: ignore[no-redef,import-not-found]
+    import seccomp_filter  # type: ignore[no-redef,import-not-found]
 
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446  # the same on every architecture
 _CREATE_RULESET_VERSION = 1

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import functools
-import platform
+import os
 
 _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
 _RET_KILL_PROCESS, _RET_ERRNO, _RET_ALLOW = 0x80000000, 0x00050000, 0x7FFF0000
@@ -32,10 +32,31 @@ _SOCK_TYPE_MASK, _SOCK_STREAM, _IPPROTO_TCP = 0xF, 1, 6
 _CLONE_NEW = 0x7E020080  # CLONE_NEWNS, CGROUP, UTS, IPC, USER, PID, NET and TIME
 _X32_BIT = 0x40000000
 
+
+class _Table:
+    """One architecture's audit number and the system call numbers the filter looks at.
+
+    A plain class: dataclasses would add ~15 ms to the start of every confined command.
+    """
+
+    def __init__(
+        self,
+        *,
+        arch: int,
+        denied: dict[str, int],
+        mknod: dict[int, int],  # call: the argument holding the mode
+        clone: int,
+        clone3: int,
+        socket: int,
+    ) -> None:
+        self.arch, self.denied, self.mknod = arch, denied, mknod
+        self.clone, self.clone3, self.socket = clone, clone3, socket
+
+
 _SYSCALLS = {
-    "x86_64": {
-        "arch": 0xC000003E,
-        "denied": {
+    "x86_64": _Table(
+        arch=0xC000003E,
+        denied={
             "mount": 165, "umount2": 166, "pivot_root": 155, "sethostname": 170,
             "setdomainname": 171, "ptrace": 101, "kexec_load": 246, "kexec_file_load": 320,
             "init_module": 175, "finit_module": 313, "delete_module": 176, "swapon": 167,
@@ -45,12 +66,12 @@ _SYSCALLS = {
             "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
             "mount_setattr": 442, "acct": 163, "iopl": 172, "ioperm": 173,
         },
-        "mknod": {133: 1, 259: 2},  # call: the argument holding the mode
-        "clone": 56, "clone3": 435, "socket": 41,
-    },
-    "aarch64": {
-        "arch": 0xC00000B7,
-        "denied": {
+        mknod={133: 1, 259: 2},
+        clone=56, clone3=435, socket=41,
+    ),
+    "aarch64": _Table(
+        arch=0xC00000B7,
+        denied={
             "mount": 40, "umount2": 39, "pivot_root": 41, "sethostname": 161,
             "setdomainname": 162, "ptrace": 117, "kexec_load": 104, "kexec_file_load": 294,
             "init_module": 105, "finit_module": 273, "delete_module": 106, "swapon": 224,
@@ -60,9 +81,9 @@ _SYSCALLS = {
             "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
             "mount_setattr": 442, "acct": 89,
         },
-        "mknod": {33: 2},
-        "clone": 220, "clone3": 435, "socket": 198,
-    },
+        mknod={33: 2},
+        clone=220, clone3=435, socket=198,
+    ),
 }  # fmt: skip
 
 
@@ -138,24 +159,24 @@ def _socket_rule() -> list[Op]:
 
 def supported() -> bool:
     """Whether this machine's system call numbers are known here."""
-    return platform.machine() in _SYSCALLS
+    return os.uname().machine in _SYSCALLS
 
 
 def program(*, deny_network: bool) -> list[Op]:
     """The filter for this machine: `deny_network` also refuses every socket but Unix and TCP ones."""
-    table = _SYSCALLS[platform.machine()]
-    ops: list[Op] = [_load(_ARCH), (_JEQ_K, 1, 0, table["arch"]), _ret(_RET_KILL_PROCESS)]
+    table = _SYSCALLS[os.uname().machine]
+    ops: list[Op] = [_load(_ARCH), (_JEQ_K, 1, 0, table.arch), _ret(_RET_KILL_PROCESS)]
     ops.append(_load(_NR))
-    if platform.machine() == "x86_64":
+    if os.uname().machine == "x86_64":
         ops += [(_JGE_K, 0, 1, _X32_BIT), _deny(errno.ENOSYS)]
-    for number in table["denied"].values():
+    for number in table.denied.values():
         ops += _if_call(number, [_deny(errno.EPERM)])
-    for number, mode_arg in table["mknod"].items():
+    for number, mode_arg in table.mknod.items():
         ops += _if_call(number, _mknod_rule(mode_arg))
-    ops += _if_call(table["clone"], _clone_rule())
-    ops += _if_call(table["clone3"], [_deny(errno.ENOSYS)])  # flags out of reach: libc uses clone
+    ops += _if_call(table.clone, _clone_rule())
+    ops += _if_call(table.clone3, [_deny(errno.ENOSYS)])  # flags out of reach: libc uses clone
     if deny_network:
-        ops += _if_call(table["socket"], _socket_rule())
+        ops += _if_call(table.socket, _socket_rule())
     ops.append(_ret(_RET_ALLOW))
     return ops
 
