@@ -1,8 +1,8 @@
 """bench/run_command_step: wall time of one run_command step under bubblewrap and Landlock, this tree against a base.
 
-`python bench/run_command_step.py [BASE_REV] [--steps N] [--rounds R]` exports BASE_REV (default
-HEAD~1) with git archive and runs the same steps through the real RunCommandTool with keel
-loaded from each tree, alternating trees round by round so both see the same machine load.
+`python bench/run_command_step.py [BASE_REV] [--steps N]` exports BASE_REV (default HEAD~1) with
+git archive and runs the same steps through the real RunCommandTool with keel loaded from each
+tree, one child process per tree, alternating step by step so both see the same machine load.
 Prints the median per-step time of each tree and their ratio (this tree / base).
 """
 
@@ -18,12 +18,13 @@ from pathlib import Path
 
 from _common import ROOT, row
 
-# Runs in a child: keel imported from the tree at argv[1] (not the installed one), then N steps timed.
+# Runs in a child: keel imported from the tree at argv[1] (not the installed one); each line on stdin
+# runs one step and answers its time.
 _CHILD = """
 import asyncio, importlib.util, os, sys, tempfile, time
 from pathlib import Path
 sys.meta_path = [f for f in sys.meta_path if "editable" not in repr(f)]
-src, mechanism, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+src, mechanism = sys.argv[1], sys.argv[2]
 spec = importlib.util.spec_from_file_location("keel", f"{src}/__init__.py", submodule_search_locations=[src])
 module = importlib.util.module_from_spec(spec); sys.modules["keel"] = module; spec.loader.exec_module(module)
 from keel.tools.base import ToolContext
@@ -39,14 +40,14 @@ async def main():
     assert got == mechanism, (got, mechanism)
     tool, args = RunCommandTool(), RunCommandArgs(command="echo step > out.txt")
     await tool.run(args, ctx)  # warm: probes and the job table
-    samples = []
-    for _ in range(steps):
+    print("ready", flush=True)
+    for _ in sys.stdin:
         start = time.perf_counter()
         result = await tool.run(args, ctx)
-        samples.append(time.perf_counter() - start)
+        elapsed = time.perf_counter() - start
         assert result.ok, result.output
+        print(f"{elapsed:.6f}", flush=True)
     await ctx.aclose()
-    print(" ".join(f"{s:.6f}" for s in samples))
 
 asyncio.run(main())
 """
@@ -68,17 +69,39 @@ def path_without_bwrap(farm: Path) -> str:
     return os.pathsep.join(entries)
 
 
-def samples(tree: Path, mechanism: str, steps: int, env: dict[str, str]) -> list[float]:
-    argv = [sys.executable, "-c", _CHILD, str(tree), mechanism, str(steps)]
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
-    return [float(value) for value in done.stdout.split()]
+def interleaved(
+    trees: dict[str, Path], mechanism: str, steps: int, env: dict[str, str]
+) -> dict[str, list[float]]:
+    """Per-step times of each tree, its child running one step in turn with the others."""
+    children = {
+        name: subprocess.Popen(
+            [sys.executable, "-c", _CHILD, str(tree), mechanism],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True,
+        )
+        for name, tree in trees.items()
+    }  # fmt: skip
+    times: dict[str, list[float]] = {name: [] for name in trees}
+    try:
+        for child in children.values():
+            assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        for _ in range(steps):
+            for name, child in children.items():
+                assert child.stdin is not None and child.stdout is not None
+                child.stdin.write("step\n")
+                child.stdin.flush()
+                times[name].append(float(child.stdout.readline()))
+    finally:
+        for child in children.values():
+            if child.stdin is not None:
+                child.stdin.close()
+            child.wait(30)
+    return times
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("base", nargs="?", default="HEAD~1")
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=60)
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="keel-bench-") as temp:
         base = Path(temp) / "base"
@@ -89,10 +112,7 @@ def main() -> None:
         subprocess.run(["tar", "-x", "-C", str(base)], input=archive.stdout, check=True)
         landlock_env = {**os.environ, "PATH": path_without_bwrap(Path(temp) / "farm")}
         for mechanism, env in (("bubblewrap", dict(os.environ)), ("landlock", landlock_env)):
-            times: dict[str, list[float]] = {"base": [], "this": []}
-            for _ in range(options.rounds):
-                times["base"] += samples(base, mechanism, options.steps, env)
-                times["this"] += samples(ROOT, mechanism, options.steps, env)
+            times = interleaved({"base": base, "this": ROOT}, mechanism, options.steps, env)
             base_ms = statistics.median(times["base"]) * 1000
             this_ms = statistics.median(times["this"]) * 1000
             row(

@@ -13,8 +13,8 @@ import _signal as signal  # the module `signal` builds enums on import: ~15 ms o
 import ctypes
 import os
 import sys
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # not typing's: importing typing costs every command ~15 ms
 if TYPE_CHECKING:
     from collections.abc import Callable
     from types import FrameType

@@ -195,7 +195,10 @@ def wrapper_argv(
     leftover_note: str | None = None,
 ) -> list[str]:
     """The argv that runs `command` confined by this script."""
-    argv = [sys.executable, "-I", "-S", os.path.abspath(__file__)]
+    # imported rather than run as a script: its compiled form is cached, a script is compiled each time
+    folder = os.path.dirname(os.path.abspath(__file__))
+    boot = f"import sys; sys.path.insert(0, {folder!r}); import landlock_exec; landlock_exec.run()"
+    argv = [sys.executable, "-I", "-S", "-c", boot]
     for path in writable:
         argv += ["--write", path]
     if deny_network:
@@ -237,5 +240,13 @@ def main(args: list[str]) -> int:
     return WRAPPER_FAILED
 
 
+def run() -> None:
+    """The script's entry: main, then out without the interpreter's teardown (every command waits for it)."""
+    code = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run()
