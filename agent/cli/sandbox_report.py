@@ -93,21 +93,26 @@ def describe(policy: SandboxPolicy, facts: ProbeFacts) -> list[str]:
     if not policy.network:
         network = "own namespace (loopback only)" if "net" in spaces else "host network"
         network += f"; UDP sockets: {facts.udp.lower()}"
-    return [
-        f"user namespace:  {'yes' if 'user' in spaces else 'no'}",
-        f"other namespaces: {', '.join(n for n in spaces if n != 'user') or 'none'}",
-        f"no_new_privs:    {'yes' if facts.NoNewPrivs == '1' else 'no'}",
-        f"seccomp:         {'filter' if facts.Seccomp == '2' else 'none'}",
-        f"capabilities:    {'none' if caps == 0 else f'SOME LEFT (effective|bounding {caps:#x})'}",
-        f"/proc/sys:       {'WRITABLE' if facts.sysctl == 'writable' else facts.sysctl.lower()}",
-        f"network:         {network}",
-    ]
+    lines = {
+        "user namespace": "yes" if "user" in spaces else "no",
+        "other namespaces": ", ".join(n for n in spaces if n != "user") or "none",
+        "no_new_privs": "yes" if facts.NoNewPrivs == "1" else "no",
+        "seccomp": "filter" if facts.Seccomp == "2" else "none",
+        "capabilities": "none" if caps == 0 else f"SOME LEFT (effective|bounding {caps:#x})",
+        "/proc/sys": "WRITABLE" if facts.sysctl == "writable" else facts.sysctl.lower(),
+        "network": network,
+    }
+    return [_line(name, value) for name, value in lines.items()]
+
+
+def _line(name: str, value: str) -> str:
+    return f"{name + ':':<18}{value}"
 
 
 def sandbox_command(policy: SandboxPolicy, out: TextIO) -> int:
     """Print the mechanism and, when it confines, what the probe found inside it."""
     mechanism = sandbox_mechanism(policy)
-    print(f"mechanism:       {mechanism.description} ({policy.mode.value})", file=out)
+    print(_line("mechanism", f"{mechanism.description} ({policy.mode.value})"), file=out)
     if not mechanism.confines:
         return int(ExitCode.OK)
     facts, output = asyncio.run(probe(policy))

@@ -9,7 +9,7 @@ supervisor (PR_SET_PDEATHSIG), which kills them all. bubblewrap does the same wi
 
 from __future__ import annotations
 
-import _signal as signal  # the module `signal` builds enums on import: ~15 ms on every command
+import _signal as signal  # type: ignore[import-not-found]  # `signal` builds enums: ~15 ms a command
 import ctypes
 import os
 import sys
@@ -99,7 +99,7 @@ def _kill_the_rest() -> int:
 
 def _has_children() -> bool:
     try:
-        pid, status = os.waitpid(-1, os.WNOHANG)
+        os.waitpid(-1, os.WNOHANG)
     except ChildProcessError:
         return False
     return True  # one running (pid 0) or one just reaped: there may be more

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from keel.tools.base import ToolError
+from keel.tools.exec import seccomp_filter
 from keel.tools.exec.landlock_exec import wrapper_argv
 from keel.tools.exec.sandbox_mechanism import (
     MechanismKind,
@@ -329,6 +330,8 @@ def _landlock_limits(policy: SandboxPolicy, mechanism: SandboxMechanism) -> str:
     limits = f"the {policy.mode.value} sandbox lets commands write only {places} (not /tmp)"
     if mechanism.tcp_denied and not policy.network:
         limits += " and denies every TCP connection and listening socket, loopback included"
+        if seccomp_filter.supported():
+            limits += ", and every UDP, raw or netlink socket"
     return limits
 
 
