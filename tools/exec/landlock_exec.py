@@ -17,7 +17,8 @@ Landlock alone leaves root's command every capability, so the command also runs 
 no_new_privs, no capabilities (capabilities.py), a seccomp filter (seccomp_filter.py: no device
 nodes, mounts, host names, tracing, kernel modules, new namespaces; with the network off no
 socket but Unix and TCP ones), under a supervisor that ends all it started (command_reaper.py),
-and, where the wrapper may make a mount namespace (root), with a /dev/shm of its own.
+and, where the wrapper may make a mount namespace (root), with a /dev/shm of its own
+(mount_jail.py).
 """
 
 from __future__ import annotations
@@ -30,11 +31,12 @@ import stat
 import sys
 
 try:
-    from keel.tools.exec import capabilities, command_reaper, seccomp_filter
+    from keel.tools.exec import capabilities, command_reaper, mount_jail, seccomp_filter
 except ImportError:  # run as a script (-I -S): the sibling modules lie beside it
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import capabilities  # type: ignore[no-redef,import-not-found]
     import command_reaper  # type: ignore[no-redef,import-not-found]
+    import mount_jail  # type: ignore[no-redef,import-not-found]
     import seccomp_filter  # type: ignore[no-redef,import-not-found]
 
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446  # the same on every architecture
@@ -42,9 +44,6 @@ _CREATE_RULESET_VERSION = 1
 _RULE_PATH_BENEATH = 1
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_PDEATHSIG = 1
-_CLONE_NEWNS = 0x00020000
-_MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 2, 4, 1 << 14, 1 << 18
-SHARED_MEMORY = "/dev/shm"
 
 _WRITE_FILE = 1 << 1
 _WRITES_ABI1 = sum(1 << bit for bit in (1, 4, 5, 6, 7, 8, 9, 10, 11, 12))  # write, remove, make
@@ -154,29 +153,11 @@ def _allow_writes(ruleset: int, path: str, writes: int) -> None:
         os.close(fd)
 
 
-def private_shared_memory() -> bool:
-    """Give this process a mount namespace with an empty /dev/shm of its own (gone with the command).
-
-    False where the wrapper may not make one (not root): /dev/shm then stays unwritable.
-    """
-    if not os.path.isdir(SHARED_MEMORY):
-        return False
-    try:
-        _call("unshare", _CLONE_NEWNS)
-    except OSError:
-        return False
-    _call("mount", None, b"/", None, _MS_REC | _MS_PRIVATE, None)  # nothing leaks to the host
-    options = b"mode=1777,size=25%"
-    _call("mount", b"tmpfs", SHARED_MEMORY.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, options)
-    return True
-
-
 def confine_and_exec(writable: list[str], *, deny_network: bool, command: list[str]) -> int:
     """In the supervised child: every confinement, then exec; an exit code only when one failed."""
     try:
         _call("prctl", _PR_SET_PDEATHSIG, 9, 0, 0, 0)  # SIGKILL should the supervisor vanish
-        if private_shared_memory():
-            writable = [*writable, SHARED_MEMORY]
+        writable = mount_jail.private_mounts(writable) or writable
         restrict_self(writable, deny_network=deny_network)
         capabilities.drop_all()
         if seccomp_filter.supported():
