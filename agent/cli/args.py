@@ -148,6 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
     from keel.agent.cli.trust import add_trust_parser
 
     add_trust_parser(commands)
+    from keel.agent.cli.sandbox_report import add_sandbox_parser
+
+    add_sandbox_parser(commands)
     from keel.agent.cli.mcp import add_mcp_parser
 
     add_mcp_parser(commands)

@@ -152,6 +152,14 @@ def dispatch(args: argparse.Namespace) -> int:
         config = resolve_config(cwd, config_flags(args))
         _print_notices(config.notices)
         return models_command(config, cwd)
+    if args.command == "sandbox":
+        from keel.agent.cli.flags import config_flags
+        from keel.agent.cli.sandbox_report import sandbox_command
+        from keel.agent.config import resolve_config
+
+        config = resolve_config(_workspace(args), config_flags(args))
+        _print_notices(config.notices)
+        return sandbox_command(config.sandbox, sys.stdout)
     if args.command == "mcp":
         from keel.agent.cli.flags import config_flags
         from keel.agent.cli.mcp import mcp_command
@@ -197,7 +205,9 @@ def main(argv: list[str] | None = None) -> int:
         args = cast("argparse.Namespace", NO_ARGUMENTS)
     from keel.agent.diagnostics import inject_fault, set_debug
     from keel.agent.errors import KeelError
+    from keel.agent.process_privacy import hide_process_memory
 
+    hide_process_memory()  # before any key is read: commands cannot read it from /proc/<keel>
     set_debug(args.debug)
     try:
         inject_fault("cli")  # tests only: a bug of keel's outside any session

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -28,6 +29,24 @@ KEY_SHAPES = re.compile(
 KEY_PREFIXES = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "AKIA", "xox", "AIza")
 MASK = "[REDACTED]"
 MIN_SECRET_LENGTH = 6
+MIN_ENCODED_LENGTH = 12  # shorter pieces of an encoding would match ordinary text
+
+
+def encodings(value: str) -> set[str]:
+    """The base64 (standard and URL-safe) and hex spellings of a secret, as they appear in longer output.
+
+    Base64 of text that holds the secret at any offset shows one of three runs of characters that
+    depend on the secret alone: those runs are what is masked.
+    """
+    raw = value.encode()
+    found = {raw.hex(), raw.hex().upper()}
+    for offset in range(3):
+        text = base64.b64encode(bytes(offset) + raw).decode().rstrip("=")
+        first = -(-8 * offset // 6)  # the first character made of the secret's bits alone
+        last = (8 * (offset + len(raw))) // 6  # one past the last such character
+        run = text[first:last]
+        found |= {run, run.replace("+", "-").replace("/", "_")}
+    return {spelling for spelling in found if len(spelling) >= MIN_ENCODED_LENGTH}
 
 
 def is_secret_name(name: str) -> bool:
@@ -47,6 +66,7 @@ class Redactor:
         env = os.environ if env is None else env
         found = {v for k, v in env.items() if is_secret_name(k) and len(v) >= MIN_SECRET_LENGTH}
         found.update(v for v in extra if len(v) >= MIN_SECRET_LENGTH)
+        found |= {spelling for value in list(found) for spelling in encodings(value)}
         # longest first, so a secret containing another is masked whole
         return cls(tuple(sorted(found, key=len, reverse=True)))
 

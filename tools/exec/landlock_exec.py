@@ -12,6 +12,13 @@ Reads, executes and device ioctls are not restricted. ABI 1 (Linux 5.13-5.18) al
 renames across folders (EXDEV; mv falls back to copying). From ABI 6 the command cannot signal
 processes outside its own domain (keel, the user's programs) and, with the network off, cannot
 connect to abstract unix sockets made outside it.
+
+Landlock alone leaves root's command every capability, so the command also runs with
+no_new_privs, no capabilities (capabilities.py), a seccomp filter (seccomp_filter.py: no device
+nodes, mounts, host names, tracing, kernel modules, new namespaces; with the network off no
+socket but Unix and TCP ones), under a supervisor that ends all it started (command_reaper.py),
+and, where the wrapper may make a mount namespace (root), with a /dev/shm of its own
+(mount_jail.py).
 """
 
 from __future__ import annotations
@@ -23,10 +30,20 @@ import os
 import stat
 import sys
 
+try:
+    from keel.tools.exec import capabilities, command_reaper, mount_jail, seccomp_filter
+except ImportError:  # run as a script (-I -S): the sibling modules lie beside it
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import capabilities  # type: ignore[no-redef,import-not-found]
+    import command_reaper  # type: ignore[no-redef,import-not-found]
+    import mount_jail  # type: ignore[no-redef,import-not-found]
+    import seccomp_filter  # type: ignore[no-redef,import-not-found]
+
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446  # the same on every architecture
 _CREATE_RULESET_VERSION = 1
 _RULE_PATH_BENEATH = 1
 _PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_PDEATHSIG = 1
 
 _WRITE_FILE = 1 << 1
 _WRITES_ABI1 = sum(1 << bit for bit in (1, 4, 5, 6, 7, 8, 9, 10, 11, 12))  # write, remove, make
@@ -136,24 +153,54 @@ def _allow_writes(ruleset: int, path: str, writes: int) -> None:
         os.close(fd)
 
 
-def wrapper_argv(writable: list[str], *, deny_network: bool, command: list[str]) -> list[str]:
+def confine_and_exec(writable: list[str], *, deny_network: bool, command: list[str]) -> int:
+    """In the supervised child: every confinement, then exec; an exit code only when one failed."""
+    try:
+        _call("prctl", _PR_SET_PDEATHSIG, 9, 0, 0, 0)  # SIGKILL should the supervisor vanish
+        writable = mount_jail.private_mounts(writable) or writable
+        restrict_self(writable, deny_network=deny_network)
+        capabilities.drop_all()
+        if seccomp_filter.supported():
+            seccomp_filter.install(deny_network=deny_network)
+        os.execv(command[0], command)
+    except OSError as exc:
+        print(f"keel landlock: could not confine {command[0]}: {exc}", file=sys.stderr)
+    return WRAPPER_FAILED
+
+
+def wrapper_argv(
+    writable: list[str],
+    *,
+    deny_network: bool,
+    command: list[str],
+    leftover_note: str | None = None,
+) -> list[str]:
     """The argv that runs `command` confined by this script."""
-    argv = [sys.executable, "-I", "-S", os.path.abspath(__file__)]
+    # imported rather than run as a script: its compiled form is cached, a script is compiled each time
+    folder = os.path.dirname(os.path.abspath(__file__))
+    boot = f"import sys; sys.path.insert(0, {folder!r}); import landlock_exec; landlock_exec.run()"
+    argv = [sys.executable, "-I", "-S", "-c", boot]
     for path in writable:
         argv += ["--write", path]
     if deny_network:
         argv.append("--deny-network")
+    if leftover_note:
+        argv += ["--leftover-note", leftover_note]
     return [*argv, "--", *command]
 
 
 def main(args: list[str]) -> int:
-    """Parse `--write PATH`..., `--deny-network`, `--`, then confine and exec the command."""
+    """Parse `--write PATH`..., `--deny-network`, `--leftover-note TEXT`, `--`, then run the command confined."""
     writable: list[str] = []
     deny_network = False
+    note: str | None = None
     while args and args[0] != "--":
         option, args = args[0], args[1:]
-        if option == "--write" and args:
-            writable.append(args[0])
+        if option in ("--write", "--leftover-note") and args:
+            if option == "--write":
+                writable.append(args[0])
+            else:
+                note = args[0]
             args = args[1:]
         elif option == "--deny-network":
             deny_network = True
@@ -165,12 +212,22 @@ def main(args: list[str]) -> int:
         print("keel landlock: no command after --", file=sys.stderr)
         return 2
     try:
-        restrict_self(writable, deny_network=deny_network)
-        os.execv(command[0], command)
+        return command_reaper.supervise(
+            lambda: confine_and_exec(writable, deny_network=deny_network, command=command),
+            leftover_note=note,
+        )
     except OSError as exc:
-        print(f"keel landlock: could not confine {command[0]}: {exc}", file=sys.stderr)
+        print(f"keel landlock: could not supervise {command[0]}: {exc}", file=sys.stderr)
     return WRAPPER_FAILED
 
 
+def run() -> None:
+    """The script's entry: main, then out without the interpreter's teardown (every command waits for it)."""
+    code = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run()

@@ -20,10 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from keel.tools.base import PROTECTED_NAMES, ToolError
+from keel.tools.exec import seccomp_filter
 from keel.tools.exec.landlock_exec import wrapper_argv
 from keel.tools.exec.sandbox_mechanism import (
     MechanismKind,
     SandboxMechanism,
+    bwrap_user_namespace,
     probe_bwrap,
     sandbox_mechanism,
 )
@@ -200,6 +202,9 @@ def jail_argv(
     else:
         argv = [bwrap, "--ro-bind", "/", "/"]
     argv += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    # sysctls are writable by uid 0 on file mode alone (kernel.core_pattern runs a program on the host)
+    argv += ["--ro-bind", "/proc/sys", "/proc/sys"]
+    argv += ["--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"]
     for path in [*readable, *_programs_under_tmp()]:  # what the private /tmp would otherwise hide
         argv += ["--ro-bind", str(path), str(path)]
     if policy.mode is SandboxMode.WORKSPACE_WRITE:
@@ -216,7 +221,8 @@ def jail_argv(
             argv += ["--bind", str(host), seen]
         for seen, host in (shown or {}).items():
             argv += ["--ro-bind", str(host), seen]
-    argv += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--chdir", seen_at]
+    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", *bwrap_user_namespace(bwrap)]
+    argv += ["--die-with-parent", "--chdir", seen_at]
     argv += ["--cap-drop", "ALL"]  # else root inside could remount the read-only binds writable
     if not policy.network:
         argv.append("--unshare-net")
@@ -248,15 +254,22 @@ exit "$status"
 """
 
 
+# Not /dev itself: root's command could write disks and loop devices there (or keep files in /dev/shm)
+WRITABLE_DEVICES = [
+    "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx",
+    "/dev/pts",
+]  # fmt: skip
+
+
 def landlock_writable(policy: SandboxPolicy, root: Path, temp_dir: Path) -> list[str]:
-    """What a Landlock-confined command may write: its temp dir and /dev, in workspace-write more.
+    """What a Landlock-confined command may write: its temp dir and a few devices, in workspace-write more.
 
     Landlock cannot exempt a subfolder of a writable folder, so the workspace is granted entry by
     entry, leaving out .git and .keel (a worktree's metadata in the main repository is not granted
     at all): commands can change every file and folder but those, and cannot make, delete or
     rename entries at the workspace's top level (the file tools still can).
     """
-    paths = [str(temp_dir), "/dev"]  # null, tty, pts, shm; the owner's permissions still apply
+    paths = [str(temp_dir), *WRITABLE_DEVICES]
     if policy.mode is not SandboxMode.WORKSPACE_WRITE:
         return paths
     paths += [
@@ -313,6 +326,8 @@ def _landlock_limits(policy: SandboxPolicy, mechanism: SandboxMechanism) -> str:
     limits = f"the {policy.mode.value} sandbox lets commands write only {places} (not /tmp)"
     if mechanism.tcp_denied and not policy.network:
         limits += " and denies every TCP connection and listening socket, loopback included"
+        if seccomp_filter.supported():
+            limits += ", and every UDP, raw or netlink socket"
     return limits
 
 
@@ -346,7 +361,10 @@ async def plan_command(
     if mechanism.kind is MechanismKind.LANDLOCK:
         temp = temp_dir()
         argv = wrapper_argv(
-            landlock_writable(policy, root, temp), deny_network=not policy.network, command=plain
+            landlock_writable(policy, root, temp),
+            deny_network=not policy.network,
+            command=plain,
+            leftover_note=leftover_note,
         )
         env = command_environment(policy, os.environ, temp_dir=str(temp))
         note = (

@@ -58,19 +58,38 @@ class SandboxMechanism(BaseModel):
 
 
 _bwrap_probes: dict[str, str | None] = {}
+_bwrap_user_namespaces: dict[str, bool] = {}
+
+# A user namespace of its own (whose capabilities count nowhere else) in which no further one can
+# be made: root's commands then hold no capability that the host honours, even one regained.
+USER_NAMESPACE_FLAGS = ["--unshare-user", "--disable-userns"]
 
 
 def probe_bwrap(bwrap: str | None) -> str | None:
-    """None when bubblewrap works here with the options the jail uses; otherwise why not."""
+    """None when bubblewrap works here with the options the jail uses; otherwise why not.
+
+    The jail gets a user namespace when the kernel allows one (`bwrap_user_namespace` says).
+    """
     if bwrap is None:
         return "bubblewrap (bwrap) is not installed"
     if bwrap in _bwrap_probes:
         return _bwrap_probes[bwrap]
     probe = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    probe += ["--unshare-pid", "--unshare-ipc", "--unshare-net", "--die-with-parent"]
-    probe += ["--cap-drop", "ALL", "true"]
-    _bwrap_probes[bwrap] = problem = _trial(probe, "bubblewrap")
+    probe += ["--ro-bind", "/proc/sys", "/proc/sys"]
+    probe += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net"]
+    probe += ["--die-with-parent", "--cap-drop", "ALL"]
+    problem = _trial([*probe, *USER_NAMESPACE_FLAGS, "true"], "bubblewrap")
+    _bwrap_user_namespaces[bwrap] = problem is None
+    if problem is not None:
+        problem = _trial([*probe, "true"], "bubblewrap")
+    _bwrap_probes[bwrap] = problem
     return problem
+
+
+def bwrap_user_namespace(bwrap: str) -> list[str]:
+    """The flags that give the jail its own user namespace, or none where the kernel refuses one."""
+    probe_bwrap(bwrap)
+    return USER_NAMESPACE_FLAGS if _bwrap_user_namespaces.get(bwrap) else []
 
 
 def _trial(argv: list[str], what: str) -> str | None:

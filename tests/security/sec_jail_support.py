@@ -1,0 +1,60 @@
+"""What the confinement-as-root tests share: a `jail` fixture run once under bubblewrap and once under Landlock.
+
+Landlock is chosen by hiding bwrap from PATH (a folder of links to everything else beside it),
+as tests/test_sandbox_landlock.py does; a mechanism this machine lacks skips its half.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from keel.tools.exec.sandbox import bwrap_problem
+from keel.tools.exec.sandbox_mechanism import NO_LANDLOCK_ENV, probe_landlock
+
+MECHANISMS = ["bubblewrap", "landlock"]
+
+
+def path_without_bwrap(farm_root: Path) -> str:
+    """PATH as it is, with every folder that holds bwrap replaced by links to its other programs."""
+    farms: dict[str, str] = {}
+    entries = []
+    for entry in os.environ["PATH"].split(os.pathsep):
+        if not os.path.isfile(os.path.join(entry, "bwrap")):
+            entries.append(entry)
+            continue
+        real = os.path.realpath(entry)
+        if real not in farms:
+            farm = farm_root / f"bin{len(farms)}"
+            farm.mkdir(parents=True, exist_ok=True)
+            for name in os.listdir(real):
+                if name != "bwrap" and not (farm / name).exists():
+                    os.symlink(os.path.join(real, name), farm / name)
+            farms[real] = str(farm)
+        entries.append(farms[real])
+    return os.pathsep.join(entries)
+
+
+@pytest.fixture(params=MECHANISMS)
+async def jail(request, monkeypatch, tmp_path_factory) -> str:
+    """The mechanism the test's commands run under (bubblewrap or landlock); skipped when missing here."""
+    if request.param == "bubblewrap":
+        problem = await bwrap_problem(shutil.which("bwrap"))
+        if problem:
+            pytest.skip(f"no bubblewrap here: {problem}")
+        return "bubblewrap"
+    monkeypatch.setenv("PATH", path_without_bwrap(tmp_path_factory.mktemp("nobwrap")))
+    monkeypatch.delenv(NO_LANDLOCK_ENV, raising=False)
+    abi = probe_landlock()
+    if isinstance(abi, str):
+        pytest.skip(f"no Landlock here: {abi}")
+    return "landlock"
+
+
+def as_root() -> None:
+    """Skip unless the test runs as root (as CI does): the escapes below are root's."""
+    if os.geteuid() != 0:
+        pytest.skip("this escape needs root (CI runs as root)")
