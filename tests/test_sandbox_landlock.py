@@ -19,6 +19,7 @@ from sandbox_support import make_ctx, run_in, serve_greetings
 
 from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
 from keel.tools.base import ToolContext
+from keel.tools.exec.landlock_plan import may_make_mount_namespace
 from keel.tools.exec.sandbox_mechanism import (
     NO_LANDLOCK_ENV,
     MechanismKind,
@@ -85,7 +86,10 @@ async def test_a_write_to_the_real_tmp_is_denied_and_the_workspace_write_works(
     print(f"\nmechanism: {mechanism}; /tmp write blocked: {not outside.exists()}")
     assert not outside.exists() and "Permission denied" in first
     assert (ctx.root / "sub/inside.txt").read_text() == "in\n"
-    assert not (ctx.root / "top.txt").exists() and "create those with write_file" in first
+    if may_make_mount_namespace():  # .git and .keel bound read-only: the rest is the command's
+        assert (ctx.root / "top.txt").exists() and "create those with write_file" not in first
+    else:
+        assert not (ctx.root / "top.txt").exists() and "create those with write_file" in first
     assert mechanism.kind is MechanismKind.LANDLOCK and mechanism.landlock_abi == landlock_abi
     assert f"commands run under landlock (ABI {landlock_abi}" in first  # named once, first time
     assert "\nt\n" in f"\n{first}"  # the private temp dir ($TMPDIR) is writable
@@ -242,3 +246,47 @@ def test_keel_run_names_the_mechanism_and_confines_run_command(
     assert (repo / "src/inside.txt").exists() and not outside.exists()
     log = next((home / "sessions").glob("*.jsonl")).read_text().splitlines()[0]
     assert f'"sandbox":"landlock (ABI {landlock_abi}' in log
+
+
+# Runs one command as run_command would in a workspace given as argv[1]; prints its output.
+COMMAND_IN_WORKSPACE = """
+import asyncio, sys
+from pathlib import Path
+from keel.tools.base import ToolContext
+from keel.tools.run_command import RunCommandArgs, RunCommandTool
+root = Path(sys.argv[1])
+ctx = ToolContext(root=root, scratch=root.parent / "scratch")
+result = asyncio.run(RunCommandTool().run(RunCommandArgs(command=sys.argv[2]), ctx))
+print(result.output)
+"""
+
+
+@pytest.mark.parametrize("sys_admin", [True, False], ids=["mount-namespace", "entry-by-entry"])
+def test_git_and_keel_stay_read_only_with_and_without_a_mount_namespace(
+    landlock_abi, tmp_path: Path, sys_admin: bool
+):
+    """With CAP_SYS_ADMIN (root) .git and .keel are bound read-only and new top-level entries work;
+    without it (here: root without that capability) the workspace is granted entry by entry."""
+    if not may_make_mount_namespace():
+        pytest.skip("keel's process lacks CAP_SYS_ADMIN: only the entry-by-entry grant exists here")
+    root = git_repo(tmp_path / "ws", {"a.txt": "a\n"})
+    attack = (
+        "echo '[core]' >> .git/config; echo hooked > .git/hooks/pre-commit; "
+        "echo 'approval = \"full-auto\"' > .keel/config.toml; echo top > top.txt; "
+        "echo changed > a.txt; true"
+    )
+    drop = [] if sys_admin else ["setpriv", "--bounding-set=-sys_admin", "--inh-caps=-sys_admin"]
+    config_before = (root / ".git/config").read_text()
+    done = subprocess.run(
+        [*drop, PY, "-c", COMMAND_IN_WORKSPACE, str(root), attack],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (root / ".git/config").read_text() == config_before
+    assert not (root / ".git/hooks/pre-commit").exists()
+    assert not (root / ".keel/config.toml").exists()
+    assert (root / "a.txt").read_text() == "changed\n"
+    assert (root / "top.txt").exists() is sys_admin, done.stdout

@@ -29,6 +29,7 @@ import functools
 import os
 import stat
 import sys
+from collections.abc import Sequence
 
 try:
     from keel.tools.exec import capabilities, command_reaper, mount_jail, seccomp_filter
@@ -153,11 +154,21 @@ def _allow_writes(ruleset: int, path: str, writes: int) -> None:
         os.close(fd)
 
 
-def confine_and_exec(writable: list[str], *, deny_network: bool, command: list[str]) -> int:
-    """In the supervised child: every confinement, then exec; an exit code only when one failed."""
+def confine_and_exec(
+    writable: list[str], *, read_only: list[str], deny_network: bool, command: list[str]
+) -> int:
+    """In the supervised child: every confinement, then exec; an exit code only when one failed.
+
+    `read_only` paths (beneath a writable one) are bound read-only in the command's own mount
+    namespace; without one the command does not run (keel asked for them knowing it could make one).
+    """
     try:
         _call("prctl", _PR_SET_PDEATHSIG, 9, 0, 0, 0)  # SIGKILL should the supervisor vanish
-        writable = mount_jail.private_mounts(writable) or writable
+        mounted = mount_jail.private_mounts(writable)
+        if read_only and not mounted:
+            raise OSError(errno.EPERM, "no mount namespace to keep .git and .keel read-only in")
+        mount_jail.bind_read_only(read_only)
+        writable = mounted or writable
         restrict_self(writable, deny_network=deny_network)
         capabilities.drop_all()
         if seccomp_filter.supported():
@@ -171,6 +182,7 @@ def confine_and_exec(writable: list[str], *, deny_network: bool, command: list[s
 def wrapper_argv(
     writable: list[str],
     *,
+    read_only: Sequence[str] = (),
     deny_network: bool,
     command: list[str],
     leftover_note: str | None = None,
@@ -182,6 +194,8 @@ def wrapper_argv(
     argv = [sys.executable, "-I", "-S", "-c", boot]
     for path in writable:
         argv += ["--write", path]
+    for path in read_only:
+        argv += ["--read-only", path]
     if deny_network:
         argv.append("--deny-network")
     if leftover_note:
@@ -190,17 +204,17 @@ def wrapper_argv(
 
 
 def main(args: list[str]) -> int:
-    """Parse `--write PATH`..., `--deny-network`, `--leftover-note TEXT`, `--`, then run the command confined."""
-    writable: list[str] = []
+    """Parse `--write PATH`..., `--read-only PATH`..., `--deny-network`, `--leftover-note TEXT`, `--`, then run the command confined."""
+    paths: dict[str, list[str]] = {"--write": [], "--read-only": []}
     deny_network = False
     note: str | None = None
     while args and args[0] != "--":
         option, args = args[0], args[1:]
-        if option in ("--write", "--leftover-note") and args:
-            if option == "--write":
-                writable.append(args[0])
-            else:
+        if option in ("--write", "--read-only", "--leftover-note") and args:
+            if option == "--leftover-note":
                 note = args[0]
+            else:
+                paths[option].append(args[0])
             args = args[1:]
         elif option == "--deny-network":
             deny_network = True
@@ -213,7 +227,12 @@ def main(args: list[str]) -> int:
         return 2
     try:
         return command_reaper.supervise(
-            lambda: confine_and_exec(writable, deny_network=deny_network, command=command),
+            lambda: confine_and_exec(
+                paths["--write"],
+                read_only=paths["--read-only"],
+                deny_network=deny_network,
+                command=command,
+            ),
             leftover_note=note,
         )
     except OSError as exc:

@@ -19,7 +19,8 @@ import os
 
 SHARED_MEMORY = "/dev/shm"
 _CLONE_NEWNS = 0x00020000
-_MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 2, 4, 1 << 14, 1 << 18
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND = 1, 2, 4, 32, 4096
+_MS_REC, _MS_PRIVATE = 1 << 14, 1 << 18
 
 
 def _check(result: int, what: str) -> None:
@@ -64,3 +65,12 @@ def private_mounts(writable: list[str]) -> list[str]:
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE, None)  # nothing below leaks to the host
     _mount("tmpfs", SHARED_MEMORY, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777,size=25%")
     return [*writable, SHARED_MEMORY]
+
+
+def bind_read_only(paths: list[str]) -> None:
+    """In our own mount namespace: each path (a folder or a file) bound onto itself, read-only."""
+    for path in paths:
+        if os.path.islink(path) or not os.path.exists(path):
+            raise OSError(2, f"{path} is not there to keep read-only (or is a link)")
+        _mount(path, path, None, _MS_BIND | _MS_REC, None)
+        _mount(None, path, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY, None)

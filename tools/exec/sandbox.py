@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from keel.tools.base import PROTECTED_NAMES, ToolError
-from keel.tools.exec import seccomp_filter
 from keel.tools.exec.landlock_exec import wrapper_argv
+from keel.tools.exec.landlock_plan import ensure_keel_folder, landlock_grant, landlock_limits
 from keel.tools.exec.sandbox_mechanism import (
     MechanismKind,
     SandboxMechanism,
@@ -137,8 +137,7 @@ def _git_binds(root: Path, seen_at: str) -> list[str]:
     .keel read-only, so nothing a command writes there runs later outside the jail; `seen_at` is
     where the jail shows the workspace. A missing .keel is made (empty, which git does not see)."""
     binds = []
-    if not os.path.lexists(root / ".keel"):  # else a command could make one that keel would read
-        (root / ".keel").mkdir()
+    ensure_keel_folder(root)
     for name in PROTECTED_NAMES:
         path = root / name
         if path.exists() and not path.is_symlink():
@@ -254,34 +253,6 @@ exit "$status"
 """
 
 
-# Not /dev itself: root's command could write disks and loop devices there (or keep files in /dev/shm)
-WRITABLE_DEVICES = [
-    "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx",
-    "/dev/pts",
-]  # fmt: skip
-
-
-def landlock_writable(policy: SandboxPolicy, root: Path, temp_dir: Path) -> list[str]:
-    """What a Landlock-confined command may write: its temp dir and a few devices, in workspace-write more.
-
-    Landlock cannot exempt a subfolder of a writable folder, so the workspace is granted entry by
-    entry, leaving out .git and .keel (a worktree's metadata in the main repository is not granted
-    at all): commands can change every file and folder but those, and cannot make, delete or
-    rename entries at the workspace's top level (the file tools still can).
-    """
-    paths = [str(temp_dir), *WRITABLE_DEVICES]
-    if policy.mode is not SandboxMode.WORKSPACE_WRITE:
-        return paths
-    paths += [
-        str(entry)
-        for entry in sorted(root.iterdir())
-        if entry.name.lower() not in PROTECTED_NAMES and not entry.is_symlink()
-    ]
-    extras = [os.path.realpath(extra) for extra in policy.writable_roots]
-    paths += [extra for extra in extras if os.path.isdir(extra)]
-    return paths
-
-
 @dataclass
 class CommandPlan:
     """How to run one command: the argv, its environment, the mechanism, and a note to pass on (once)."""
@@ -290,13 +261,17 @@ class CommandPlan:
     env: dict[str, str]
     mechanism: SandboxMechanism
     warning: str | None = None
+    whole_workspace: bool = (
+        False  # Landlock with .git and .keel bound read-only: top-level entries too
+    )
 
     def hints(self, policy: SandboxPolicy, output: str, *, failed: bool) -> list[str]:
         """What the sandbox may have had to do with errors in the command's output."""
         if self.mechanism.kind is MechanismKind.LANDLOCK:
             if "Permission denied" not in output:
                 return []
-            return [f"note: {_landlock_limits(policy, self.mechanism)}."]
+            limits = landlock_limits(policy, self.mechanism, whole_workspace=self.whole_workspace)
+            return [f"note: {limits}."]
         if self.mechanism.kind is not MechanismKind.BUBBLEWRAP:
             return []
         hints = []
@@ -313,22 +288,6 @@ class CommandPlan:
                 "(a background server is reachable only from within its own command)."
             )
         return hints
-
-
-def _landlock_limits(policy: SandboxPolicy, mechanism: SandboxMechanism) -> str:
-    """What a Landlock-confined command may not do, in a sentence for the model."""
-    places = (
-        "the workspace's files and folders (not .git or .keel, and no new entries at its top "
-        "level: create those with write_file) and $TMPDIR"
-        if policy.mode is SandboxMode.WORKSPACE_WRITE
-        else "$TMPDIR"
-    )
-    limits = f"the {policy.mode.value} sandbox lets commands write only {places} (not /tmp)"
-    if mechanism.tcp_denied and not policy.network:
-        limits += " and denies every TCP connection and listening socket, loopback included"
-        if seccomp_filter.supported():
-            limits += ", and every UDP, raw or netlink socket"
-    return limits
 
 
 async def plan_command(
@@ -360,18 +319,21 @@ async def plan_command(
         return CommandPlan(jail_argv(bwrap, policy, root, readable, wrapped), env, mechanism)
     if mechanism.kind is MechanismKind.LANDLOCK:
         temp = temp_dir()
+        grant = landlock_grant(policy, root, temp)
         argv = wrapper_argv(
-            landlock_writable(policy, root, temp),
+            grant.writable,
+            read_only=grant.read_only,
             deny_network=not policy.network,
             command=plain,
             leftover_note=leftover_note,
         )
         env = command_environment(policy, os.environ, temp_dir=str(temp))
+        limits = landlock_limits(policy, mechanism, whole_workspace=grant.whole_workspace)
         note = (
             f"note: commands run under {mechanism.description}, as {mechanism.missing}: "
-            f"{_landlock_limits(policy, mechanism)}; $TMPDIR is {temp}"
+            f"{limits}; $TMPDIR is {temp}"
         )
-        return CommandPlan(argv, env, mechanism, note)
+        return CommandPlan(argv, env, mechanism, note, grant.whole_workspace)
     if mechanism.kind is MechanismKind.REFUSED:
         raise ToolError(
             f"the {policy.mode.value} sandbox is unavailable ({mechanism.missing}) and the sandbox "
