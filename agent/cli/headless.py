@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Literal, TextIO
 
-from keel.agent.errors import exit_code_for
+from keel.agent.errors import UsageError, exit_code_for
 from keel.agent.protocol import (
     AnyEvent,
     AssistantDelta,
@@ -139,6 +139,12 @@ async def run_headless(
     printer = PRINTERS[output_format]()
     finished: SessionFinished | None = None
     session = Session(settings, resume=resume)
+    if prompt is None and not session.state.task_prompt:
+        await session.close()  # lets go of the session, which was never started
+        raise UsageError(
+            f"session {session.id} has no task to continue: it was stopped before it recorded one. "
+            f'Give it one (keel run --resume {session.id} "PROMPT") or start anew (keel run "PROMPT")'
+        )
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, lambda: session.submit(Interrupt()))
     loop.add_signal_handler(signal.SIGTERM, lambda: session.submit(Interrupt()))

@@ -6,6 +6,7 @@ import fcntl
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TextIO
 
 
 @contextmanager
@@ -19,3 +20,16 @@ def file_lock(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def try_hold_lock(path: Path) -> TextIO | None:
+    """Take `path` (created with its folder if missing) exclusively without waiting, for as long as the
+    returned handle stays open (closing it, or the process ending, releases it); None when another holds it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = path.open("a")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        return None
+    return handle
