@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from keel.agent.approval import Approvals
 from keel.agent.config import DEFAULT_CONTEXT_WINDOW, keel_home
+from keel.agent.context.bounds import bound_events
 from keel.agent.context.budget import auto_budget, count_repo_files
 from keel.agent.context.manager import ContextManager
 from keel.agent.context.summarizer import Summarizer
@@ -84,16 +85,16 @@ class Session:
         self.redactor = Redactor.from_environment(extra=settings.secrets)
         # the log first: it locks the session, so no other process appends while this one reads it
         self.log = SessionLog(resume or sessions_dir() / f"{self.id}.jsonl", self.redactor)
-        prior = read_events(resume) if resume else []
+        self.window = context_window_of(
+            settings.model, settings.context_window, DEFAULT_CONTEXT_WINDOW, settings.api_base
+        )
+        prior = bound_events(read_events(resume), self.window) if resume else []
         offered = small_model_tools() if settings.compact_prompt else default_tools()
         self.registry = ToolRegistry(
             tools if tools is not None else offered, redact=self.redactor.redact
         )
         self.state = fold(prior, SessionState(session_id=self.id, max_steps=settings.max_steps))
         self._resumed = bool(prior)
-        self.window = context_window_of(
-            settings.model, settings.context_window, DEFAULT_CONTEXT_WINDOW, settings.api_base
-        )
         self.tool_context = ToolContext(
             root=self.root, scratch=keel_home() / "scratch" / self.id, sandbox=settings.sandbox
         )

@@ -252,3 +252,73 @@ def test_sessions_counts_the_steps_and_tokens_of_a_killed_session(scripted_serve
     (row,) = [line for line in listed.stdout.splitlines() if line.startswith(str(session_id))]
     status, steps, tokens = row.split()[3:6]
     assert (status, int(steps), int(tokens)) == ("unfinished", 2, spent)
+
+
+def test_a_huge_line_in_a_log_is_cut_on_resume_to_fit_the_window(scripted_server, tmp_path):
+    """A 12 MB task prompt (over the line bound) and a 2 MB tool output (under it) in a log: the resume
+    loads a bounded part of each, cut with a note, and no request exceeds the 32k window."""
+    read = ScriptedToolCall(name="read_file", arguments={"path": "a.txt"})
+    server = scripted_server(
+        [Reply(tool_calls=[read]), "first done"], fallback="resumed done", context_limit=32_768
+    )
+    repo = git_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    home = tmp_path / "home"
+    window = ("--context-window", "32768")
+    first = run_streamed(server.url, *window, "read a", cwd=repo, home=home)
+    assert first.returncode == 0, first.stderr
+    session_id = str(first.events[0]["session_id"])
+    log = log_of(home, session_id)
+    events = log_lines(log)
+    for event in events:  # as an old session with a huge prompt and a huge output left its log
+        if event["type"] == "user.message":
+            event["text"] = "Do this: " + "y" * 12_000_000
+        if event["type"] == "tool.finished":
+            event["output"] = "o" * 2_000_000
+    log.write_text("".join(json.dumps(e) + "\n" for e in events))
+    asked_before = len(server.requests)
+
+    resumed = run_streamed(server.url, *window, "--resume", session_id, cwd=repo, home=home)
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.events[-1]["final_message"] == "resumed done"
+    requests = server.requests[asked_before:]
+    assert requests and all(r.prompt_tokens <= 32_768 and r.fault is None for r in requests)
+    sent = json.dumps(requests[-1].messages)
+    assert "Do this: yyy" in sent and sent.count("keel cut") >= 2  # the prompt and the output
+
+
+def test_a_line_over_the_bound_is_read_in_part_and_kept_with_a_note(tmp_path):
+    from keel.agent.log_lines import read_line_events
+    from keel.agent.protocol import (
+        AssistantMessage,
+        ToolCall,
+        ToolFinished,
+        TurnTokens,
+        UserMessage,
+    )
+
+    lines = [
+        UserMessage(text="p" * 5000).model_dump_json(),
+        ToolFinished(call_id="c1", name="read_file", output="o" * 5000, ok=False).model_dump_json(),
+        AssistantMessage(text="short", tool_calls=[ToolCall(id="c2", name="x")]).model_dump_json()[
+            :-1
+        ]
+        + ',"tokens":'
+        + TurnTokens(prompt_token_ids=list(range(3000))).model_dump_json()
+        + "}",
+        '{"type":"budget.set","budget":' + "1" * 5000 + "}",  # cut in a number: dropped
+        UserMessage(text="after").model_dump_json(),
+    ]
+    path = tmp_path / "log.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with open(path, "rb") as file:
+        events = read_line_events(file, limit=1000)
+    user, tool, reply, after = events
+    assert isinstance(user, UserMessage) and user.text.startswith("p" * 900)
+    assert "keel cut" in user.text and len(user.text) < 1200
+    assert isinstance(tool, ToolFinished) and (tool.call_id, tool.ok) == ("c1", False)
+    assert "keel cut" in tool.output
+    assert (
+        isinstance(reply, AssistantMessage) and reply.tokens is None
+    )  # token ids never kept in part
+    assert [c.id for c in reply.tool_calls] == ["c2"]
+    assert isinstance(after, UserMessage) and after.text == "after"
