@@ -322,6 +322,7 @@ ErrorClass = Literal[
     # keel's own
     "CheckpointError",
     "McpServerError",  # an MCP server that did not start: its tools are not offered
+    "SessionLogError",  # the session log could not be written (a full disk): the session stops
     "InternalError",
 ]
 ERROR_CLASSES: frozenset[str] = frozenset(get_args(ErrorClass))
