@@ -34,8 +34,7 @@ def _write_failed(path: Path, exc: OSError, doing: str) -> SessionLogError:
     reason = exc.strerror or str(exc)
     return SessionLogError(
         f"cannot {doing} the session log {path}: {reason}; the log keeps every event before this one. "
-        f"Free space in {path.parent} (or lift the file-size limit), then resume with "
-        f"`keel run --resume {path.stem}`"
+        f"Free space in {path.parent} (or lift the file-size limit) before resuming session {path.stem}"
     )
 
 
@@ -210,7 +209,7 @@ def find_session(session_id: str | None, cwd: Path | None = None) -> Path | None
 
 def first_event(path: Path) -> SessionStarted | None:
     with open(path, "rb") as file:
-        line = file.readline(65536)
+        line = file.readline(1 << 20)  # a first line longer than this is no session.started
     try:
         event = parse_event(line)
     except ValidationError:
