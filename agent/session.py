@@ -167,7 +167,6 @@ class Session:
         self._worker: asyncio.Task[None] | None = None
         self._closing = False
         self._closed = False
-        self._log_error: SessionLogError | None = None  # once set, the session only ends
 
     async def __aenter__(self) -> Self:
         self.start()
@@ -256,13 +255,7 @@ class Session:
             event, AssistantMessage | ContextSummarized | BudgetUpdated | SessionFinished
         ):
             event.task_usage, event.session_usage = after.task_usage, after.usage
-        if self._log_error is not None:
-            raise self._log_error  # nothing goes on unlogged: whatever runs stops here too
-        try:
-            logged = self.log.append(event)
-        except SessionLogError as exc:
-            self._log_error = exc
-            raise
+        logged = self.log.append(event)  # once it failed, it fails again: nothing goes on unlogged
         if logged is not event:  # secrets were redacted in the log: fold what a resume will read
             after = apply(self.state, logged)
         self.state = after
@@ -333,25 +326,8 @@ class Session:
 
     def _finish(self, status: FinishStatus, final: str, reason: str, turn_id: str = "") -> None:
         """The task's session.finished; when the log cannot take it, an error end published unlogged."""
-        if self._log_error is None:
-            try:
-                self._emit(self._finished(status, final, reason, turn_id))
-                self.log.sync_soon()
-                return
-            except SessionLogError:
-                pass
-        error = self._log_error
-        assert error is not None
-        self._publish_unlogged(
-            Error(error_class="SessionLogError", message=str(error), fatal=True, turn_id=turn_id)
-        )
-        self._publish_unlogged(self._finished("error", "", str(error), turn_id))
-
-    def _finished(
-        self, status: FinishStatus, final: str, reason: str, turn_id: str
-    ) -> SessionFinished:
         state = self.state
-        return SessionFinished(
+        end = SessionFinished(
             status=status,
             final_message=final,
             usage=state.usage,
@@ -360,6 +336,14 @@ class Session:
             reason=reason,
             turn_id=turn_id,
         )
+        try:
+            self._emit(end)
+            self.log.sync_soon()
+        except SessionLogError as exc:
+            error = Error(error_class="SessionLogError", message=str(exc), fatal=True)
+            self._publish_unlogged(error)
+            failed = {"status": "error", "final_message": "", "reason": str(exc)}
+            self._publish_unlogged(end.model_copy(update=failed))
 
     async def _compact(self) -> None:
         try:

@@ -33,15 +33,16 @@ def new_session_id() -> str:
 def _write_failed(path: Path, exc: OSError, doing: str) -> SessionLogError:
     reason = exc.strerror or str(exc)
     return SessionLogError(
-        f"cannot {doing} the session log {path}: {reason}; the log keeps every event before this one. "
-        f"Free space in {path.parent} (or lift the file-size limit) before resuming session {path.stem}"
+        f"cannot {doing} the session log {path}: {reason}; the log keeps every event before this one; "
+        f"free space in {path.parent} (or lift the file-size limit)"
     )
 
 
 class SessionLog:
     """The append-only event log of one session, held by one process at a time (an flock on the log).
 
-    A write that fails (ENOSPC, EFBIG, EIO) raises SessionLogError and leaves the log as it was before it.
+    A write that fails (ENOSPC, EFBIG, EIO) raises SessionLogError and leaves the log as it was before it;
+    every later append raises it again, so nothing goes on unlogged.
     """
 
     def __init__(self, path: Path, redactor: Redactor | None = None) -> None:
@@ -59,6 +60,7 @@ class SessionLog:
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._size = os.fstat(self._fd).st_size  # where the log ends after its last whole line
         self._closed = False
+        self._failure: SessionLogError | None = None  # once a write failed, the log takes no more
         self._unsynced = False
         self._syncing: Future[None] | None = None
 
@@ -88,6 +90,8 @@ class SessionLog:
 
     def _write_line(self, data: bytes) -> None:
         """All of `data` or none of it: a short or failed write is cut off again."""
+        if self._failure is not None:
+            raise self._failure
         view = memoryview(data)
         try:
             while view:
@@ -97,7 +101,8 @@ class SessionLog:
                 os.ftruncate(self._fd, self._size)
             except OSError:
                 pass  # the next open cuts the torn tail (repair_torn_tail)
-            raise _write_failed(self.path, exc, "write") from None
+            self._failure = _write_failed(self.path, exc, "write")
+            raise self._failure from None
         self._size += len(data)
 
     def sync(self) -> None:
