@@ -95,8 +95,9 @@ def test_a_full_disk_stops_the_run_with_one_error_and_the_log_intact(scripted_se
     assert "resumed and done" in resumed.stdout
 
 
+@pytest.mark.parametrize("output", ["text", "stream-json"])
 def test_a_file_size_limit_stops_the_run_with_one_error_and_the_log_intact(
-    scripted_server, tmp_path
+    scripted_server, tmp_path, output
 ):
     """EFBIG (RLIMIT_FSIZE, with SIGXFSZ ignored as Python does) instead of a full disk: no root needed."""
     server = scripted_server([Reply(text=LONG_ANSWER)])
@@ -108,7 +109,8 @@ def test_a_file_size_limit_stops_the_run_with_one_error_and_the_log_intact(
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
     proc = subprocess.run(
-        [KEEL, "run", "--model", "openai/any", "--api-base", server.url, "answer at length"],
+        [KEEL, "run", "--model", "openai/any", "--api-base", server.url]
+        + ["--output-format", output, "answer at length"],
         cwd=repo,
         env=keel_env(home),
         stdin=subprocess.DEVNULL,
@@ -121,6 +123,10 @@ def test_a_file_size_limit_stops_the_run_with_one_error_and_the_log_intact(
     assert proc.returncode == 1, proc.stderr
     errors = [line for line in proc.stderr.splitlines() if "error" in line]
     assert len(errors) == 1 and "File too large" in errors[0], proc.stderr
+    if output == "stream-json":
+        events = [json.loads(line) for line in proc.stdout.splitlines()]
+        assert [e["error_class"] for e in events if e["type"] == "error"] == ["SessionLogError"]
+        assert events[-1]["type"] == "session.finished" and events[-1]["status"] == "error"
     (log,) = (home / "sessions").glob("*.jsonl")
     lines = log_lines(log)
     assert lines[0]["type"] == "session.started"
