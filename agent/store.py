@@ -14,7 +14,7 @@ from typing import BinaryIO, TextIO
 from pydantic import ValidationError
 
 from keel.agent.config import keel_home
-from keel.agent.errors import SessionInUse, SessionLogError
+from keel.agent.errors import SessionInUse, SessionLogError, UsageError
 from keel.agent.git.lock import try_hold_lock
 from keel.agent.log_lines import read_line_events
 from keel.agent.model.redact import Redactor
@@ -35,6 +35,14 @@ def _write_failed(path: Path, exc: OSError, doing: str) -> SessionLogError:
     return SessionLogError(
         f"cannot {doing} the session log {path}: {reason}; the log keeps every event before this one; "
         f"free space in {path.parent} (or lift the file-size limit)"
+    )
+
+
+def no_task_to_continue(session_id: str) -> UsageError:
+    """The refusal to continue a session killed before it recorded its task (it would run an empty one)."""
+    return UsageError(
+        f"session {session_id} has no task to continue: it was stopped before it recorded one. "
+        f'Give it one (keel run --resume {session_id} "PROMPT") or start anew (keel run "PROMPT")'
     )
 
 

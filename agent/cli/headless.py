@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Literal, TextIO
 
-from keel.agent.errors import UsageError, exit_code_for
+from keel.agent.errors import exit_code_for
 from keel.agent.protocol import (
     AnyEvent,
     AssistantDelta,
@@ -26,6 +26,7 @@ from keel.agent.protocol import (
 )
 from keel.agent.session import Session
 from keel.agent.settings import SessionSettings
+from keel.agent.store import no_task_to_continue
 
 OutputFormat = Literal["text", "json", "stream-json"]
 
@@ -141,10 +142,7 @@ async def run_headless(
     session = Session(settings, resume=resume)
     if prompt is None and not session.state.task_prompt:
         await session.close()  # lets go of the session, which was never started
-        raise UsageError(
-            f"session {session.id} has no task to continue: it was stopped before it recorded one. "
-            f'Give it one (keel run --resume {session.id} "PROMPT") or start anew (keel run "PROMPT")'
-        )
+        raise no_task_to_continue(session.id)
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, lambda: session.submit(Interrupt()))
     loop.add_signal_handler(signal.SIGTERM, lambda: session.submit(Interrupt()))
