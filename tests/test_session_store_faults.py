@@ -329,3 +329,15 @@ def test_a_line_over_the_bound_is_read_in_part_and_kept_with_a_note(tmp_path):
     )  # token ids never kept in part
     assert [c.id for c in reply.tool_calls] == ["c2"]
     assert isinstance(after, UserMessage) and after.text == "after"
+
+
+def test_a_resumed_text_over_a_quarter_of_the_window_is_cut_to_fit_it():
+    from keel.agent.context.bounds import bound_events, token_limit
+    from keel.agent.model.tokens import count_text
+    from keel.agent.protocol import UserMessage
+
+    small, large = UserMessage(text="word " * 1000), UserMessage(text="word " * 100_000)
+    kept, cut = bound_events([small, large], 32_768)
+    assert kept is small  # within the bound: the very event, uncounted and uncut
+    assert isinstance(cut, UserMessage) and "keel cut" in cut.text
+    assert token_limit(32_768) * 0.7 <= count_text(cut.text) <= token_limit(32_768)

@@ -4,7 +4,11 @@ so a huge prompt or output in an old log cannot make every request overflow (it 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TypeVar
 
+from pydantic import BaseModel
+
+from keel.agent.model.tokens import count_text
 from keel.agent.protocol import (
     AnyEvent,
     AssistantMessage,
@@ -14,14 +18,28 @@ from keel.agent.protocol import (
 )
 from keel.prompts import plural, render
 
-WINDOW_SHARE = 8  # one text takes at most 1/8 of the window
-CHARS_PER_TOKEN = 3  # fewer than most text has: the cut errs on the small side
-MIN_CHARS = 2_000
+M = TypeVar("M", bound=BaseModel)
+
+WINDOW_SHARE = 4  # one text takes at most a quarter of the window
+MAX_CHARS_PER_TOKEN = 6  # more than text has: a cut this long is counted, never a whole huge text
+MIN_TOKENS = 500
 
 
-def text_limit(window: int) -> int:
-    """The most characters one text of a resumed log keeps, for a window of `window` tokens."""
-    return max(MIN_CHARS, window // WINDOW_SHARE * CHARS_PER_TOKEN)
+def token_limit(window: int) -> int:
+    """The most tokens one text of a resumed log keeps, for a window of `window` tokens."""
+    return max(MIN_TOKENS, window // WINDOW_SHARE)
+
+
+def fit_text(text: str, tokens: int) -> str:
+    """`text` when it is within `tokens`; else its head and tail, with a note of what was cut, within them.
+    A text no longer in characters than `tokens` is within them and is not counted."""
+    if len(text) <= tokens:
+        return text
+    candidate = cut_text(text, tokens * MAX_CHARS_PER_TOKEN)
+    counted = count_text(candidate)
+    if counted <= tokens:
+        return candidate
+    return cut_text(text, int(len(candidate) * tokens / counted * 0.9))
 
 
 def cut_text(text: str, limit: int) -> str:
@@ -38,26 +56,28 @@ def cut_text(text: str, limit: int) -> str:
     return f"{text[:head]}\n{note}\n{text[len(text) - tail :]}"
 
 
-def bound_event(event: AnyEvent, limit: int) -> AnyEvent:
-    """The event with each text the model would read cut to `limit` characters (itself when none is over)."""
-    if isinstance(event, UserMessage) and len(event.text) > limit:
-        return event.model_copy(update={"text": cut_text(event.text, limit)})
-    if isinstance(event, ToolFinished) and len(event.output) > limit:
-        return event.model_copy(update={"output": cut_text(event.output, limit)})
-    if isinstance(event, ContextSummarized) and len(event.summary) > limit:
-        return event.model_copy(update={"summary": cut_text(event.summary, limit)})
-    if isinstance(event, AssistantMessage) and (
-        len(event.text) > limit or any(len(c.arguments) > limit for c in event.tool_calls)
-    ):
-        calls = [
-            c.model_copy(update={"arguments": cut_text(c.arguments, limit)})
-            for c in event.tool_calls
-        ]
-        return event.model_copy(update={"text": cut_text(event.text, limit), "tool_calls": calls})
+def bound_event(event: AnyEvent, tokens: int) -> AnyEvent:
+    """The event with each text the model would read fitted to `tokens` (itself when none is over)."""
+    if isinstance(event, UserMessage):
+        return _with(event, "text", fit_text(event.text, tokens))
+    if isinstance(event, ToolFinished):
+        return _with(event, "output", fit_text(event.output, tokens))
+    if isinstance(event, ContextSummarized):
+        return _with(event, "summary", fit_text(event.summary, tokens))
+    if isinstance(event, AssistantMessage):
+        calls = [_with(c, "arguments", fit_text(c.arguments, tokens)) for c in event.tool_calls]
+        text = fit_text(event.text, tokens)
+        if text is not event.text or any(a is not b for a, b in zip(calls, event.tool_calls)):
+            return event.model_copy(update={"text": text, "tool_calls": calls})
     return event
 
 
+def _with(model: M, name: str, value: str) -> M:
+    """`model` itself when `value` is its field unchanged, else a copy with it."""
+    return model if value is getattr(model, name) else model.model_copy(update={name: value})
+
+
 def bound_events(events: Iterable[AnyEvent], window: int) -> list[AnyEvent]:
-    """A resumed log's events as the session folds them: every text within `text_limit(window)`."""
-    limit = text_limit(window)
-    return [bound_event(event, limit) for event in events]
+    """A resumed log's events as the session folds them: every text within `token_limit(window)`."""
+    tokens = token_limit(window)
+    return [bound_event(event, tokens) for event in events]
