@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import secrets
 import time
@@ -31,10 +32,16 @@ def new_session_id() -> str:
 
 
 def _write_failed(path: Path, exc: OSError, doing: str) -> SessionLogError:
-    reason = exc.strerror or str(exc)
-    return SessionLogError(
-        f"cannot {doing} the session log {path}: {reason}; the log keeps every event before this one; "
+    """The one-line error of a log that failed, saying what to do about it."""
+    full = exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+    remedy = (
         f"free space in {path.parent} (or lift the file-size limit)"
+        if full
+        else f"check that {path.parent} is writable"
+    )
+    return SessionLogError(
+        f"cannot {doing} the session log {path}: {exc.strerror or exc}; the log keeps every event "
+        f"before this one; {remedy}"
     )
 
 
@@ -57,15 +64,18 @@ class SessionLog:
         """Raises SessionInUse when another process has the session open."""
         self.path = path
         self.redactor = redactor or Redactor.from_environment()
-        lock = try_hold_lock(path)
-        if lock is None:
-            raise SessionInUse(
-                f"session {path.stem} is open in another keel process; wait for it to end "
-                "(two at once would interleave one log), or start a new session"
-            )
-        self._lock: TextIO | None = lock
-        repair_torn_tail(path)  # under the lock: never cut the line a live writer is writing
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            lock = try_hold_lock(path)
+            if lock is None:
+                raise SessionInUse(
+                    f"session {path.stem} is open in another keel process; wait for it to end "
+                    "(two at once would interleave one log), or start a new session"
+                )
+            self._lock: TextIO | None = lock
+            repair_torn_tail(path)  # under the lock: never cut the line a live writer is writing
+            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise _write_failed(path, exc, "open") from None
         self._size = os.fstat(self._fd).st_size  # where the log ends after its last whole line
         self._closed = False
         self._failure: SessionLogError | None = None  # once a write failed, the log takes no more
