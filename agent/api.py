@@ -46,8 +46,13 @@ async def run_task(
     goes to on_event as it happens."""
     from keel.agent.protocol import Continue, SessionFinished, UserPrompt
     from keel.agent.session import Session
+    from keel.agent.store import no_task_to_continue
 
-    async with Session(settings, resume=resume) as session:
+    session = Session(settings, resume=resume)
+    if prompt is None and not session.state.task_prompt:
+        await session.close()  # lets go of the session, which was never started
+        raise no_task_to_continue(session.id)
+    async with session:
         session.submit(UserPrompt(text=prompt) if prompt else Continue())
         async for event in session.events():
             if on_event is not None:

@@ -84,3 +84,14 @@ class ContextWindowExceeded(ProviderError):
 
 class ToolsUnsupported(ProviderError):
     """The provider rejected native `tools`; the session switches to the text tool protocol."""
+
+
+class SessionLogError(KeelError):
+    """The session log could not be written or made durable (a full disk, a file-size limit, an I/O error):
+    the session stops, exit 1, with the log as it was before the failed write."""
+
+    exit_code = ExitCode.FAILURE
+
+
+class SessionInUse(UsageError):
+    """Another keel process has this session open: two writers would interleave one log (exit 2)."""

@@ -333,6 +333,7 @@ ErrorClass = Literal[
     "CheckpointError",
     "McpServerError",  # an MCP server that did not start: its tools are not offered
     "UntrustedConfig",  # an untrusted repository's config keys that would widen permissions, ignored
+    "SessionLogError",  # the session log could not be written (a full disk): the session stops
     "InternalError",
 ]
 ERROR_CLASSES: frozenset[str] = frozenset(get_args(ErrorClass))

@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Any, Self
 
 from keel.agent.approval import Approvals
 from keel.agent.config import DEFAULT_CONTEXT_WINDOW, keel_home
+from keel.agent.context.bounds import bound_events
 from keel.agent.context.budget import auto_budget, count_repo_files
 from keel.agent.context.manager import ContextManager
 from keel.agent.context.summarizer import Summarizer
 from keel.agent.diagnostics import internal_error_event
-from keel.agent.errors import ProviderError
+from keel.agent.errors import ProviderError, SessionLogError
 from keel.agent.fold import apply, fold, unanswered_calls
 from keel.agent.git.checkpoints import CheckpointError, CheckpointGuard
 from keel.agent.git.undo import undo_in_session
@@ -82,19 +83,20 @@ class Session:
         """`model` replaces the litellm client (an in-process model, e.g. for benchmarks)."""
         self.settings = settings
         self.root = settings.cwd.resolve()
-        prior = read_events(resume) if resume else []
         self.id = resume.stem if resume else new_session_id()
         self.redactor = Redactor.from_environment(extra=settings.secrets)
+        # the log first: it locks the session, so no other process appends while this one reads it
         self.log = SessionLog(resume or sessions_dir() / f"{self.id}.jsonl", self.redactor)
+        self.window = context_window_of(
+            settings.model, settings.context_window, DEFAULT_CONTEXT_WINDOW, settings.api_base
+        )
+        prior = bound_events(read_events(resume), self.window) if resume else []
         offered = small_model_tools() if settings.compact_prompt else default_tools()
         self.registry = ToolRegistry(
             tools if tools is not None else offered, redact=self.redactor.redact
         )
         self.state = fold(prior, SessionState(session_id=self.id, max_steps=settings.max_steps))
         self._resumed = bool(prior)
-        self.window = context_window_of(
-            settings.model, settings.context_window, DEFAULT_CONTEXT_WINDOW, settings.api_base
-        )
         self.tool_context = ToolContext(
             root=self.root, scratch=keel_home() / "scratch" / self.id, sandbox=settings.sandbox
         )
@@ -233,10 +235,12 @@ class Session:
                 task.cancel()
                 await asyncio.wait([task])
         self._closed = True
-        await self.tool_context.aclose()
-        await self.model.aclose()
-        await self.log.aclose()
-        self._events.put_nowait(None)
+        try:
+            await self.tool_context.aclose()
+            await self.model.aclose()
+            await self.log.aclose()
+        finally:
+            self._events.put_nowait(None)
 
     @property
     def busy(self) -> bool:
@@ -256,10 +260,17 @@ class Session:
             event, AssistantMessage | ContextSummarized | BudgetUpdated | SessionFinished
         ):
             event.task_usage, event.session_usage = after.task_usage, after.usage
-        logged = self.log.append(event)
+        logged = self.log.append(event)  # once it failed, it fails again: nothing goes on unlogged
         if logged is not event:  # secrets were redacted in the log: fold what a resume will read
             after = apply(self.state, logged)
         self.state = after
+        self._events.put_nowait(event)
+
+    def _publish_unlogged(self, event: AnyEvent) -> None:
+        """Hand front ends an event the broken log cannot take: how the session ended."""
+        if not event.turn_id:
+            event.turn_id = self._turn_id
+        self.state = apply(self.state, event)
         self._events.put_nowait(event)
 
     def _resume(self) -> None:
@@ -283,7 +294,10 @@ class Session:
         return auto_budget(self.state.task_prompt, count_repo_files(self.root))
 
     async def _work_loop(self) -> None:
-        await self._start_mcp()
+        try:
+            await self._start_mcp()
+        except SessionLogError:
+            pass  # the first turn reports it
         while True:
             item = await self._work.get()
             self._turn_id = item.id
@@ -311,26 +325,41 @@ class Session:
             self._abort_unstarted(self._work.get_nowait())
 
     def _abort_unstarted(self, op: TurnOp) -> None:
-        self._emit(TurnAborted(turn_id=op.id))
+        try:
+            self._emit(TurnAborted(turn_id=op.id))
+        except SessionLogError:
+            pass  # _finish reports it
         if isinstance(op, UserPrompt | Continue):
             self._finish("interrupted", "", "interrupted before it started", op.id)
 
     def _finish(self, status: FinishStatus, final: str, reason: str, turn_id: str = "") -> None:
+        """The task's session.finished; when the log cannot take it, an error end published unlogged."""
         state = self.state
-        self._emit(
-            SessionFinished(
-                status=status,
-                final_message=final,
-                usage=state.usage,
-                steps=state.steps,
-                cost=state.cost,
-                reason=reason,
-                turn_id=turn_id,
-            )
+        end = SessionFinished(
+            status=status,
+            final_message=final,
+            usage=state.usage,
+            steps=state.steps,
+            cost=state.cost,
+            reason=reason,
+            turn_id=turn_id,
         )
-        self.log.sync_soon()
+        try:
+            self._emit(end)
+            self.log.sync_soon()
+        except SessionLogError as exc:
+            error = Error(error_class="SessionLogError", message=str(exc), fatal=True)
+            self._publish_unlogged(error)
+            failed = {"status": "error", "final_message": "", "reason": str(exc)}
+            self._publish_unlogged(end.model_copy(update=failed))
 
     async def _compact(self) -> None:
+        try:
+            await self._compact_now()
+        except SessionLogError:
+            self._finish("error", "", "")  # reports the log's failure
+
+    async def _compact_now(self) -> None:
         self._emit(TurnStarted(kind="compact"))
         try:
             await self.context.compact(reason="requested")
@@ -338,6 +367,8 @@ class Session:
             self._emit(Error(error_class=error_class_of(exc.error_class), message=str(exc)))
         except asyncio.CancelledError:
             self._emit(TurnAborted())
+        except SessionLogError:
+            raise
         except Exception as exc:  # noqa: BLE001 - a bug of ours: logged with its traceback, the session goes on
             self._emit(
                 internal_error_event(exc, self.id, self.redactor.redact).model_copy(
@@ -358,8 +389,14 @@ class Session:
 
     async def _run_task(self, op: UserPrompt | Continue) -> None:
         """Run a task to its end; every way it can end is turned into one session.finished here."""
-        status: FinishStatus = "completed"
-        final, reason = "", ""
+        try:
+            status, final, reason = await self._task_outcome(op)
+        except SessionLogError:  # _finish reports it: the log cannot take session.finished either
+            status, final, reason = "error", "", ""
+        self._finish(status, final, reason)
+
+    async def _task_outcome(self, op: UserPrompt | Continue) -> tuple[FinishStatus, str, str]:
+        """How the task ended: its status, final message and reason; a log that fails raises SessionLogError."""
         try:
             self._emit(TurnStarted(kind="task"))
             if self.checkpoints is not None:
@@ -369,21 +406,23 @@ class Session:
                 self._estimate_budget(op.text)
             await self.loop.run()
         except TaskComplete as done:
-            final = done.final_message
+            return "completed", done.final_message, ""
         except LimitExceeded as stop:
-            status, reason = stop.status, stop.reason
+            return stop.status, "", stop.reason
         except ProviderError as exc:
-            status, reason = "error", f"{exc.error_class}: {exc}"
             error_class = error_class_of(exc.error_class)
             self._emit(Error(error_class=error_class, message=str(exc), fatal=True))
+            return "error", "", f"{exc.error_class}: {exc}"
         except asyncio.CancelledError:
-            status, reason = "interrupted", "interrupted by the user"
             self._emit(TurnAborted())
+            return "interrupted", "", "interrupted by the user"
+        except SessionLogError:
+            raise
         except Exception as exc:  # noqa: BLE001 - a bug of ours ends the task cleanly; its traceback is logged
             error = internal_error_event(exc, self.id, self.redactor.redact)
-            status, reason = "error", error.message
             self._emit(error)
-        self._finish(status, final, reason)
+            return "error", "", error.message
+        return "completed", "", ""
 
     def _estimate_budget(self, prompt: str) -> None:
         """A task with no budget set (flag, config, /budget) gets the estimate from the task."""

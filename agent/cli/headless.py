@@ -26,6 +26,7 @@ from keel.agent.protocol import (
 )
 from keel.agent.session import Session
 from keel.agent.settings import SessionSettings
+from keel.agent.store import no_task_to_continue
 
 OutputFormat = Literal["text", "json", "stream-json"]
 
@@ -139,6 +140,9 @@ async def run_headless(
     printer = PRINTERS[output_format]()
     finished: SessionFinished | None = None
     session = Session(settings, resume=resume)
+    if prompt is None and not session.state.task_prompt:
+        await session.close()  # lets go of the session, which was never started
+        raise no_task_to_continue(session.id)
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, lambda: session.submit(Interrupt()))
     loop.add_signal_handler(signal.SIGTERM, lambda: session.submit(Interrupt()))

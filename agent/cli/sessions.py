@@ -8,7 +8,9 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from keel.agent.errors import ExitCode
+from keel.agent.fold import apply
 from keel.agent.protocol import AnyEvent, SessionFinished, SessionStarted, UserMessage
+from keel.agent.state import SessionState
 from keel.agent.store import read_events, sessions_dir
 
 
@@ -23,36 +25,47 @@ class SessionSummary(BaseModel):
     prompt: str
 
 
-def summarize_log(path: Path) -> SessionSummary | None:
+def summarize_log(path: Path) -> SessionSummary:
+    """One session's line: its start, how it ended, and what it spent, counted from the events themselves
+    (a killed session has no session.finished, yet its steps and tokens are in its log)."""
     events = read_events(path)
     started = next((e for e in events if isinstance(e, SessionStarted)), None)
-    if started is None:
-        return None
+    if started is None:  # killed before its first event: listed, so it can be found and removed
+        return SessionSummary(
+            session_id=path.stem,
+            started=path.stat().st_mtime,
+            model="",
+            cwd="",
+            status="empty",
+            steps=0,
+            tokens=0,
+            prompt="(stopped before it recorded its task; nothing to resume)",
+        )
     finished = [e for e in events if isinstance(e, SessionFinished)]
     prompts = [e.text for e in events if isinstance(e, UserMessage) and e.origin == "user"]
-    last = finished[-1] if finished else None
+    steps, tokens = steps_and_tokens(events, started.session_id)
     return SessionSummary(
         session_id=started.session_id,
         started=started.ts,
         model=started.model,
         cwd=started.cwd,
-        status=last.status if last else "unfinished",
-        steps=total_steps(events),
-        tokens=last.usage.total_tokens if last else 0,
+        status=finished[-1].status if finished else "unfinished",
+        steps=steps,
+        tokens=tokens,
         prompt=prompts[0] if prompts else "",
     )
 
 
-def total_steps(events: list[AnyEvent]) -> int:
-    """Steps of every task in the session: a task's `steps` restart at its prompt and run on
-    through resumes of it, so each task counts with the last figure it reported."""
-    total = current = 0
+def steps_and_tokens(events: list[AnyEvent], session_id: str) -> tuple[int, int]:
+    """Steps of every task in the session and the tokens it spent, as the fold counts them: a task's steps
+    restart at its prompt and run on through resumes of it, so each task counts with its last figure."""
+    state = SessionState(session_id=session_id)
+    total = 0
     for event in events:
         if isinstance(event, UserMessage) and event.origin == "user":
-            total, current = total + current, 0
-        elif isinstance(event, SessionFinished):
-            current = event.steps
-    return total + current
+            total += state.steps
+        state = apply(state, event)
+    return total + state.steps, state.usage.total_tokens
 
 
 def list_sessions(cwd: Path | None) -> list[SessionSummary]:
@@ -61,7 +74,8 @@ def list_sessions(cwd: Path | None) -> list[SessionSummary]:
     if not directory.is_dir():
         return []
     summaries = (summarize_log(p) for p in sorted(directory.glob("*.jsonl"), reverse=True))
-    return [s for s in summaries if s is not None and (cwd is None or s.cwd == str(cwd))]
+    # an empty log names no workspace: it shows in every one
+    return [s for s in summaries if cwd is None or s.cwd in (str(cwd), "")]
 
 
 def print_sessions(cwd: Path) -> int:
