@@ -4,6 +4,7 @@ loopback server that greets and counts each connection (what a confined command 
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 from keel.tools.base import ToolContext
@@ -36,3 +37,23 @@ async def serve_greetings(connections: list[int]) -> asyncio.Server:
         writer.close()
 
     return await asyncio.start_server(greet, "127.0.0.1", 0)
+
+
+def path_without_bwrap(farm_root: Path) -> str:
+    """PATH as it is, with every folder that holds bwrap replaced by links to its other programs."""
+    farms: dict[str, str] = {}
+    entries = []
+    for entry in os.environ["PATH"].split(os.pathsep):
+        if not os.path.isfile(os.path.join(entry, "bwrap")):
+            entries.append(entry)
+            continue
+        real = os.path.realpath(entry)
+        if real not in farms:
+            farm = farm_root / f"bin{len(farms)}"
+            farm.mkdir(parents=True, exist_ok=True)
+            for name in os.listdir(real):
+                if name != "bwrap" and not (farm / name).exists():
+                    os.symlink(os.path.join(real, name), farm / name)
+            farms[real] = str(farm)
+        entries.append(farms[real])
+    return os.pathsep.join(entries)

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from keel_cli import git_repo, run_keel
 from sandbox_support import make_ctx, run_in, serve_greetings
+from sandbox_support import path_without_bwrap as bwrap_free_path
 
 from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
 from keel.tools.base import ToolContext
@@ -36,21 +37,7 @@ PY = sys.executable
 @pytest.fixture(scope="session")
 def path_without_bwrap(tmp_path_factory) -> str:
     """PATH as it is, with every folder that holds bwrap replaced by links to its other programs."""
-    farms: dict[str, str] = {}
-    entries = []
-    for entry in os.environ["PATH"].split(os.pathsep):
-        if not os.path.isfile(os.path.join(entry, "bwrap")):
-            entries.append(entry)
-            continue
-        real = os.path.realpath(entry)
-        if real not in farms:
-            farm = tmp_path_factory.mktemp("bin")
-            for name in os.listdir(real):
-                if name != "bwrap":
-                    os.symlink(os.path.join(real, name), farm / name)
-            farms[real] = str(farm)
-        entries.append(farms[real])
-    return os.pathsep.join(entries)
+    return bwrap_free_path(tmp_path_factory.mktemp("farm"))
 
 
 @pytest.fixture

@@ -8,34 +8,14 @@ from __future__ import annotations
 
 import os
 import shutil
-from pathlib import Path
 
 import pytest
+from sandbox_support import path_without_bwrap
 
 from keel.tools.exec.sandbox import bwrap_problem
 from keel.tools.exec.sandbox_mechanism import NO_LANDLOCK_ENV, probe_landlock
 
 MECHANISMS = ["bubblewrap", "landlock"]
-
-
-def path_without_bwrap(farm_root: Path) -> str:
-    """PATH as it is, with every folder that holds bwrap replaced by links to its other programs."""
-    farms: dict[str, str] = {}
-    entries = []
-    for entry in os.environ["PATH"].split(os.pathsep):
-        if not os.path.isfile(os.path.join(entry, "bwrap")):
-            entries.append(entry)
-            continue
-        real = os.path.realpath(entry)
-        if real not in farms:
-            farm = farm_root / f"bin{len(farms)}"
-            farm.mkdir(parents=True, exist_ok=True)
-            for name in os.listdir(real):
-                if name != "bwrap" and not (farm / name).exists():
-                    os.symlink(os.path.join(real, name), farm / name)
-            farms[real] = str(farm)
-        entries.append(farms[real])
-    return os.pathsep.join(entries)
 
 
 @pytest.fixture(params=MECHANISMS)
