@@ -100,4 +100,4 @@ def test_a_dead_worker_is_said_once_in_the_transcript():
     )
     said = [entry.text for entry in transcript.entries if isinstance(entry, NoticeEntry)]
     assert sum(message in text for text in said) == 1, said
-    assert said[-1].startswith("error · 0 steps") and transcript.stats.status == "error"
+    assert said[-1].startswith("error · this task: 0 steps") and transcript.stats.status == "error"

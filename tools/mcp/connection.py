@@ -205,7 +205,7 @@ class McpConnection:
         plan = await plan_command(
             self.sandbox,
             self.cwd,
-            [self.stderr_path.parent],
+            [self.stderr_path.parent, *_hidden_server_files(program)],
             f"cd {shlex.quote(str(cwd))} && exec {shlex.join(program)}",
             leftover_note=f"[the MCP server {self.name!r} left processes running; they were stopped]",
             temp_dir=lambda: self._temp_dir(stack),
@@ -259,6 +259,20 @@ class McpConnection:
             if len(tail) == len(text)
             else f"; its stderr ends: …{tail}"
         )
+
+
+def _hidden_server_files(program: list[str]) -> list[Path]:
+    """The folders of the server's own files (its program and path arguments) that bubblewrap's
+    private /tmp would hide: shown to it read-only, as the rest of the host is."""
+    folders: list[Path] = []
+    for word in program:
+        if not os.path.isabs(word) or not os.path.exists(word):
+            continue
+        real = Path(os.path.realpath(word))
+        folder = real if real.is_dir() else real.parent
+        if folder.is_relative_to("/tmp") and folder != Path("/tmp") and folder not in folders:
+            folders.append(folder)
+    return folders
 
 
 def _check_program(command: str, cwd: Path) -> None:
