@@ -45,6 +45,7 @@ from keel.agent.testing.scripted_wire import (
     estimate_prompt_tokens,
     stream_chunks,
 )
+from keel.agent.testing.served_shapes import ServerShape, models_listing, ollama_show
 
 __all__ = [
     "ChatRequest",
@@ -84,6 +85,10 @@ class ScriptedServer:
     context_limit: int | None = None
     model_name: str = "scripted-model"
     served_models: Sequence[str] | None = None  # what GET /v1/models lists (default: model_name)
+    # what the server says about its model, as llama.cpp, vLLM or Ollama say it (agent/testing/served_shapes.py)
+    shape: ServerShape = "openai"
+    model_params: int | None = None
+    model_window: int | None = None
     text_chunk_chars: int = 8
     args_chunk_chars: int = 4
     reports_usage: bool = True  # False: a server that never reports usage, asked or not
@@ -248,18 +253,24 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.split("?")[0].rstrip("/") in ("/v1/models", "/models"):
-            served = self.scripted.served_models
-            models = [
-                {"id": name, "object": "model", "created": 0, "owned_by": "keel-tests"}
-                for name in (served if served is not None else [self.scripted.model_name])
-            ]
-            self._send_json(200, {"object": "list", "data": models})
+            scripted = self.scripted
+            served = scripted.served_models
+            names = served if served is not None else [scripted.model_name]
+            listing = models_listing(
+                scripted.shape, names, scripted.model_params, scripted.model_window
+            )
+            self._send_json(200, listing)
         else:
             self._send_json(404, error_body(404, f"No route for GET {self.path}"))
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
+        if self.path.split("?")[0].rstrip("/") == "/api/show" and self.scripted.shape == "ollama":
+            scripted = self.scripted
+            name = str(json.loads(raw or b"{}").get("model", ""))
+            self._send_json(200, ollama_show(name, scripted.model_params, scripted.model_window))
+            return
         if self.path.split("?")[0].rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
             self._send_json(404, error_body(404, f"No route for POST {self.path}"))
             return
