@@ -179,3 +179,19 @@ async def test_one_early_failure_or_late_ones_do_not_move_the_session(scripted_s
     assert events[-1].status == "completed" and len(keel_messages(events, "correction")) == 2
     assert not any(e.type == "profile.changed" for e in log)  # the second came after the start
     assert all("apply_patch" in r.tool_names for r in server.requests)
+
+
+def test_text_output_says_the_profile_and_why(scripted_server, workspace, tmp_path):
+    server = llama_cpp(scripted_server)
+    result = run_keel(
+        "run",
+        "--model",
+        "openai/local",
+        "--api-base",
+        server.url,
+        "what does calc.py do?",
+        cwd=workspace,
+        home=tmp_path / "home",
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "It subtracts."
+    assert "small-model profile: its server" in result.stderr and "1.5B" in result.stderr
