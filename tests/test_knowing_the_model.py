@@ -97,6 +97,18 @@ def test_an_unknown_profile_is_a_usage_error(workspace, tmp_path):
     assert result.returncode == 2 and "small, full, auto" in result.stderr
 
 
+def test_llama_cpp_props_sets_the_window(scripted_server, workspace, tmp_path):
+    server = scripted_server(
+        [Reply(text="It subtracts.")],
+        shape="llama.cpp",
+        served_models=["local"],
+        model_params=QWEN_15B_PARAMS,
+        model_window=8_192,
+    )
+    events = keel_run(server, workspace, tmp_path)
+    assert events[0]["context_window"] == 8_192  # what `-c` gave it, not the 32k it was trained for
+
+
 def test_vllm_max_model_len_sets_the_window(scripted_server, workspace, tmp_path):
     server = scripted_server(
         [Reply(text="It subtracts.")],
@@ -195,3 +207,8 @@ def test_text_output_says_the_profile_and_why(scripted_server, workspace, tmp_pa
     )
     assert result.returncode == 0 and result.stdout.strip() == "It subtracts."
     assert "small-model profile: its server" in result.stderr and "1.5B" in result.stderr
+
+
+def test_the_config_says_small_as_the_flag_does(scripted_server, workspace):
+    server = scripted_server(served_models=["local"])
+    assert served_settings(server, workspace, "openai/local", prompt="small").compact_prompt

@@ -100,8 +100,8 @@ class ServedModel(BaseModel):
 def describe_served(
     model: str, api_base: str | None, timeout: float = PROBE_TIMEOUT
 ) -> ServedModel:
-    """Ask the server once per process (cached): llama.cpp's `/v1/models` gives `meta.n_params`, vLLM's gives
-    `max_model_len`, Ollama's `/api/show` gives the parameter size; a server that says nothing, answers
+    """Ask the server once per process (cached): llama.cpp's `/v1/models` gives `meta.n_params` (and its
+    `/props` the window it serves), vLLM's gives `max_model_len`, Ollama's `/api/show` gives the parameter size; a server that says nothing, answers
     badly or not at all gives an empty description, never an error."""
     base = api_base or ("http://127.0.0.1:11434" if _is_ollama(model) else None)
     if base is None:
@@ -125,9 +125,20 @@ def _described(model: str, base: str, timeout: float) -> ServedModel:
     meta = entry.get("meta")
     params = _positive(meta.get("n_params")) if isinstance(meta, dict) else None
     window = _positive(entry.get("max_model_len"))
+    if isinstance(
+        meta, dict
+    ):  # llama.cpp's server: the window it serves is in /props, not n_ctx_train
+        window = _llama_cpp_window(base, timeout)
     if params is None and window is None:
         return ServedModel()
     return ServedModel(params=params, window=window, source=f"{base}/models")
+
+
+def _llama_cpp_window(base: str, timeout: float) -> int | None:
+    """The context a llama.cpp server gives each request: `/props`' `default_generation_settings.n_ctx`."""
+    props = _get_json(f"{base.removesuffix('/v1')}/props", timeout)
+    settings = props.get("default_generation_settings") if isinstance(props, dict) else None
+    return _positive(settings.get("n_ctx")) if isinstance(settings, dict) else None
 
 
 def _ollama(name: str, base: str, timeout: float) -> ServedModel:

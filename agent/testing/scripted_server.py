@@ -45,7 +45,12 @@ from keel.agent.testing.scripted_wire import (
     estimate_prompt_tokens,
     stream_chunks,
 )
-from keel.agent.testing.served_shapes import ServerShape, models_listing, ollama_show
+from keel.agent.testing.served_shapes import (
+    ServerShape,
+    llama_cpp_props,
+    models_listing,
+    ollama_show,
+)
 
 __all__ = [
     "ChatRequest",
@@ -260,6 +265,8 @@ class _Handler(BaseHTTPRequestHandler):
                 scripted.shape, names, scripted.model_params, scripted.model_window
             )
             self._send_json(200, listing)
+        elif self.path.rstrip("/") == "/props" and self.scripted.shape == "llama.cpp":
+            self._send_json(200, llama_cpp_props(self.scripted.model_window))
         else:
             self._send_json(404, error_body(404, f"No route for GET {self.path}"))
 

@@ -1,5 +1,5 @@
 """What a scripted server says about its model, in the shape of a real server's: the `/v1/models` listing of
-llama.cpp's server (`meta.n_params`), of vLLM (`max_model_len`) or a plain OpenAI-compatible one, and Ollama's
+llama.cpp's server (`meta.n_params`; its `/props` has the window it serves), of vLLM (`max_model_len`) or a plain OpenAI-compatible one, and Ollama's
 `/api/show` (`details.parameter_size`, `model_info.*.context_length`), so keel's probing is tested against them."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def models_listing(
             entry["meta"] = {
                 "vocab_type": 2,
                 "n_vocab": 151936,
-                "n_ctx_train": window or 32768,
+                "n_ctx_train": 32768,
                 "n_embd": 1536,
                 "n_params": params,
                 "size": (params or 0) // 2,
@@ -45,4 +45,13 @@ def ollama_show(name: str, params: int | None, window: int | None) -> dict[str, 
         "modelfile": f"FROM {name}",
         "details": {"format": "gguf", "family": "qwen2", "parameter_size": size},
         "model_info": {"general.architecture": "qwen2", "qwen2.context_length": window or 32768},
+    }
+
+
+def llama_cpp_props(window: int | None) -> dict[str, Any]:
+    """GET /props of llama.cpp's server: the context each request gets (`-c`, per slot)."""
+    return {
+        "default_generation_settings": {"n_ctx": window or 32768, "params": {"n_predict": -1}},
+        "total_slots": 1,
+        "model_path": "/models/model.gguf",
     }
