@@ -8,7 +8,7 @@ asked, or that serves several models, is a ConfigError saying `--model`.
 
 from __future__ import annotations
 
-import functools
+import http.client
 import json
 import os
 import re
@@ -97,19 +97,28 @@ class ServedModel(BaseModel):
         return None if self.params is None else self.params / 1e9
 
 
+_ANSWERS: dict[tuple[str, str], ServedModel] = {}  # what servers said, by (model, api_base)
+
+
 def describe_served(
     model: str, api_base: str | None, timeout: float = PROBE_TIMEOUT
 ) -> ServedModel:
-    """Ask the server once per process (cached): llama.cpp's `/v1/models` gives `meta.n_params` (and its
-    `/props` the window it serves), vLLM's gives `max_model_len`, Ollama's `/api/show` gives the parameter size; a server that says nothing, answers
-    badly or not at all gives an empty description, never an error."""
+    """What the model's server says about it, asked once per process (an answer is kept): llama.cpp's
+    `/v1/models` gives `meta.n_params` and its `/props` the window it serves, vLLM's `/v1/models` gives
+    `max_model_len`, Ollama's `/api/show` the parameter size. A server that says nothing, answers badly or not
+    at all gives an empty description, never an error (and is asked again next time)."""
     base = api_base or ("http://127.0.0.1:11434" if _is_ollama(model) else None)
     if base is None:
         return ServedModel()
-    return _described(model, base.rstrip("/"), timeout)
+    key = (model, base.rstrip("/"))
+    if key not in _ANSWERS:
+        described = _described(*key, timeout)
+        if described.source:
+            _ANSWERS[key] = described
+        return described
+    return _ANSWERS[key]
 
 
-@functools.lru_cache(maxsize=32)
 def _described(model: str, base: str, timeout: float) -> ServedModel:
     name = model.split("/", 1)[1] if "/" in model else model
     if _is_ollama(model):
@@ -174,5 +183,9 @@ def _get_json(url: str, timeout: float, body: dict[str, str] | None = None) -> o
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             return json.loads(response.read())
-    except (OSError, ValueError):  # URLError and HTTPError are OSErrors; a timeout too
+    except (
+        OSError,
+        ValueError,
+        http.client.HTTPException,
+    ):  # URLError, HTTPError, timeouts are OSErrors
         return None
