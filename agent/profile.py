@@ -28,6 +28,7 @@ class ModelProfile(BaseModel):
     temperature: float | None = None
     parallel_calls: bool = False
     reason: str = ""  # why this profile, for session.started
+    chosen: bool = False  # said by hand (--profile, `prompt`): keel does not move it
 
 
 def parameters_in_billions(model: str) -> float | None:
@@ -122,4 +123,5 @@ def model_profile(
         temperature=temperature,
         parallel_calls=bool(parallel_calls),
         reason=reason,
+        chosen=prompt in ("compact", "full"),
     )

@@ -99,7 +99,8 @@ class Session:
             temperature=settings.temperature,
             parallel_calls=settings.parallel_calls,
         )
-        if self.state.small_profile and not profile.compact:  # moved there before the resume
+        moved = self.state.small_profile and not settings.profile_chosen  # before the resume
+        if moved and not profile.compact:
             profile = as_small(profile, settings.model, settings.api_base)
         compact = profile.compact
         self._tools_given = tools is not None
@@ -225,7 +226,7 @@ class Session:
                 profile="small" if self.loop.profile.compact else "full",
                 profile_reason=(
                     "moved there earlier in this session: its model failed at calls"
-                    if self.state.small_profile and not self.settings.compact_prompt
+                    if self.loop.profile.compact and not self.settings.compact_prompt
                     else self.settings.profile_reason
                 ),
             )
@@ -303,7 +304,8 @@ class Session:
         self.state = after
         self._events.put_nowait(event)
         if isinstance(event, UserMessage) and event.purpose == "correction":
-            reason = None if self.loop.profile.compact else early_failures(after)
+            kept = self.loop.profile.compact or self.settings.profile_chosen
+            reason = None if kept else early_failures(after)
             if reason is not None:
                 self._move_to_small(reason)
 

@@ -32,6 +32,9 @@ class SessionSettings(RunSettings):
     interactive: bool = False
     compact_prompt: bool = False  # the small-model profile (agent/profile.py)
     profile_reason: str = ""  # why that profile (or not), as session.started says
+    profile_chosen: bool = (
+        False  # said by hand: a model failing at calls is not moved to the small one
+    )
     temperature: float | None = None
     parallel_calls: bool = False  # every call of a text-protocol reply runs, not only the first
     # secret values found in the config (URL passwords, URL keys), redacted like env ones
@@ -86,6 +89,7 @@ def _configured(config: KeelConfig, cwd: Path, interactive: bool) -> SessionSett
         interactive=interactive,
         compact_prompt=profile.compact,
         profile_reason=profile.reason,
+        profile_chosen=profile.chosen,
         temperature=profile.temperature,
         parallel_calls=profile.parallel_calls,
         secrets=[

@@ -182,6 +182,15 @@ async def test_a_resumed_session_keeps_the_small_profile(scripted_server, worksp
     assert "apply_patch" not in server.requests[-1].tool_names
 
 
+async def test_a_profile_said_by_hand_is_not_moved(scripted_server, workspace):
+    server = scripted_server([BROKEN, BROKEN, call("edit_file", **FIX), Reply(text="fixed")])
+    chosen = served_settings(server, workspace, CAPABLE, prompt="full")
+    events, log = await run_task(chosen, "make add add")
+    assert events[-1].status == "completed" and len(keel_messages(events, "correction")) == 2
+    assert not any(e.type == "profile.changed" for e in log)
+    assert all("apply_patch" in r.tool_names for r in server.requests)
+
+
 async def test_one_early_failure_or_late_ones_do_not_move_the_session(scripted_server, workspace):
     reads = [call("read_file", path="calc.py", offset=line) for line in (1, 2, 3, 4, 5, 6)]
     server = scripted_server([BROKEN, *reads, BROKEN, Reply(text="It subtracts.")])
