@@ -435,6 +435,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--context-limit", type=int, default=None)
     parser.add_argument("--fallback", default="done", help="the text reply once the script ends")
+    parser.add_argument(
+        "--shape",
+        choices=("openai", "llama.cpp", "vllm", "ollama"),
+        default="openai",
+        help="what the server says about its model, as this kind of server says it",
+    )
+    parser.add_argument("--model-params", type=int, default=None, help="its parameter count")
+    parser.add_argument("--model-window", type=int, default=None, help="the window it serves")
     options = parser.parse_args(argv)
     server = ScriptedServer(
         script=load_script(options.script),
@@ -442,6 +450,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         fail_rate=options.fail_rate,
         seed=options.seed,
         context_limit=options.context_limit,
+        shape=options.shape,
+        model_params=options.model_params,
+        model_window=options.model_window,
         port=options.port,
         log=lambda line: print(line, file=sys.stderr, flush=True),
     )
