@@ -5,7 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+)
 from pydantic_core import PydanticCustomError
 
 from keel.agent.config_files import (  # noqa: F401 - keel_home and the paths are imported from here too
@@ -22,7 +30,15 @@ from keel.tools.mcp.config import McpServerConfig, check_server_names
 
 ApprovalPolicy = Literal["read-only", "auto-edit", "full-auto"]
 ToolProtocol = Literal["auto", "native", "text"]
-PromptProfile = Literal["auto", "full", "compact"]
+
+
+def _small_is_compact(value: object) -> object:
+    """`prompt = "small"` (as `--profile small` says it) is the compact profile."""
+    return "compact" if value == "small" else value
+
+
+# the small-model profile (agent/profile.py): "compact" (or "small"), "full", or "auto" by the model's size
+PromptProfile = Annotated[Literal["auto", "full", "compact"], BeforeValidator(_small_is_compact)]
 DEFAULT_CONTEXT_WINDOW = 32_768
 # keel's instructions and tool descriptions take about 2,500 tokens: below this nothing fits beside them
 MIN_CONTEXT_WINDOW = 4_096

@@ -14,6 +14,7 @@ from keel.agent.protocol import (
     BudgetSet,
     ContextMasked,
     ContextSummarized,
+    ProfileChanged,
     SessionFinished,
     SessionStarted,
     TokenUsage,
@@ -62,6 +63,7 @@ def apply(state: SessionState, event: AnyEvent) -> SessionState:
                 history=(*state.history, user(event.text)),
                 steps=state.steps + (event.purpose != "context"),
                 corrections=state.corrections + (event.purpose == "correction"),
+                failed_replies=state.failed_replies + (event.purpose == "correction"),
                 nudged=state.nudged or event.purpose == "nudge",
                 answer_requested=event.purpose == "answer",
             )
@@ -89,6 +91,8 @@ def apply(state: SessionState, event: AnyEvent) -> SessionState:
             return _summarized(state, event)
         case ToolProtocolChanged():
             return _replace(state, tool_protocol=event.tool_protocol)
+        case ProfileChanged():
+            return _replace(state, small_profile=True)
         case BudgetSet():
             return _replace(state, budget=event.budget, default_budget=event.default_budget)
         case TurnAborted():
@@ -173,6 +177,7 @@ def _assistant(state: SessionState, event: AssistantMessage) -> SessionState:
         history=(*state.history, message),
         steps=state.steps + 1 if event.tool_calls else state.steps,
         calls=max([state.calls, *numbers]),
+        replies=state.replies + 1,
         corrections=0 if event.tool_calls else state.corrections,
         answer_requested=False,
     )

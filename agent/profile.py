@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from keel.agent.config import PromptProfile
 from keel.agent.model.local.names import file_of, is_embedded
 from keel.agent.model.prices import context_window
+from keel.agent.model.served_model import ServedModel
 
 SMALL_MODEL_MAX_BILLIONS = 4.0
 SMALL_WINDOW = 8_192  # a model made with a window this small is a small model, whatever its name
@@ -26,6 +27,8 @@ class ModelProfile(BaseModel):
     compact: bool = False
     temperature: float | None = None
     parallel_calls: bool = False
+    reason: str = ""  # why this profile, for session.started
+    chosen: bool = False  # said by hand (--profile, `prompt`): keel does not move it
 
 
 def parameters_in_billions(model: str) -> float | None:
@@ -48,17 +51,35 @@ def gguf_billions(model: str) -> float | None:
         return None
 
 
-def is_small_model(model: str) -> bool:
-    """Small by its stated size, or by the window it was made with; the catalog's embedded models always
-    are, a GGUF file by the parameters its header counts."""
+def is_small_model(model: str, served: ServedModel | None = None) -> bool:
+    """Small by its stated size, its server's count or the window it was made with (small_because)."""
+    return small_because(model, served) is not None
+
+
+def small_because(model: str, served: ServedModel | None = None) -> str | None:
+    """Why the model is small, or None: the catalog's embedded models always are, a GGUF file by the parameters
+    its header counts; a served one by the parameters its server reports, else the size its name states, else
+    a window of 8k or less in the model map."""
     if is_embedded(model):
         size = gguf_billions(model)
-        return size is None or size <= SMALL_MODEL_MAX_BILLIONS
+        if size is None:
+            return "an embedded model"
+        return (
+            f"its GGUF header counts {size:.1f}B parameters"
+            if size <= SMALL_MODEL_MAX_BILLIONS
+            else None
+        )
+    if served is not None and served.billions is not None:
+        size = served.billions
+        said = f"its server ({served.source}) reports {size:.1f}B parameters"
+        return said if size <= SMALL_MODEL_MAX_BILLIONS else None
     size = parameters_in_billions(model)
     if size is not None:
-        return size <= SMALL_MODEL_MAX_BILLIONS
+        return f"its name says {size:g}B" if size <= SMALL_MODEL_MAX_BILLIONS else None
     known = context_window(model)
-    return known is not None and known <= SMALL_WINDOW
+    if known is not None and known <= SMALL_WINDOW:
+        return f"its window is {known} tokens"
+    return None
 
 
 def is_local(model: str, api_base: str | None) -> bool:
@@ -83,13 +104,24 @@ def model_profile(
     prompt: PromptProfile | None,
     temperature: float | None,
     parallel_calls: bool | None,
+    served: ServedModel | None = None,
 ) -> ModelProfile:
-    """The configured choices over the automatic ones: `prompt = "compact"` or "full" decides; "auto" (or
-    unset) makes small models compact. A compact model served locally gets a low temperature unless one is
-    set; the embedded models decode greedily unless one is set (KEEL_LOCAL_TEMPERATURE)."""
-    compact = prompt == "compact" or (prompt in (None, "auto") and is_small_model(model))
+    """The configured choices over the automatic ones: `prompt = "compact"` or "full" (`--profile small|full`)
+    decides; "auto" (or unset) makes small models compact. A compact model served locally gets a low
+    temperature unless one is set; the embedded models decode greedily unless one is set
+    (KEEL_LOCAL_TEMPERATURE)."""
+    if prompt in ("compact", "full"):
+        compact, reason = prompt == "compact", "chosen by --profile or the config's `prompt`"
+    else:
+        because = small_because(model, served)
+        compact = because is not None
+        reason = because or "not known to be a small model"
     if temperature is None and compact and is_local(model, api_base) and not is_embedded(model):
         temperature = LOCAL_TEMPERATURE
     return ModelProfile(
-        compact=compact, temperature=temperature, parallel_calls=bool(parallel_calls)
+        compact=compact,
+        temperature=temperature,
+        parallel_calls=bool(parallel_calls),
+        reason=reason,
+        chosen=prompt in ("compact", "full"),
     )

@@ -130,6 +130,12 @@ class SessionStarted(Event):
     budget: int | None = None
     resumed: bool = False
     sandbox: str = ""  # what confines run_command: "bubblewrap", "landlock (ABI 6: …)", …
+    profile: Literal["small", "full"] | None = (
+        None  # how keel talks to the model (agent/profile.py)
+    )
+    profile_reason: str = (
+        ""  # why: "its server (…) reports 1.5B parameters", "chosen by --profile", …
+    )
 
 
 class TurnStarted(Event):
@@ -285,6 +291,14 @@ class ToolProtocolChanged(Event):
     reason: str = ""
 
 
+class ProfileChanged(Event):
+    """The session talks to its model with the small-model profile from now on: it failed at calls early."""
+
+    type: Literal["profile.changed"] = "profile.changed"
+    profile: Literal["small"] = "small"
+    reason: str = ""
+
+
 class BudgetSet(Event):
     """A budget grant: `budget` is the running task's, `default_budget` the next tasks' (None: an estimate,
     or no budget when estimates are off)."""
@@ -422,6 +436,7 @@ AnyEvent = Annotated[
     | ContextSummarized
     | ContextMasked
     | ToolProtocolChanged
+    | ProfileChanged
     | BudgetSet
     | BudgetUpdated
     | Error

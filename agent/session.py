@@ -23,6 +23,7 @@ from keel.agent.loop import AgentLoop, TaskComplete
 from keel.agent.model.client import ChatModel, ModelClient, context_window_of
 from keel.agent.model.redact import RedactingModel, Redactor
 from keel.agent.profile import ModelProfile
+from keel.agent.profile_switch import as_small, early_failures
 from keel.agent.protocol import (
     AnyEvent,
     ApprovalDecision,
@@ -38,6 +39,7 @@ from keel.agent.protocol import (
     FinishStatus,
     Interrupt,
     Op,
+    ProfileChanged,
     SessionFinished,
     SessionStarted,
     SetBudget,
@@ -54,7 +56,7 @@ from keel.agent.settings import SessionSettings
 from keel.agent.state import LimitExceeded, SessionState
 from keel.agent.store import SessionLog, new_session_id, read_events, sessions_dir
 from keel.agent.system_prompt import SystemPrompt
-from keel.agent.workspace_facts import gather_facts, load_instructions
+from keel.agent.workspace_facts import WorkspaceFacts, gather_facts, load_instructions
 from keel.tools import default_tools, small_model_tools
 from keel.tools.base import Tool, ToolContext
 from keel.tools.exec.sandbox_mechanism import sandbox_mechanism
@@ -91,11 +93,21 @@ class Session:
             settings.model, settings.context_window, DEFAULT_CONTEXT_WINDOW, settings.api_base
         )
         prior = bound_events(read_events(resume), self.window) if resume else []
-        offered = small_model_tools() if settings.compact_prompt else default_tools()
+        self.state = fold(prior, SessionState(session_id=self.id, max_steps=settings.max_steps))
+        profile = ModelProfile(
+            compact=settings.compact_prompt,
+            temperature=settings.temperature,
+            parallel_calls=settings.parallel_calls,
+        )
+        moved = self.state.small_profile and not settings.profile_chosen  # before the resume
+        if moved and not profile.compact:
+            profile = as_small(profile, settings.model, settings.api_base)
+        compact = profile.compact
+        self._tools_given = tools is not None
+        offered = small_model_tools() if compact else default_tools()
         self.registry = ToolRegistry(
             tools if tools is not None else offered, redact=self.redactor.redact
         )
-        self.state = fold(prior, SessionState(session_id=self.id, max_steps=settings.max_steps))
         self._resumed = bool(prior)
         self.tool_context = ToolContext(
             root=self.root, scratch=keel_home() / "scratch" / self.id, sandbox=settings.sandbox
@@ -117,19 +129,15 @@ class Session:
             on_retry=self._emit,
             on_progress=self._emit,
             context_window=settings.context_window,
-            extra={} if settings.temperature is None else {"temperature": settings.temperature},
+            extra={} if profile.temperature is None else {"temperature": profile.temperature},
             record_tokens=settings.record_tokens,
         )
         self.model = RedactingModel(inner, self.redactor)
-        facts = gather_facts(self.root, list_files=settings.compact_prompt)
-        facts.test_command = settings.test_command
-        if mount := settings.sandbox.workspace_mount:  # the root as the commands see it (/app)
-            facts = facts.model_copy(update={"root": mount})
         prompt = SystemPrompt(
-            facts=facts,
+            facts=self._facts(compact),
             instructions=load_instructions(self.root),
             registry=self.registry,
-            compact=settings.compact_prompt,
+            compact=compact,
         )
         self.context = ContextManager(
             prompt,
@@ -156,11 +164,7 @@ class Session:
             self._ask_person if settings.interactive else None,
             self.checkpoints,
             settings.loop,
-            ModelProfile(
-                compact=settings.compact_prompt,
-                temperature=settings.temperature,
-                parallel_calls=settings.parallel_calls,
-            ),
+            profile,
         )
         self._events: asyncio.Queue[AnyEvent | None] = asyncio.Queue()
         self._work: asyncio.Queue[TurnOp] = asyncio.Queue()
@@ -170,6 +174,34 @@ class Session:
         self._worker: asyncio.Task[None] | None = None
         self._closing = False
         self._closed = False
+
+    def _facts(self, compact: bool) -> WorkspaceFacts:
+        """What the system prompt says about the workspace; a small model's lists the files."""
+        facts = gather_facts(self.root, list_files=compact)
+        facts.test_command = self.settings.test_command
+        if mount := self.settings.sandbox.workspace_mount:  # the root as the commands see it (/app)
+            facts = facts.model_copy(update={"root": mount})
+        return facts
+
+    def _move_to_small(self, reason: str) -> None:
+        """profile.changed, then the small profile from the next model call on: the compact prompt, the small
+        model's tools (tools a caller gave, and MCP tools, stay), its temperature."""
+        self._emit(ProfileChanged(reason=reason))
+        registry = self.registry
+        if not self._tools_given:
+            registry = ToolRegistry(small_model_tools(), redact=self.redactor.redact)
+            registry.add([t for t in self.registry.tools if t.name.startswith("mcp__")])
+        self.context.system_prompt = SystemPrompt(
+            facts=self._facts(True),
+            instructions=self.context.system_prompt.instructions,
+            registry=registry,
+            compact=True,
+        )
+        self.registry = self.loop.registry = registry
+        self.loop.profile = as_small(self.loop.profile, self.settings.model, self.settings.api_base)
+        client = self.model.inner
+        if isinstance(client, ModelClient) and self.loop.profile.temperature is not None:
+            client.extra["temperature"] = self.loop.profile.temperature
 
     async def __aenter__(self) -> Self:
         self.start()
@@ -191,6 +223,12 @@ class Session:
                 budget=self.state.budget if self._resumed else self.settings.budget,
                 resumed=self._resumed,
                 sandbox=sandbox_mechanism(self.settings.sandbox).description,
+                profile="small" if self.loop.profile.compact else "full",
+                profile_reason=(
+                    "moved there earlier in this session: its model failed at calls"
+                    if self.loop.profile.compact and not self.settings.compact_prompt
+                    else self.settings.profile_reason
+                ),
             )
         )
         for notice in self.settings.notices:
@@ -265,6 +303,11 @@ class Session:
             after = apply(self.state, logged)
         self.state = after
         self._events.put_nowait(event)
+        if isinstance(event, UserMessage) and event.purpose == "correction":
+            kept = self.loop.profile.compact or self.settings.profile_chosen
+            reason = None if kept else early_failures(after)
+            if reason is not None:
+                self._move_to_small(reason)
 
     def _publish_unlogged(self, event: AnyEvent) -> None:
         """Hand front ends an event the broken log cannot take: how the session ended."""

@@ -6,10 +6,12 @@ from pathlib import Path
 
 from pydantic import Field
 
-from keel.agent.config import ApprovalPolicy, KeelConfig, RunSettings, ToolProtocol
+from keel.agent.config import ApprovalPolicy, KeelConfig, ModelSettings, RunSettings, ToolProtocol
 from keel.agent.model.local.spec import describe_embedded, is_embedded
+from keel.agent.model.prices import context_window
 from keel.agent.model.redact import secrets_in_url
-from keel.agent.profile import model_profile
+from keel.agent.model.served_model import ServedModel, describe_served
+from keel.agent.profile import model_profile, parameters_in_billions
 from keel.tools.exec.sandbox_policy import SandboxMode
 
 
@@ -29,6 +31,10 @@ class SessionSettings(RunSettings):
     approval: ApprovalPolicy = "full-auto"
     interactive: bool = False
     compact_prompt: bool = False  # the small-model profile (agent/profile.py)
+    profile_reason: str = ""  # why that profile (or not), as session.started says
+    profile_chosen: bool = (
+        False  # said by hand: a model failing at calls is not moved to the small one
+    )
     temperature: float | None = None
     parallel_calls: bool = False  # every call of a text-protocol reply runs, not only the first
     # secret values found in the config (URL passwords, URL keys), redacted like env ones
@@ -60,8 +66,9 @@ def settings_from_config(
 def _configured(config: KeelConfig, cwd: Path, interactive: bool) -> SessionSettings:
     own = config.for_model()
     assert config.model is not None  # settings_from_config chose one
+    served = _ask_server(config.model, own)
     profile = model_profile(
-        config.model, own.api_base, own.prompt, own.temperature, own.parallel_calls
+        config.model, own.api_base, own.prompt, own.temperature, own.parallel_calls, served
     )
     approval = config.approval or ("auto-edit" if interactive else "full-auto")
     fields = {name: getattr(config, name) for name in RunSettings.model_fields}
@@ -76,11 +83,13 @@ def _configured(config: KeelConfig, cwd: Path, interactive: bool) -> SessionSett
         cwd=cwd,
         model=config.model,
         api_base=own.api_base,
-        context_window=own.context_window,
+        context_window=own.context_window or served.window,
         tool_protocol=own.tool_protocol or "auto",
         approval=approval,
         interactive=interactive,
         compact_prompt=profile.compact,
+        profile_reason=profile.reason,
+        profile_chosen=profile.chosen,
         temperature=profile.temperature,
         parallel_calls=profile.parallel_calls,
         secrets=[
@@ -90,6 +99,18 @@ def _configured(config: KeelConfig, cwd: Path, interactive: bool) -> SessionSett
         ],
         notices=list(config.notices),
     )
+
+
+def _ask_server(model: str, own: ModelSettings) -> ServedModel:
+    """What the model's server says about it, asked only when keel needs it: the profile is automatic and the
+    name states no size, or no window is configured and the model map does not know one."""
+    if is_embedded(model):
+        return ServedModel()
+    needs_size = own.prompt in (None, "auto") and parameters_in_billions(model) is None
+    needs_window = own.context_window is None and context_window(model) is None
+    if not (needs_size or needs_window):
+        return ServedModel()
+    return describe_served(model, own.api_base)
 
 
 def _embedded(config: KeelConfig, cwd: Path, interactive: bool, prepare: bool) -> SessionSettings:

@@ -49,6 +49,9 @@ class SessionState:
     repeats: int = 0
     last_ran_ok: bool = False  # the call in `repeated_call` ran and succeeded
     corrections: int = 0  # keel's corrections since the model last made a call
+    replies: int = 0  # the model's replies in this session
+    failed_replies: int = 0  # keel's corrections in this session (agent/profile_switch.py)
+    small_profile: bool = False  # the session moved its model to the small-model profile
     nudged: bool = False  # this task had its nudge before ending with nothing changed
     task_tools_ok: frozenset[str] = frozenset()  # tools that ran and succeeded in this task
     task_edited: bool = False  # a tool changed a file in this task (its result carries a diff)

@@ -18,6 +18,7 @@ from keel.agent.protocol import (
     BudgetUpdated,
     Error,
     ModelRetry,
+    ProfileChanged,
     SessionFinished,
     TokenUsage,
     ToolFinished,
@@ -37,6 +38,7 @@ from keel.tui.history import InputHistory
 from keel.tui.transcript import (
     AssistantEntry,
     Change,
+    NoticeEntry,
     SessionStats,
     ToolEntry,
     Transcript,
@@ -409,3 +411,10 @@ def test_with_nothing_configured_the_tui_paints_before_loading_any_model(tmp_pat
         check=True,
     )
     assert shown.stdout.split() == ["keel-local/qwen2.5-coder-0.5b-instruct"], shown.stderr
+
+
+def test_a_move_to_the_small_profile_is_shown():
+    transcript = new_transcript()
+    transcript.apply(ProfileChanged(reason="2 of the model's first 2 replies had to be corrected"))
+    notice = transcript.entries[-1]
+    assert isinstance(notice, NoticeEntry) and "small-model profile" in notice.text

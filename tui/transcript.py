@@ -141,6 +141,9 @@ class Transcript:
         text = f"session {event.session_id} {verb} · {event.model} · approval: {event.approval}"
         return [self.note(text), Change("stats")]
 
+    def _on_profile_changed(self, event: Any) -> list[Change]:
+        return [self.note(f"small-model profile from now on: {event.reason}")]
+
     def _on_user_message(self, event: Any) -> list[Change]:
         changes = self._end_stream()
         changes.append(self.add(UserEntry(event.text, event.origin)))

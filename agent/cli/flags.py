@@ -30,6 +30,18 @@ def model_file_flag(text: str) -> str:
     return file_model_name(resolve_file(text))
 
 
+PROFILES = {"small": "compact", "full": "full", "auto": "auto"}
+
+
+def profile_flag(text: str) -> str:
+    """`--profile small|full|auto` sets the config's `prompt` (small is its "compact")."""
+    if text not in PROFILES:
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: {text!r} (choose from {', '.join(PROFILES)})"
+        )
+    return PROFILES[text]
+
+
 MODEL_FLAGS = (
     ModelFlag(
         "--model", "model", "litellm model name, e.g. openai/gpt-4o-mini or ollama/qwen2.5-coder"
@@ -53,6 +65,14 @@ MODEL_FLAGS = (
         "context window for models litellm does not know (default 32768)",
         type=int,
         metavar="TOKENS",
+    ),
+    ModelFlag(
+        "--profile",
+        "prompt",
+        "how keel talks to the model: small (compact prompt, fewer tools), full, or auto: small when the "
+        "server, the name or the model map says it is a model of 4B parameters or less",
+        type=profile_flag,
+        metavar="small|full|auto",
     ),
     ModelFlag(
         "--tool-protocol",

@@ -18,6 +18,7 @@ from keel.agent.protocol import (
     Interrupt,
     ModelProgress,
     ModelRetry,
+    ProfileChanged,
     SessionFinished,
     SessionStarted,
     ToolFinished,
@@ -74,6 +75,10 @@ class TextPrinter(Printer):
         super().handle(event)
         if isinstance(event, SessionStarted) and event.sandbox.startswith(("landlock", "none")):
             print(f"keel: sandbox: {event.sandbox}", file=self.err)
+        if isinstance(event, SessionStarted) and event.profile == "small":
+            print(f"keel: small-model profile: {event.profile_reason}", file=self.err)
+        elif isinstance(event, ProfileChanged):
+            print(f"keel: small-model profile from now on: {event.reason}", file=self.err)
         elif isinstance(event, ModelProgress):
             print(f"keel: {progress_line(event)}", file=self.err, flush=True)
         elif isinstance(event, ToolStarted):

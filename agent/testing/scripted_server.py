@@ -45,6 +45,12 @@ from keel.agent.testing.scripted_wire import (
     estimate_prompt_tokens,
     stream_chunks,
 )
+from keel.agent.testing.served_shapes import (
+    ServerShape,
+    llama_cpp_props,
+    models_listing,
+    ollama_show,
+)
 
 __all__ = [
     "ChatRequest",
@@ -84,6 +90,10 @@ class ScriptedServer:
     context_limit: int | None = None
     model_name: str = "scripted-model"
     served_models: Sequence[str] | None = None  # what GET /v1/models lists (default: model_name)
+    # what the server says about its model, as llama.cpp, vLLM or Ollama say it (agent/testing/served_shapes.py)
+    shape: ServerShape = "openai"
+    model_params: int | None = None
+    model_window: int | None = None
     text_chunk_chars: int = 8
     args_chunk_chars: int = 4
     reports_usage: bool = True  # False: a server that never reports usage, asked or not
@@ -248,18 +258,26 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.split("?")[0].rstrip("/") in ("/v1/models", "/models"):
-            served = self.scripted.served_models
-            models = [
-                {"id": name, "object": "model", "created": 0, "owned_by": "keel-tests"}
-                for name in (served if served is not None else [self.scripted.model_name])
-            ]
-            self._send_json(200, {"object": "list", "data": models})
+            scripted = self.scripted
+            served = scripted.served_models
+            names = served if served is not None else [scripted.model_name]
+            listing = models_listing(
+                scripted.shape, names, scripted.model_params, scripted.model_window
+            )
+            self._send_json(200, listing)
+        elif self.path.rstrip("/") == "/props" and self.scripted.shape == "llama.cpp":
+            self._send_json(200, llama_cpp_props(self.scripted.model_window))
         else:
             self._send_json(404, error_body(404, f"No route for GET {self.path}"))
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
+        if self.path.split("?")[0].rstrip("/") == "/api/show" and self.scripted.shape == "ollama":
+            scripted = self.scripted
+            name = str(json.loads(raw or b"{}").get("model", ""))
+            self._send_json(200, ollama_show(name, scripted.model_params, scripted.model_window))
+            return
         if self.path.split("?")[0].rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
             self._send_json(404, error_body(404, f"No route for POST {self.path}"))
             return
@@ -417,6 +435,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--context-limit", type=int, default=None)
     parser.add_argument("--fallback", default="done", help="the text reply once the script ends")
+    parser.add_argument(
+        "--shape",
+        choices=("openai", "llama.cpp", "vllm", "ollama"),
+        default="openai",
+        help="what the server says about its model, as this kind of server says it",
+    )
+    parser.add_argument("--model-params", type=int, default=None, help="its parameter count")
+    parser.add_argument("--model-window", type=int, default=None, help="the window it serves")
     options = parser.parse_args(argv)
     server = ScriptedServer(
         script=load_script(options.script),
@@ -424,6 +450,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         fail_rate=options.fail_rate,
         seed=options.seed,
         context_limit=options.context_limit,
+        shape=options.shape,
+        model_params=options.model_params,
+        model_window=options.model_window,
         port=options.port,
         log=lambda line: print(line, file=sys.stderr, flush=True),
     )
