@@ -28,6 +28,7 @@ from keel.agent.protocol import (
     UserMessage,
     error_class_of,
 )
+from keel.agent.generic_failures import unknown_call_streak
 from keel.agent.reply_reading import EMPTY_REPLY, call_example, read_reply
 from keel.agent.state import LimitExceeded, SessionState, call_signature
 from keel.agent.task_intent import asks_for_change
@@ -148,6 +149,7 @@ class AgentLoop:
                 self.emit(UserMessage(text=nudge, origin="keel", purpose="nudge"))
                 return
             raise TaskComplete(reply.text)
+        self._stop_unknown_calls(read.calls)
         repeated_reads = []
         for number, call in enumerate(read.calls):
             unrun = read.not_run if number == 0 else []
@@ -173,6 +175,18 @@ class AgentLoop:
             example = call_example(name, self.registry.schema(name))
             text = render("call_correction", problem=problem, example=example)
         self.emit(UserMessage(text=text, origin="keel", purpose="correction"))
+
+    def _stop_unknown_calls(self, calls: list[ToolCall]) -> None:
+        """After `max_corrections` replies in a row that called only tools that do not exist (each answered
+        with the list of tools), the task stops: the model is not going to get there."""
+        streak = unknown_call_streak(self.state.history, self.registry.names())
+        if streak > self.policy.max_corrections:
+            names = ", ".join(sorted({call.name for call in calls}))
+            raise LimitExceeded(
+                "error",
+                f"the model's last {streak} replies called only tools that do not exist; the last: "
+                f"{names}",
+            )
 
     def _ends_unchanged(self) -> bool:
         """The task asks for a change, no file was changed and no command ran, edits are allowed, and

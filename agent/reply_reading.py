@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from keel.agent.generic_failures import call_shaped, echo_of_keel
 from keel.agent.model.reply import ModelReply
 from keel.agent.protocol import ToolCall
 from keel.agent.state import SessionState
@@ -98,7 +99,8 @@ def read_reply(
     if answer_only:  # asked for the answer: whole files still count, calls written in it do not
         writes = whole_files(reply.text, project_file_size)
         calls = [_call(state, n, call) for n, call in enumerate(writes, 1)]
-        return ReadReply(calls=calls, problem=None if reply.text.strip() else EMPTY_REPLY)
+        echo = None if calls or not correct_attempts else echo_of_keel(reply.text, state)
+        return ReadReply(calls=calls, problem=echo if reply.text.strip() else EMPTY_REPLY)
     if reply.tool_calls and state.tool_protocol == "native":
         return ReadReply(calls=_with_ids(reply.tool_calls, state))
     truncated = reply.finish_reason == "length"
@@ -110,13 +112,16 @@ def read_reply(
         )
     if state.tool_protocol == "native":
         parsed = [call for call in parsed if call.name in tool_names]
-    parsed = parsed or calls_in_prose(reply.text, tool_names)
+    # a call to a tool that does not exist is still a call: the registry answers it with the tools
+    parsed = parsed or calls_in_prose(reply.text, tool_names) or call_shaped(reply.text)
     if parsed:
         run = parsed if parallel else parsed[:1]
         return ReadReply(
             calls=[_call(state, n, call) for n, call in enumerate(run, 1)],
             not_run=[call.name for call in parsed[len(run) :]],
         )
+    if correct_attempts and (echo := echo_of_keel(reply.text, state)):
+        return ReadReply(problem=echo)  # before whole files: an echo of keel's files is no write
     if writes := whole_files(reply.text, project_file_size):
         return ReadReply(calls=[_call(state, n, call) for n, call in enumerate(writes, 1)])
     if reply.tool_calls:  # a text-protocol session whose server sent native calls anyway

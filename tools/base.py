@@ -56,6 +56,8 @@ class FileStamp:
 
 
 # What the file tools and sandboxed commands never change, and what each holds (for the message).
+# in every path of a tool description's example, so that a copied example is refused instead of run
+EXAMPLE_MARK = "EXAMPLE_ONLY"
 PROTECTED_NAMES = {".git": "the repository's git metadata", ".keel": "keel's own configuration"}
 
 
@@ -112,6 +114,12 @@ class ToolContext:
         .git and .keel, whose config and hooks run programs outside the sandbox later."""
         from keel.tools.exec.sandbox_policy import SandboxMode
 
+        if EXAMPLE_MARK in path:
+            raise ToolError(
+                f"{path!r} is a placeholder from the example in this tool's description, not a file "
+                "of this project, so nothing was changed: do not copy the example; use the paths "
+                "and the text your task needs (find_files lists the project's files)"
+            )
         resolved = self.resolve(path)
         if self.sandbox.mode is SandboxMode.READ_ONLY:
             raise ToolError(
