@@ -62,7 +62,9 @@ def echo_of_keel(text: str, state: SessionState) -> str | None:
     tagged = rest != text
     lines = [line.strip() for line in _STRAY_TAG.sub("", rest).splitlines() if line.strip()]
     if tagged and not lines:
-        return "your reply only repeated keel's status block or a tool result, which is not an answer"
+        return (
+            "your reply only repeated keel's status block or a tool result, which is not an answer"
+        )
     keel_texts = _latest_keel_texts(state.history, state.task_prompt)
     if lines and any(_same(text, said) for role, said in keel_texts if _keel_words(role, said)):
         return "your reply only repeated keel's last message or error, which is not an answer"
@@ -73,13 +75,17 @@ def echo_of_keel(text: str, state: SessionState) -> str | None:
     return None
 
 
-def unknown_call_streak(history: Sequence[Message], tool_names: Collection[str]) -> int:
-    """How many of the latest replies in a row called only tools that do not exist."""
+def unknown_call_streak(state: SessionState, tool_names: Collection[str]) -> int:
+    """How many of the latest replies in a row wrote, in their text, calls only to tools that do not exist
+    (keel gave those calls their ids; a native call to an unknown tool is the model's explicit choice)."""
     streak = 0
-    for message in reversed(history):
+    for message in reversed(state.history):
         if message.role != "assistant":
             continue
-        if not message.tool_calls or any(c.name in tool_names for c in message.tool_calls):
+        calls = message.tool_calls
+        if not calls or any(
+            c.name in tool_names or not c.id.startswith(state.call_prefix) for c in calls
+        ):
             break
         streak += 1
     return streak

@@ -11,6 +11,7 @@ from keel.agent.config import LoopSettings
 from keel.agent.context.manager import ContextManager
 from keel.agent.context.small_project import small_project
 from keel.agent.errors import ContextWindowExceeded, ToolsUnsupported
+from keel.agent.generic_failures import unknown_call_streak
 from keel.agent.git.checkpoints import CheckpointGuard
 from keel.agent.model.client import ChatModel, ModelReply
 from keel.agent.profile import ModelProfile
@@ -28,7 +29,6 @@ from keel.agent.protocol import (
     UserMessage,
     error_class_of,
 )
-from keel.agent.generic_failures import unknown_call_streak
 from keel.agent.reply_reading import EMPTY_REPLY, call_example, read_reply
 from keel.agent.state import LimitExceeded, SessionState, call_signature
 from keel.agent.task_intent import asks_for_change
@@ -177,9 +177,9 @@ class AgentLoop:
         self.emit(UserMessage(text=text, origin="keel", purpose="correction"))
 
     def _stop_unknown_calls(self, calls: list[ToolCall]) -> None:
-        """After `max_corrections` replies in a row that called only tools that do not exist (each answered
-        with the list of tools), the task stops: the model is not going to get there."""
-        streak = unknown_call_streak(self.state.history, self.registry.names())
+        """After `max_corrections` replies in a row whose text called only tools that do not exist (each
+        answered with the list of tools), the task stops: the model is not going to get there."""
+        streak = unknown_call_streak(self.state, self.registry.names())
         if streak > self.policy.max_corrections:
             names = ", ".join(sorted({call.name for call in calls}))
             raise LimitExceeded(

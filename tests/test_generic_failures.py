@@ -19,12 +19,16 @@ from keel.tools.apply_patch import ApplyPatchTool
 MODELS = pytest.mark.parametrize("model", [CAPABLE, SMALL], ids=["capable", "small"])
 DONE = "Fixed: add() adds now."
 DESCRIPTION = ApplyPatchTool.description
-EXAMPLE_PATCH = DESCRIPTION[DESCRIPTION.index("*** Begin Patch") : DESCRIPTION.index("*** End Patch")]
+EXAMPLE_PATCH = DESCRIPTION[
+    DESCRIPTION.index("*** Begin Patch") : DESCRIPTION.index("*** End Patch")
+]
 EXAMPLE_PATCH += "*** End Patch\n"
 ADDED_FILE = EXAMPLE_PATCH[EXAMPLE_PATCH.index("*** Add File") : EXAMPLE_PATCH.index("*** Delete")]
 
 
-def run(server: ScriptedServer, model: str, repo: Path, prompt: str = "add() is broken") -> KeelResult:
+def run(
+    server: ScriptedServer, model: str, repo: Path, prompt: str = "add() is broken"
+) -> KeelResult:
     """One task through `keel run`, its events as stream-json."""
     result = run_keel(
         "run",

@@ -205,7 +205,9 @@ def test_an_object_without_name_and_arguments_is_no_call(answer):
 
 
 def _after(*messages: Message) -> SessionState:
-    return SessionState(session_id="s1", task_prompt="fix add", history=(user("fix add"), *messages))
+    return SessionState(
+        session_id="s1", task_prompt="fix add", history=(user("fix add"), *messages)
+    )
 
 
 READ = Message(role="tool", content="1  def add(a, b):\n2      return a - b", tool_call_id="c1")
