@@ -53,7 +53,7 @@ def call_shaped(text: str) -> list[ParsedCall]:
 def echo_of_keel(text: str, state: SessionState) -> str | None:
     """What is wrong with a reply that only repeats keel's own text, None for any other reply: it is not an
     answer (a model that copies its input instead of acting would otherwise end the task with the copy)."""
-    if EXAMPLE_MARK in text:
+    if f"/{EXAMPLE_MARK}" in text:  # a placeholder path of an example, not the word in a sentence
         return (
             "your reply repeats the example from a tool's description (its paths, like "
             f"{EXAMPLE_MARK}, are placeholders), which is not an answer and changes nothing"

@@ -237,6 +237,7 @@ def test_a_copy_of_keels_own_text_is_no_answer(reply):
         "The status is fine: <status> tags are not used here.",
         "Edit calc.py with edit_file.",  # a line of keel's without its opening is the model's own
         "ok",
+        "The placeholder word is EXAMPLE_ONLY; paths with it are refused.",
     ],
 )
 def test_an_answer_that_quotes_the_project_is_an_answer(answer):
