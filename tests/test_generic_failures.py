@@ -14,6 +14,7 @@ from keel_cli import KeelResult, git_repo, run_keel
 from small_model_support import CALC, CAPABLE, FIX, SMALL, call
 
 from keel.agent.testing.scripted_server import Reply, ReplyLike, ScriptedServer
+from keel.agent.testing.scripted_wire import ChatRequest, content_text
 from keel.tools.apply_patch import ApplyPatchTool
 
 MODELS = pytest.mark.parametrize("model", [CAPABLE, SMALL], ids=["capable", "small"])
@@ -177,3 +178,25 @@ def test_a_copied_example_changes_nothing_and_says_so(scripted_server, repo, mod
     assert says in first["output"], first["output"]
     assert finished(result)["status"] == "completed" and finished(result)["final_message"] == DONE
     assert not list(repo.rglob("*EXAMPLE_ONLY*")) and not (repo / "src").exists()
+
+
+def test_a_small_models_echo_of_the_project_files_writes_nothing(scripted_server, tmp_path):
+    """The 0.5B echoed keel's "The project's files as they are now…" message: its `FILE:` blocks are keel's,
+    not writes (one overwrote app.py with util.py's text)."""
+    files = {**CALC, "util.py": "def slug(text):\n    return text.lower()\n"}
+    repo = git_repo(tmp_path / "repo", files)
+    replies = iter([call("edit_file", **FIX), Reply(text=DONE)])
+
+    def responder(request: ChatRequest) -> ReplyLike:
+        given = [m for m in request.messages if "The project's files" in content_text(m["content"])]
+        if len(request.messages) <= 3 and given:  # the first request: echo keel's message
+            return Reply(text=content_text(given[0]["content"]))
+        return next(replies)
+
+    server = scripted_server(responder)
+    result = run(server, SMALL, repo)
+    assert finished(result)["status"] == "completed" and finished(result)["final_message"] == DONE
+    said = corrections(result)
+    assert len(said) == 1 and "not an answer" in said[0], said
+    assert [e["name"] for e in tool_results(result)] == ["edit_file"]
+    assert (repo / "util.py").read_text() == files["util.py"]
