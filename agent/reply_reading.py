@@ -90,17 +90,19 @@ def read_reply(
     answer_only: bool = False,
 ) -> ReadReply:
     """Native calls as sent. Otherwise the calls written in the text: in the text protocol any, in native mode
-    only ones naming a tool (some servers return the model's calls as text); only the first runs unless the
-    model is configured for parallel calls. A reply with no call that looks like a failed attempt at one
+    ones naming a tool (some servers return the model's calls as text), and in both any object with a name
+    and arguments, whatever the name; only the first runs unless the model is configured for parallel calls.
+    A reply that only repeats keel's own text, or has no call and looks like a failed attempt at one,
     comes back with the problem (with `correct_attempts` off, only unreadable `<tool_call>` tags do). With
     `project_file_size` (a small model; None for a path that is not a project file), `FILE: path` and a
     fenced block replacing a project file is a write_file call, every one of the reply's; those are all that
     is read of a reply given `answer_only`."""
     if answer_only:  # asked for the answer: whole files still count, calls written in it do not
+        if correct_attempts and (echo := echo_of_keel(reply.text, state)):
+            return ReadReply(problem=echo)
         writes = whole_files(reply.text, project_file_size)
         calls = [_call(state, n, call) for n, call in enumerate(writes, 1)]
-        echo = None if calls or not correct_attempts else echo_of_keel(reply.text, state)
-        return ReadReply(calls=calls, problem=echo if reply.text.strip() else EMPTY_REPLY)
+        return ReadReply(calls=calls, problem=None if reply.text.strip() else EMPTY_REPLY)
     if reply.tool_calls and state.tool_protocol == "native":
         return ReadReply(calls=_with_ids(reply.tool_calls, state))
     truncated = reply.finish_reason == "length"
