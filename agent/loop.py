@@ -149,12 +149,12 @@ class AgentLoop:
                 self.emit(UserMessage(text=nudge, origin="keel", purpose="nudge"))
                 return
             raise TaskComplete(reply.text)
-        self._stop_unknown_calls(read.calls)
         repeated_reads = []
         for number, call in enumerate(read.calls):
             unrun = read.not_run if number == 0 else []
             if await self._execute(call, render("calls_not_run", names=unrun) if unrun else ""):
                 repeated_reads.append(call.name)
+        self._stop_unknown_calls(read.calls)  # after their results: no call is left unanswered
         if repeated_reads:
             answer = render("answer_request", name=repeated_reads[0])
             self.emit(UserMessage(text=answer, origin="keel", purpose="answer"))
@@ -177,8 +177,8 @@ class AgentLoop:
         self.emit(UserMessage(text=text, origin="keel", purpose="correction"))
 
     def _stop_unknown_calls(self, calls: list[ToolCall]) -> None:
-        """After `max_corrections` replies in a row whose text called only tools that do not exist (each
-        answered with the list of tools), the task stops: the model is not going to get there."""
+        """After more than `max_corrections` replies in a row whose text called only tools that do not exist
+        (each answered with the list of tools), the task stops: the model is not going to get there."""
         streak = unknown_call_streak(self.state, self.registry.names())
         if streak > self.policy.max_corrections:
             names = ", ".join(sorted({call.name for call in calls}))
