@@ -63,11 +63,20 @@ def tool_results(result: KeelResult) -> list[dict[str, Any]]:
     return [e for e in result.events if e["type"] == "tool.finished"]
 
 
-def unchanged(repo: Path) -> bool:
+def changed(repo: Path) -> list[str]:
+    """git's short status of the repository, a line per changed or new file."""
     status = subprocess.run(
-        ["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, check=True
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
     )
-    return status.stdout == ""
+    return status.stdout.splitlines()
+
+
+def unchanged(repo: Path) -> bool:
+    return changed(repo) == []
 
 
 @pytest.fixture
@@ -162,6 +171,7 @@ EXAMPLES = {
     "whole-patch": ("apply_patch", {"patch": EXAMPLE_PATCH}),
     "added-file": ("apply_patch", {"patch": f"*** Begin Patch\n{ADDED_FILE}*** End Patch\n"}),
     "write-file": ("write_file", {"path": "path/to/EXAMPLE_ONLY.py", "content": "x = 1\n"}),
+    "correction": ("write_file", {"path": "...", "content": "..."}),  # a correction's example call
 }
 
 
@@ -174,10 +184,10 @@ def test_a_copied_example_changes_nothing_and_says_so(scripted_server, repo, mod
     first = tool_results(result)[0]
     assert not first["ok"], first
     offered = not (model == SMALL and name == "apply_patch")  # a small model has no apply_patch
-    says = "placeholder from the example" if offered else "no tool named"
+    says = "placeholder from an example" if offered else "no tool named"
     assert says in first["output"], first["output"]
     assert finished(result)["status"] == "completed" and finished(result)["final_message"] == DONE
-    assert not list(repo.rglob("*EXAMPLE_ONLY*")) and not (repo / "src").exists()
+    assert changed(repo) == [" M calc.py"]  # only by the edit that followed
 
 
 def test_a_small_models_echo_of_the_project_files_writes_nothing(scripted_server, tmp_path):
