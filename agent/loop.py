@@ -11,6 +11,7 @@ from keel.agent.config import LoopSettings
 from keel.agent.context.manager import ContextManager
 from keel.agent.context.small_project import small_project
 from keel.agent.errors import ContextWindowExceeded, ToolsUnsupported
+from keel.agent.generic_failures import unknown_call_streak
 from keel.agent.git.checkpoints import CheckpointGuard
 from keel.agent.model.client import ChatModel, ModelReply
 from keel.agent.profile import ModelProfile
@@ -153,6 +154,7 @@ class AgentLoop:
             unrun = read.not_run if number == 0 else []
             if await self._execute(call, render("calls_not_run", names=unrun) if unrun else ""):
                 repeated_reads.append(call.name)
+        self._stop_unknown_calls(read.calls)  # after their results: no call is left unanswered
         if repeated_reads:
             answer = render("answer_request", name=repeated_reads[0])
             self.emit(UserMessage(text=answer, origin="keel", purpose="answer"))
@@ -173,6 +175,18 @@ class AgentLoop:
             example = call_example(name, self.registry.schema(name))
             text = render("call_correction", problem=problem, example=example)
         self.emit(UserMessage(text=text, origin="keel", purpose="correction"))
+
+    def _stop_unknown_calls(self, calls: list[ToolCall]) -> None:
+        """After more than `max_corrections` replies in a row whose text called only tools that do not exist
+        (each answered with the list of tools), the task stops: the model is not going to get there."""
+        streak = unknown_call_streak(self.state, self.registry.names())
+        if streak > self.policy.max_corrections:
+            names = ", ".join(sorted({call.name for call in calls}))
+            raise LimitExceeded(
+                "error",
+                f"the model's last {streak} replies called only tools that do not exist; the last: "
+                f"{names}",
+            )
 
     def _ends_unchanged(self) -> bool:
         """The task asks for a change, no file was changed and no command ran, edits are allowed, and

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from keel.agent.generic_failures import call_shaped, echo_of_keel
 from keel.agent.model.reply import ModelReply
 from keel.agent.protocol import ToolCall
 from keel.agent.state import SessionState
@@ -89,13 +90,16 @@ def read_reply(
     answer_only: bool = False,
 ) -> ReadReply:
     """Native calls as sent. Otherwise the calls written in the text: in the text protocol any, in native mode
-    only ones naming a tool (some servers return the model's calls as text); only the first runs unless the
-    model is configured for parallel calls. A reply with no call that looks like a failed attempt at one
+    ones naming a tool (some servers return the model's calls as text), and in both any object with a name
+    and arguments, whatever the name; only the first runs unless the model is configured for parallel calls.
+    A reply that only repeats keel's own text, or has no call and looks like a failed attempt at one,
     comes back with the problem (with `correct_attempts` off, only unreadable `<tool_call>` tags do). With
     `project_file_size` (a small model; None for a path that is not a project file), `FILE: path` and a
     fenced block replacing a project file is a write_file call, every one of the reply's; those are all that
     is read of a reply given `answer_only`."""
     if answer_only:  # asked for the answer: whole files still count, calls written in it do not
+        if correct_attempts and (echo := echo_of_keel(reply.text, state)):
+            return ReadReply(problem=echo)
         writes = whole_files(reply.text, project_file_size)
         calls = [_call(state, n, call) for n, call in enumerate(writes, 1)]
         return ReadReply(calls=calls, problem=None if reply.text.strip() else EMPTY_REPLY)
@@ -110,13 +114,16 @@ def read_reply(
         )
     if state.tool_protocol == "native":
         parsed = [call for call in parsed if call.name in tool_names]
-    parsed = parsed or calls_in_prose(reply.text, tool_names)
+    # a call to a tool that does not exist is still a call: the registry answers it with the tools
+    parsed = parsed or calls_in_prose(reply.text, tool_names) or call_shaped(reply.text)
     if parsed:
         run = parsed if parallel else parsed[:1]
         return ReadReply(
             calls=[_call(state, n, call) for n, call in enumerate(run, 1)],
             not_run=[call.name for call in parsed[len(run) :]],
         )
+    if correct_attempts and (echo := echo_of_keel(reply.text, state)):
+        return ReadReply(problem=echo)  # before whole files: an echo of keel's files is no write
     if writes := whole_files(reply.text, project_file_size):
         return ReadReply(calls=[_call(state, n, call) for n, call in enumerate(writes, 1)])
     if reply.tool_calls:  # a text-protocol session whose server sent native calls anyway

@@ -239,6 +239,9 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scripted_server: Any)
 @example(  # masking, then summaries at the threshold
     plan=Plan(window=4_500, protocol="auto", ops=[Prompt(["read"] * 7), Prompt(["read"] * 7)])
 )
+@example(  # calls written in the text to tools that do not exist, until the task stops, then another task
+    plan=Plan(window=32_768, protocol="text", ops=[Prompt(["unknown_tool"] * 5), Prompt(["read"])])
+)
 @example(  # the switch to text, a malformed call, an interrupt, then /compact and a budget stop
     plan=Plan(
         window=32_768,

@@ -7,8 +7,11 @@ import json
 
 import pytest
 
+from keel.agent.generic_failures import call_shaped, echo_of_keel
+from keel.agent.messages import Message, user
 from keel.agent.profile import is_local, is_small_model, model_profile, parameters_in_billions
 from keel.agent.reply_reading import attempted_call, call_example, calls_in_prose, whole_files
+from keel.agent.state import SessionState
 from keel.agent.task_intent import asks_for_change
 from keel.tools import default_tools
 from keel.tools.registry import ToolRegistry
@@ -175,3 +178,67 @@ def test_a_file_named_in_a_sentence_is_given_whole_only_when_the_block_is_about_
         "To add it to calc.py, you can use the following code:\n```python\ndef sub(a, b): ...\n```"
     )
     assert whole_files(snippet, {"calc.py": 400}.get) == []
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '```json\n{"name": "rename", "arguments": {"old": "a"}}\n```',
+        'Now: {"name": "summary", "arguments": "{}"} and that is all.',
+        '{"arguments": {"path": "x"}, "name": "open_file"}',
+    ],
+)
+def test_a_call_shaped_object_is_a_call_whatever_its_name(reply):
+    assert [call.name for call in call_shaped(reply)] in (["rename"], ["summary"], ["open_file"])
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        'The config is:\n```json\n{"name": "keel", "version": 2}\n```',
+        "The tool is called rename and takes arguments.",
+        '{"name": "rename", "arguments": [1, 2]}',
+    ],
+)
+def test_an_object_without_name_and_arguments_is_no_call(answer):
+    assert call_shaped(answer) == []
+
+
+def _after(*messages: Message) -> SessionState:
+    return SessionState(
+        session_id="s1", task_prompt="fix add", history=(user("fix add"), *messages)
+    )
+
+
+READ = Message(role="tool", content="1  def add(a, b):\n2      return a - b", tool_call_id="c1")
+NUDGE = user("No file has changed yet.\nEdit calc.py with edit_file.")
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "<status><tokens_used>0</tokens_used></status>",
+        "[keel status] Tokens used for this task: 10. Context: 20 of 30 tokens.",
+        "<tool_response>\nanything at all\n</tool_response>",
+        "No file has changed yet.\nEdit calc.py with edit_file.",
+        "No file has changed yet.\n1  def add(a, b):",
+        "*** Add File: path/to/EXAMPLE_ONLY_new.py\n+first line",
+    ],
+)
+def test_a_copy_of_keels_own_text_is_no_answer(reply):
+    assert "not an answer" in (echo_of_keel(reply, _after(READ, NUDGE)) or "")
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "def add(a, b):",  # quoting the project is an answer
+        "1  def add(a, b):\n2      return a - b",
+        "The status is fine: <status> tags are not used here.",
+        "Edit calc.py with edit_file.",  # a line of keel's without its opening is the model's own
+        "ok",
+        "The placeholder word is EXAMPLE_ONLY; paths with it are refused.",
+    ],
+)
+def test_an_answer_that_quotes_the_project_is_an_answer(answer):
+    assert echo_of_keel(answer, _after(READ, NUDGE)) is None

@@ -71,12 +71,12 @@ class ApplyPatchTool(Tool[ApplyPatchArgs]):
         "file changes and the result names the failing hunk and shows the closest lines. "
         "Example:\n"
         "*** Begin Patch\n"
-        "*** Add File: src/new.py\n"
+        "*** Add File: path/to/EXAMPLE_ONLY_new.py\n"
         "+first line of the new file\n"
         "+second line\n"
-        "*** Delete File: src/old.py\n"
-        "*** Update File: src/app.py\n"
-        "*** Move to: src/main.py\n"
+        "*** Delete File: path/to/EXAMPLE_ONLY_old.py\n"
+        "*** Update File: path/to/EXAMPLE_ONLY_app.py\n"
+        "*** Move to: path/to/EXAMPLE_ONLY_main.py\n"
         "@@ def handle(request):\n"
         "     if request.ok:\n"
         "-        return None\n"
@@ -90,7 +90,8 @@ class ApplyPatchTool(Tool[ApplyPatchArgs]):
         "lines above and below each change, copied exactly, without line numbers. Several "
         "changes in one file: several @@ hunks, in file order. '*** End of File' after a hunk "
         "pins it to the end of the file. Differences in trailing whitespace, indentation and "
-        "curly quotes are forgiven, as in edit_file."
+        "curly quotes are forgiven, as in edit_file. The example's paths are placeholders: "
+        "use the project's own."
     )
 
     async def run(self, args: ApplyPatchArgs, ctx: ToolContext) -> ToolResult:

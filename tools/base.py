@@ -55,6 +55,15 @@ class FileStamp:
         return cls(st.st_mtime_ns, st.st_size)
 
 
+# in every path of a tool description's example, so that a copied example is refused instead of run
+EXAMPLE_MARK = "EXAMPLE_ONLY"
+
+
+def is_placeholder(path: str) -> bool:
+    """A path copied from an example: one with EXAMPLE_ONLY in it, or a part that is only dots ("...")."""
+    return EXAMPLE_MARK in path or any(len(p) > 2 and set(p) == {"."} for p in Path(path).parts)
+
+
 # What the file tools and sandboxed commands never change, and what each holds (for the message).
 PROTECTED_NAMES = {".git": "the repository's git metadata", ".keel": "keel's own configuration"}
 
@@ -112,6 +121,13 @@ class ToolContext:
         .git and .keel, whose config and hooks run programs outside the sandbox later."""
         from keel.tools.exec.sandbox_policy import SandboxMode
 
+        if is_placeholder(path):
+            raise ToolError(
+                f"{path!r} is a placeholder from an example (a tool's description or keel's "
+                "correction), not a file of this project, so nothing was changed: do not copy the "
+                "example; use the paths and the text your task needs (find_files lists the "
+                "project's files)"
+            )
         resolved = self.resolve(path)
         if self.sandbox.mode is SandboxMode.READ_ONLY:
             raise ToolError(
