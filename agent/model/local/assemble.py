@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from keel.agent.errors import ConfigError
 from keel.agent.git.lock import file_lock
-from keel.agent.model.local.catalog import DEFAULT_MODEL, EmbeddedModel
+from keel.agent.model.local.catalog import EmbeddedModel, default_model
 from keel.agent.model.local.spec import model_path
 
 _CHUNK = 8 << 20
@@ -184,10 +184,11 @@ def assemble(pieces: list[Path], target: Path, model: EmbeddedModel) -> None:
 def ensure_model_file(
     progress: Progress = lambda message: None,
     target: Path | None = None,
-    model: EmbeddedModel = DEFAULT_MODEL,
+    model: EmbeddedModel | None = None,
 ) -> Path:
     """The model's verified GGUF (at target, by default in the models dir), assembled first if missing or
-    corrupted."""
+    corrupted; the default model when none is given."""
+    model = model or default_model()
     target = target or model_path(model)
     if _verified(target, model):
         return target

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from keel.agent.model.local.assemble import LocalModelUnavailable
-from keel.agent.model.local.catalog import DEFAULT_MODEL
+from keel.agent.model.local.catalog import default_model
 from keel.agent.model.local.llama_loading import build_llama
 from keel.agent.model.local.spec import DEFAULT_CONTEXT_TOKENS
 from keel.agent.model.local.token_trace import TokenTrace
@@ -38,13 +38,13 @@ class PromptTooLong(Exception):
     """The rendered prompt does not fit the model's context window (keel compacts and retries)."""
 
 
-def import_llama_cpp(install_hint: str = DEFAULT_MODEL.install_hint) -> Any:
+def import_llama_cpp(install_hint: str | None = None) -> Any:
     """llama_cpp, or LocalModelUnavailable saying how to install it (with the extra of the model wanted)."""
     try:
         import llama_cpp
     except ImportError as exc:
         raise LocalModelUnavailable(
-            f"llama-cpp-python is not installed ({exc}); {install_hint}"
+            f"llama-cpp-python is not installed ({exc}); {install_hint or default_model().install_hint}"
         ) from None
     return llama_cpp
 

