@@ -31,7 +31,8 @@ from _small_model_one_shot import OneShotRun, one_shot
 from _small_model_tasks import Task, load_tasks, task_names
 
 from keel.agent.model.client import ModelClient
-from keel.agent.model.local.names import LITELLM_MODEL, is_embedded
+from keel.agent.model.local.catalog import default_model
+from keel.agent.model.local.names import is_embedded
 from keel.agent.model.served_model import served_model
 
 MODES = ("one-shot", "keel")
@@ -59,7 +60,7 @@ class TaskResults:
 def parse_options(argv: list[str] | None = None) -> Options:
     """The options, with the model resolved (a server's only model when only --api-base is given)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", help=f"a litellm model name (default: {LITELLM_MODEL})")
+    parser.add_argument("--model", help="a litellm model name (default: the default embedded model)")
     parser.add_argument("--api-base", help="an OpenAI-compatible server (llama.cpp, vLLM, ...)")
     parser.add_argument("--tasks", help=f"a subset, comma-separated: {','.join(task_names())}")
     parser.add_argument("--modes", default=",".join(MODES), help="one-shot,keel (default: both)")
@@ -83,7 +84,7 @@ def parse_options(argv: list[str] | None = None) -> Options:
     except ValueError as exc:
         parser.error(str(exc))
     settings = KeelSettings(
-        model=model or LITELLM_MODEL,
+        model=model or default_model().model,
         api_base=api_base,
         budget=args.budget,
         max_steps=args.max_steps,
