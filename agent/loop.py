@@ -10,8 +10,14 @@ from keel.agent.approval import Approvals, AskPerson
 from keel.agent.config import LoopSettings
 from keel.agent.context.manager import ContextManager
 from keel.agent.errors import ContextWindowExceeded, ToolsUnsupported
-from keel.agent.generic_failures import unknown_call_streak
 from keel.agent.git.checkpoints import CheckpointGuard
+from keel.agent.loop_guard import (
+    LOOP_STOP,
+    LOOP_WARN,
+    stop_after_corrections,
+    stop_after_unknown_calls,
+    stop_repeats,
+)
 from keel.agent.model.client import ChatModel, ModelReply
 from keel.agent.protocol import (
     AnyEvent,
@@ -26,14 +32,13 @@ from keel.agent.protocol import (
     UserMessage,
     error_class_of,
 )
-from keel.agent.state import LimitExceeded, SessionState, call_signature
+from keel.agent.state import SessionState, call_signature
 from keel.agent.strategies.base import Strategy, Workspace
 from keel.prompts import render
 from keel.tools.base import ToolContext, ToolError, ToolKind, ToolResult
 from keel.tools.registry import ToolRegistry, parse_arguments
 
 MAX_CONTEXT_RETRIES = 3
-LOOP_WARN, LOOP_STOP = 3, 5
 
 
 class TaskComplete(Exception):
@@ -114,9 +119,9 @@ class AgentLoop:
         )
         self.context.after_model_call(reply.usage)
         if read.problem is not None:
-            self._correct(
-                read.problem, strategy.correction(read.problem, read.tool, self.workspace())
-            )
+            stop_after_corrections(self.state, self.policy, read.problem)
+            correction = strategy.correction(read.problem, read.tool, self.workspace())
+            self.emit(UserMessage(text=correction, origin="keel", purpose="correction"))
             return
         if not read.calls:
             instead = await strategy.before_end(reply.text, self.workspace())
@@ -129,32 +134,10 @@ class AgentLoop:
             unrun = read.not_run if number == 0 else []
             note = render("calls_not_run", names=unrun) if unrun else ""
             then += await self._execute(strategy, call, note)
-        self._stop_unknown_calls(read.calls)  # after their results: no call is left unanswered
+        # after their results: no call is left unanswered
+        stop_after_unknown_calls(self.state, self.policy, self.registry.names(), read.calls)
         if then:
             self.emit(then[0])
-
-    def _correct(self, problem: str, correction: str) -> None:
-        """Tell the model what was wrong with its attempt and how to send it (`correction`); after
-        `max_corrections` in a row the task stops (the model is not going to get there)."""
-        if self.state.corrections >= self.policy.max_corrections:
-            raise LimitExceeded(
-                "error",
-                f"the model's last {self.state.corrections + 1} replies could not be run; the last: "
-                f"{problem}",
-            )
-        self.emit(UserMessage(text=correction, origin="keel", purpose="correction"))
-
-    def _stop_unknown_calls(self, calls: list[ToolCall]) -> None:
-        """After more than `max_corrections` replies in a row whose text called only tools that do not exist
-        (each answered with the list of tools), the task stops: the model is not going to get there."""
-        streak = unknown_call_streak(self.state, self.registry.names())
-        if streak > self.policy.max_corrections:
-            names = ", ".join(sorted({call.name for call in calls}))
-            raise LimitExceeded(
-                "error",
-                f"the model's last {streak} replies called only tools that do not exist; the last: "
-                f"{names}",
-            )
 
     async def _call_model(self, strategy: Strategy) -> ModelReply:
         overflows = 0
@@ -199,11 +182,7 @@ class AgentLoop:
         shown_args = _arguments_for_display(call.arguments)
         signature = call_signature(call.name, shown_args)
         repeats = self.state.repeats_of(signature)
-        if repeats >= LOOP_STOP:
-            raise LimitExceeded(
-                "loop_detected",
-                f"the model made the same {call.name} call {repeats} times in a row",
-            )
+        stop_repeats(call.name, repeats)
         repeat = strategy.on_repeated_call(call.name, signature, repeats, self.workspace())
         self.emit(ToolStarted(call_id=call.id, name=call.name, arguments=shown_args))
         status: ToolStatus = "ok"
