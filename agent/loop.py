@@ -1,4 +1,5 @@
-"""The agent loop: ask the model, run the tools it calls, feed back the results, until it answers."""
+"""The agent loop, the same for every model: limits, the model call, the strategy's reading of the reply, the
+tools it calls, the end. What differs by kind of model is the strategy's (agent/strategies/)."""
 
 from __future__ import annotations
 
