@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from keel.agent.config import ApprovalPolicy
-from keel.tools.base import ToolKind
+from keel.agent.protocol import ApprovalDecision, ToolCall
+from keel.tools.base import Tool, ToolKind
 
 Verdict = Literal["allow", "ask", "deny"]
+AskPerson = Callable[[ToolCall, Tool[Any], dict[str, Any]], Awaitable[ApprovalDecision | None]]
 
 _RULES: dict[ApprovalPolicy, dict[ToolKind, Verdict]] = {
     "read-only": {ToolKind.READ: "allow", ToolKind.EDIT: "deny", ToolKind.EXEC: "deny"},
@@ -44,4 +47,29 @@ class Approvals:
             f"Denied: {tool_name} needs a person's approval under this session's policy, and this run is "
             "headless, so nobody can give it. Continue without it, or finish and say what should be run. "
             "(The user can allow it with --approval full-auto.)"
+        )
+
+    async def refusal(
+        self,
+        call: ToolCall,
+        tool: Tool[Any],
+        shown_args: dict[str, Any],
+        ask_person: AskPerson | None,
+    ) -> str | None:
+        """None when the call may run; otherwise what the model is told instead (a person is asked when
+        the policy says so and one is there)."""
+        verdict = self.verdict(tool.name, tool.kind)
+        if verdict == "allow":
+            return None
+        if verdict == "deny":
+            return self.denial(tool.name, tool.kind)
+        if ask_person is None:
+            return self.unattended(tool.name)
+        decision = await ask_person(call, tool, shown_args)
+        if decision == "allow_session":
+            self.allowed_for_session.add(tool.name)
+        if decision in ("allow_once", "allow_session"):
+            return None
+        return (
+            f"Denied: the user did not approve this {tool.name} call. Ask them or try another way."
         )

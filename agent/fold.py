@@ -28,6 +28,7 @@ from keel.agent.protocol import (
     UserMessage,
 )
 from keel.agent.state import SessionState, call_signature
+from keel.agent.strategies.state import apply_to_strategy
 from keel.prompts import render
 
 INTERRUPTED_NOTE = "[The user interrupted this turn. Wait for their next message.]"
@@ -49,7 +50,17 @@ def _replace(state: SessionState, **changes: Any) -> SessionState:
 
 def apply(state: SessionState, event: AnyEvent) -> SessionState:
     """The state after `event`; depends on nothing else, changes nothing (events that report only, such as
-    deltas, retries or budget.updated, leave the state as it is)."""
+    deltas, retries or budget.updated, leave the state as it is, and so does a result for no known call)."""
+    after = _apply_session(state, event)
+    if after is state:
+        return state
+    same_call = isinstance(event, ToolStarted) and state.repeated_call == after.repeated_call
+    part = apply_to_strategy(state.strategy, event, same_call)
+    return after if part is after.strategy else _replace(after, strategy=part)
+
+
+def _apply_session(state: SessionState, event: AnyEvent) -> SessionState:
+    """The state after `event`, but for its strategy part."""
     match event:
         case SessionStarted():
             return _started(state, event)
@@ -64,19 +75,12 @@ def apply(state: SessionState, event: AnyEvent) -> SessionState:
                 steps=state.steps + (event.purpose != "context"),
                 corrections=state.corrections + (event.purpose == "correction"),
                 failed_replies=state.failed_replies + (event.purpose == "correction"),
-                nudged=state.nudged or event.purpose == "nudge",
-                answer_requested=event.purpose == "answer",
             )
         case AssistantMessage():
             return _assistant(state, event)
         case ToolStarted():
             signature = call_signature(event.name, event.arguments)
-            return _replace(
-                state,
-                repeated_call=signature,
-                repeats=state.repeats_of(signature),
-                last_ran_ok=state.last_ran_ok and signature == state.repeated_call,
-            )
+            return _replace(state, repeated_call=signature, repeats=state.repeats_of(signature))
         case ToolFinished():
             return _tool_finished(state, event)
         case ContextMasked():
@@ -145,11 +149,7 @@ def _new_task(state: SessionState, text: str) -> SessionState:
         budget=state.default_budget,
         repeated_call="",
         repeats=0,
-        last_ran_ok=False,
         corrections=0,
-        nudged=False,
-        task_tools_ok=frozenset(),
-        task_edited=False,
     )
 
 
@@ -179,7 +179,6 @@ def _assistant(state: SessionState, event: AssistantMessage) -> SessionState:
         calls=max([state.calls, *numbers]),
         replies=state.replies + 1,
         corrections=0 if event.tool_calls else state.corrections,
-        answer_requested=False,
     )
     return _spend(state, event.usage, event.cost)
 
@@ -190,14 +189,7 @@ def _tool_finished(state: SessionState, event: ToolFinished) -> SessionState:
     )
     if call is None:
         return state
-    ok = event.ok
-    return _replace(
-        state,
-        history=(*state.history, tool_result(call, event.output)),
-        last_ran_ok=ok,
-        task_tools_ok=state.task_tools_ok | {event.name} if ok else state.task_tools_ok,
-        task_edited=state.task_edited or (ok and bool(event.diff)),
-    )
+    return _replace(state, history=(*state.history, tool_result(call, event.output)))
 
 
 def _summarized(state: SessionState, event: ContextSummarized) -> SessionState:

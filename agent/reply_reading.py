@@ -16,6 +16,7 @@ from keel.agent.generic_failures import call_shaped, echo_of_keel
 from keel.agent.model.reply import ModelReply
 from keel.agent.protocol import ToolCall
 from keel.agent.state import SessionState
+from keel.agent.strategies.heuristics import announced_step, whole_files
 from keel.agent.text_protocol import (
     MalformedToolCall,
     ParsedCall,
@@ -30,24 +31,6 @@ CUT_OFF = (
     "(change a smaller part of the file at a time)"
 )
 _FENCE = re.compile(r"```[ \t]*([\w.-]*)[ \t]*\n(.*?)(?:```|$)", re.DOTALL)
-_WHOLE_FILE = re.compile(
-    r"^[ \t]*(?:file(?:name)?:\s*|#+\s*|\*\*)?`?([\w./-]+\.\w+)`?(?:\*\*)?:?[ \t]*\n"
-    r"(?:[ \t]*\n)*```[\w+-]*[ \t]*\n(.*?)^[ \t]*```",
-    re.MULTILINE | re.DOTALL | re.IGNORECASE,
-)
-# "Here is the corrected code for `calc.py`:" and a fence: the whole file only if it is about as long
-_NAMED_BEFORE_FENCE = re.compile(
-    r"^[^\n]*?`?([\w./-]+\.\w+)`?[ \t]*:[ \t]*\n(?:[ \t]*\n)*```[\w+-]*[ \t]*\n(.*?)^[ \t]*```",
-    re.MULTILINE | re.DOTALL,
-)
-WHOLE_SHARE = 0.6  # a block shorter than this share of the file is a snippet, not the file
-# "Let me read calc.py." ending a reply that calls nothing
-_ANNOUNCED = re.compile(
-    r"\b(?:let me|let's|i will|i'll|i am going to|i'm going to|now i will|next,? i will)\s+(?:now\s+)?"
-    r"(?:read|open|look|check|run|search|list|edit|call|use|inspect|examine|find|view|fix|update|modify|"
-    r"write|create|add|implement|apply|change|start|begin|try)\b[^.!?]*",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True)
@@ -136,24 +119,6 @@ def read_reply(
     return ReadReply(problem=attempt, tool=_named_tool(reply.text, tool_names) if attempt else None)
 
 
-def whole_files(text: str, size_of: Callable[[str], int | None] | None) -> list[ParsedCall]:
-    """write_file calls for the project files a reply gives whole (`size_of`: a project file's length, None
-    for any other path): a line naming the file (`FILE: calc.py`, `calc.py:`, `**calc.py**`) and a fenced
-    block with its new content; or a sentence ending in the file and a colon, when the block is about the
-    file's length."""
-    if size_of is None or "```" not in text:
-        return []
-    given = {path: body for path, body in _WHOLE_FILE.findall(text) if size_of(path) is not None}
-    for path, body in _NAMED_BEFORE_FENCE.findall(text):
-        size = size_of(path) if path not in given else None
-        if size is not None and len(body) >= WHOLE_SHARE * size:
-            given[path] = body
-    return [
-        ParsedCall(name="write_file", arguments=json.dumps({"path": path, "content": body}))
-        for path, body in given.items()
-    ]
-
-
 def calls_in_prose(text: str, tool_names: Collection[str]) -> list[ParsedCall]:
     """Whole JSON calls naming a tool in the middle of a sentence ("I will call {"name": "find_files", …}."):
     small models write them where a call belongs."""
@@ -224,17 +189,9 @@ def attempted_call(text: str, tool_names: Collection[str], truncated: bool) -> s
     code = patterns.code.search(text)
     if code:
         return f"{code.group(1)}(...) written as code is not a call to {code.group(1)}"
-    announced = _ANNOUNCED.search(_last_sentence(text))
-    if announced:
-        return f'you said "{announced.group(0)}" but sent no tool call to do it'
+    if announced := announced_step(text):
+        return f'you said "{announced}" but sent no tool call to do it'
     return None
-
-
-def _last_sentence(text: str) -> str:
-    """The reply's last sentence, where a step announced but not taken stands."""
-    stripped = text.strip().rstrip(":")
-    sentences = re.split(r"(?<=[.!?])\s+", stripped)
-    return sentences[-1] if sentences else ""
 
 
 def _json_problem(text: str, inside: int) -> str:

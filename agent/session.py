@@ -55,9 +55,10 @@ from keel.agent.protocol import (
 from keel.agent.settings import SessionSettings
 from keel.agent.state import LimitExceeded, SessionState
 from keel.agent.store import SessionLog, new_session_id, read_events, sessions_dir
+from keel.agent.strategies.base import Strategy
+from keel.agent.strategies.choose import strategy_for
 from keel.agent.system_prompt import SystemPrompt
 from keel.agent.workspace_facts import WorkspaceFacts, gather_facts, load_instructions
-from keel.tools import default_tools, small_model_tools
 from keel.tools.base import Tool, ToolContext
 from keel.tools.exec.sandbox_mechanism import sandbox_mechanism
 from keel.tools.registry import ToolRegistry
@@ -102,11 +103,11 @@ class Session:
         moved = self.state.small_profile and not settings.profile_chosen  # before the resume
         if moved and not profile.compact:
             profile = as_small(profile, settings.model, settings.api_base)
-        compact = profile.compact
+        self.profile = profile
+        self.strategy = strategy_for(profile, settings.loop)
         self._tools_given = tools is not None
-        offered = small_model_tools() if compact else default_tools()
         self.registry = ToolRegistry(
-            tools if tools is not None else offered, redact=self.redactor.redact
+            tools if tools is not None else self.strategy.tools(), redact=self.redactor.redact
         )
         self._resumed = bool(prior)
         self.tool_context = ToolContext(
@@ -134,10 +135,10 @@ class Session:
         )
         self.model = RedactingModel(inner, self.redactor)
         prompt = SystemPrompt(
-            facts=self._facts(compact),
+            facts=self._facts(),
             instructions=load_instructions(self.root),
             registry=self.registry,
-            compact=compact,
+            style=self.strategy.prompt_style,
         )
         self.context = ContextManager(
             prompt,
@@ -161,10 +162,10 @@ class Session:
             self.context,
             self.approvals,
             self._emit,
+            self._strategy,
             self._ask_person if settings.interactive else None,
             self.checkpoints,
             settings.loop,
-            profile,
         )
         self._events: asyncio.Queue[AnyEvent | None] = asyncio.Queue()
         self._work: asyncio.Queue[TurnOp] = asyncio.Queue()
@@ -175,9 +176,13 @@ class Session:
         self._closing = False
         self._closed = False
 
-    def _facts(self, compact: bool) -> WorkspaceFacts:
+    def _strategy(self) -> Strategy:
+        """The strategy for the session's model now (the loop asks at every step)."""
+        return self.strategy
+
+    def _facts(self) -> WorkspaceFacts:
         """What the system prompt says about the workspace; a small model's lists the files."""
-        facts = gather_facts(self.root, list_files=compact)
+        facts = gather_facts(self.root, list_files=self.strategy.prompt_style.lists_files)
         facts.test_command = self.settings.test_command
         if mount := self.settings.sandbox.workspace_mount:  # the root as the commands see it (/app)
             facts = facts.model_copy(update={"root": mount})
@@ -187,21 +192,22 @@ class Session:
         """profile.changed, then the small profile from the next model call on: the compact prompt, the small
         model's tools (tools a caller gave, and MCP tools, stay), its temperature."""
         self._emit(ProfileChanged(reason=reason))
+        self.profile = as_small(self.profile, self.settings.model, self.settings.api_base)
+        self.strategy = strategy_for(self.profile, self.settings.loop)
         registry = self.registry
         if not self._tools_given:
-            registry = ToolRegistry(small_model_tools(), redact=self.redactor.redact)
+            registry = ToolRegistry(self.strategy.tools(), redact=self.redactor.redact)
             registry.add([t for t in self.registry.tools if t.name.startswith("mcp__")])
         self.context.system_prompt = SystemPrompt(
-            facts=self._facts(True),
+            facts=self._facts(),
             instructions=self.context.system_prompt.instructions,
             registry=registry,
-            compact=True,
+            style=self.strategy.prompt_style,
         )
         self.registry = self.loop.registry = registry
-        self.loop.profile = as_small(self.loop.profile, self.settings.model, self.settings.api_base)
         client = self.model.inner
-        if isinstance(client, ModelClient) and self.loop.profile.temperature is not None:
-            client.extra["temperature"] = self.loop.profile.temperature
+        if isinstance(client, ModelClient) and self.profile.temperature is not None:
+            client.extra["temperature"] = self.profile.temperature
 
     async def __aenter__(self) -> Self:
         self.start()
@@ -223,10 +229,10 @@ class Session:
                 budget=self.state.budget if self._resumed else self.settings.budget,
                 resumed=self._resumed,
                 sandbox=sandbox_mechanism(self.settings.sandbox).description,
-                profile="small" if self.loop.profile.compact else "full",
+                profile="small" if self.profile.compact else "full",
                 profile_reason=(
                     "moved there earlier in this session: its model failed at calls"
-                    if self.loop.profile.compact and not self.settings.compact_prompt
+                    if self.profile.compact and not self.settings.compact_prompt
                     else self.settings.profile_reason
                 ),
             )
@@ -304,7 +310,7 @@ class Session:
         self.state = after
         self._events.put_nowait(event)
         if isinstance(event, UserMessage) and event.purpose == "correction":
-            kept = self.loop.profile.compact or self.settings.profile_chosen
+            kept = self.profile.compact or self.settings.profile_chosen
             reason = None if kept else early_failures(after)
             if reason is not None:
                 self._move_to_small(reason)

@@ -12,6 +12,7 @@ from typing import Any
 from keel.agent.messages import Message
 from keel.agent.model.client import ToolProtocolName
 from keel.agent.protocol import FinishStatus, TokenUsage
+from keel.agent.strategies.state import StrategyState
 from keel.prompts import plural
 
 
@@ -47,17 +48,11 @@ class SessionState:
     )
     repeated_call: str = ""
     repeats: int = 0
-    last_ran_ok: bool = False  # the call in `repeated_call` ran and succeeded
     corrections: int = 0  # keel's corrections since the model last made a call
     replies: int = 0  # the model's replies in this session
     failed_replies: int = 0  # keel's corrections in this session (agent/profile_switch.py)
     small_profile: bool = False  # the session moved its model to the small-model profile
-    nudged: bool = False  # this task had its nudge before ending with nothing changed
-    task_tools_ok: frozenset[str] = frozenset()  # tools that ran and succeeded in this task
-    task_edited: bool = False  # a tool changed a file in this task (its result carries a diff)
-    answer_requested: bool = (
-        False  # keel asked for the answer: the next reply is asked without tools
-    )
+    strategy: StrategyState = field(default_factory=StrategyState)  # what only strategies read
     calls: int = 0  # call ids keel generated so far
     turn_id: str = ""  # the last turn's id
     task_open: bool = False  # a task turn started and has not ended

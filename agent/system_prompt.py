@@ -13,6 +13,18 @@ from keel.prompts import render
 from keel.tools.registry import ToolRegistry
 
 
+@dataclass(frozen=True)
+class PromptStyle:
+    """How a kind of model is spoken to (its strategy's choice, agent/strategies/): the system prompt's
+    template, whether tool schemas are cut short, whether the prompt lists the project's files, and whether the
+    status line is sent when it carries no note."""
+
+    template: str = "system"
+    short_schemas: bool = False
+    lists_files: bool = False
+    bare_status_line: bool = True
+
+
 @dataclass
 class SystemPrompt:
     """Renders and caches the system prompt for each protocol the session uses."""
@@ -20,14 +32,14 @@ class SystemPrompt:
     facts: WorkspaceFacts
     instructions: Instructions | None
     registry: ToolRegistry
-    compact: bool = False
+    style: PromptStyle = field(default_factory=PromptStyle)
     _rendered: dict[str, str] = field(default_factory=dict)
     _schemas: list[dict[str, Any]] | None = None
 
     def text(self, protocol: ToolProtocolName) -> str:
         if protocol not in self._rendered:
             self._rendered[protocol] = render(
-                "system_compact" if self.compact else "system",
+                self.style.template,
                 workspace=self.facts,
                 instructions=self.instructions,
                 tool_protocol=protocol,
@@ -39,7 +51,7 @@ class SystemPrompt:
         """The schemas the model is offered: a small model's say less (keel.agent.model.local.compact_tools)."""
         if self._schemas is None:
             full = self.registry.schemas()
-            self._schemas = compact_tool_schemas(full) if self.compact else full
+            self._schemas = compact_tool_schemas(full) if self.style.short_schemas else full
         return self._schemas
 
     def _text_tools(self) -> str:

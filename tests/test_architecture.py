@@ -5,6 +5,7 @@ under the one `keel` namespace."""
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import tomllib
@@ -245,3 +246,65 @@ def test_the_llama_check_sees_every_way_to_build_one(tmp_path):
         f"d = {cls}.logits_to_logprobs([])\n"
     )
     assert builds_a_llama(module) == [3, 4, 5]
+
+
+# What the loop may not name: what differs by kind of model belongs to a strategy (agent/strategies/).
+MODEL_SPECIFIC = re.compile(
+    r"compact|small|profile|nudge|intent|asks_for|heuristic|whole_file|answer_request|asked_for_answer"
+    r"|reply_reading|project_file|parallel_calls|temperature|qwen|llama",
+    re.IGNORECASE,
+)
+STRATEGY_INTERFACE = "keel.agent.strategies.base"
+
+
+def model_specific_names(path: Path) -> list[str]:
+    """The identifiers and imports of a module that name something model-specific (the context manager's
+    `compact`, which summarizes the context, aside), and any strategy module it imports but the interface."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        names: list[str] = []
+        if isinstance(node, ast.Name):
+            names = [node.id]
+        elif isinstance(node, ast.Attribute):
+            context = isinstance(node.value, ast.Attribute) and node.value.attr == "context"
+            names = [] if context and node.attr == "compact" else [node.attr]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [node.name]
+        elif isinstance(node, (ast.arg, ast.keyword)):
+            names = [node.arg] if node.arg else []
+        found.update(name for name in names if MODEL_SPECIFIC.search(name))
+    strategy_modules = {
+        m
+        for m in imported_modules(path)
+        if m.startswith("keel.agent.strategies") and not m.startswith(STRATEGY_INTERFACE)
+    }
+    found |= strategy_modules | {m for m in imported_modules(path) if MODEL_SPECIFIC.search(m)}
+    return sorted(found)
+
+
+def test_the_loop_holds_no_model_specific_branch():
+    """The loop is the same for every model: limits, the model call, the strategy's reading of the reply, the
+    tools, the end. A quirk of one kind of model goes in its strategy, never in agent/loop.py."""
+    assert model_specific_names(ROOT / "agent" / "loop.py") == []
+
+
+def test_the_model_specific_check_sees_a_quirk_in_a_loop(tmp_path):
+    module = tmp_path / "loop.py"
+    module.write_text(
+        "from keel.agent.task_intent import asks_for_change\n"
+        "from keel.agent.strategies.small import ASK_ANSWER_AT\n"
+        "async def step(self, reply):\n"
+        "    if self.profile.compact and asks_for_change(self.state.task_prompt):\n"
+        "        await self.context.compact(reason='provider_overflow')\n"
+        "    read_reply(reply, project_file_size=None)\n"
+    )
+    assert model_specific_names(module) == [
+        "asks_for_change",
+        "compact",
+        "keel.agent.strategies.small",
+        "keel.agent.strategies.small.ASK_ANSWER_AT",
+        "keel.agent.task_intent",
+        "keel.agent.task_intent.asks_for_change",
+        "profile",
+        "project_file_size",
+    ]

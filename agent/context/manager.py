@@ -100,9 +100,9 @@ class ContextManager:
         )
         context = self.context_tokens(state)
         note = budget_note(state.task_tokens, state.budget, context)
-        if note or not self.system_prompt.compact:
-            # a small model (compact prompt) answers a bare status line by echoing it, so it gets
-            # the line only when it carries a note: converge, or wrap up
+        if note or self.system_prompt.style.bare_status_line:
+            # a small model answers a bare status line by echoing it, so it gets the line only when
+            # it carries a note: converge, or wrap up
             status = status_line(state.task_tokens, state.budget, context, self.window, note)
             messages.append(user(status))
         return to_wire(messages, state.tool_protocol)

@@ -1,0 +1,83 @@
+"""The strategy for small models (0.5B–4B): the compact prompt listing the project's files, fewer tools with
+short schemas, a small project's files given with a change task, whole files in a reply taken as writes, a read
+repeated right after it succeeded answered with a pointer and then with a request for the answer, and a nudge
+when a task that asks for a change ends with nothing changed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from keel.agent.context.small_project import small_project
+from keel.agent.protocol import AnyEvent, UserMessage
+from keel.agent.strategies.base import Repeat, Strategy, Workspace
+from keel.agent.strategies.heuristics import asks_for_change
+from keel.agent.system_prompt import PromptStyle
+from keel.prompts import render
+from keel.tools import small_model_tools
+from keel.tools.base import Tool, ToolKind, ToolResult
+
+# the third identical read in a row (the second, for a question): its answer is asked for
+ASK_ANSWER_AT = 3
+
+
+class SmallModel(Strategy):
+    """What keel does for a model that copies what it does not need and re-reads instead of acting."""
+
+    name = "small"
+    prompt_style = PromptStyle(
+        template="system_compact", short_schemas=True, lists_files=True, bare_status_line=False
+    )
+    nudges_by_default = True
+
+    def tools(self) -> list[Tool[Any]]:
+        return small_model_tools()
+
+    def prepare_task(self, at: Workspace) -> list[AnyEvent]:
+        """A change task just given in a small project comes with the project's files, marked read."""
+        state = at.state
+        task_just_given = bool(state.history) and state.history[-1].content == state.task_prompt
+        if state.steps or not task_just_given:
+            return []
+        if not asks_for_change(state.task_prompt):
+            return []  # a question is answered from what the tools show; the file list is in the prompt
+        root = at.tool_context.root
+        files = small_project(root, at.files)
+        if not files:
+            return []
+        for file in files:
+            at.tool_context.note_read(root / file.path)
+        text = render("project_files", files=files, task=state.task_prompt)
+        return [UserMessage(text=text, origin="keel", purpose="context")]
+
+    def project_file_size(self, at: Workspace) -> Callable[[str], int | None] | None:
+        """A listed project file's length now (None for any other path): a fenced block about as long that
+        names it is the whole file, written."""
+
+        def size(path: str) -> int | None:
+            if path not in at.files:
+                return None
+            try:
+                return (at.tool_context.root / path).stat().st_size
+            except OSError:
+                return None
+
+        return size
+
+    def on_repeated_call(
+        self, name: str, signature: str, repeats: int, at: Workspace
+    ) -> Repeat | None:
+        """The same read as the last call, which succeeded, gets a pointer to the result the model has
+        instead of the same output again; once too often, it runs and the answer is asked for."""
+        state = at.state
+        if signature != state.repeated_call or not state.strategy.last_ran_ok:
+            return None
+        if name not in at.registry:
+            return None
+        tool = at.registry.get(name)
+        if tool.kind is not ToolKind.READ or not tool.same_result_again:
+            return None
+        if repeats >= ASK_ANSWER_AT - (not asks_for_change(state.task_prompt)):
+            request = render("answer_request", name=name)
+            return Repeat(then=UserMessage(text=request, origin="keel", purpose="answer"))
+        return Repeat(result=ToolResult(output=render("repeated_call", name=name)))

@@ -1,0 +1,49 @@
+"""The part of a session's state that only the strategies read, folded from events like the rest of it
+(agent/fold.py calls `apply_to_strategy`), so a resumed session rebuilds it from its log."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from keel.agent.protocol import AnyEvent, AssistantMessage, ToolFinished, ToolStarted, UserMessage
+
+
+@dataclass(frozen=True)
+class StrategyState:
+    """What a strategy decides from: how the task went so far and what keel last asked the model."""
+
+    nudged: bool = False  # this task had its nudge before ending with nothing changed
+    answer_requested: bool = (
+        False  # keel asked for the answer: the next reply is asked without tools
+    )
+    task_tools_ok: frozenset[str] = frozenset()  # tools that ran and succeeded in this task
+    task_edited: bool = False  # a tool changed a file in this task (its result carries a diff)
+    last_ran_ok: bool = False  # the session's last call (state.repeated_call) ran and succeeded
+
+
+def apply_to_strategy(part: StrategyState, event: AnyEvent, same_call: bool) -> StrategyState:
+    """The strategy's part after `event`; `same_call`: a tool.started repeats the session's last call."""
+    match event:
+        case UserMessage(origin="user"):  # a new task
+            return replace(
+                part, nudged=False, task_tools_ok=frozenset(), task_edited=False, last_ran_ok=False
+            )
+        case UserMessage():  # keel's correction, nudge, context or request for the answer
+            return replace(
+                part,
+                nudged=part.nudged or event.purpose == "nudge",
+                answer_requested=event.purpose == "answer",
+            )
+        case AssistantMessage():
+            return replace(part, answer_requested=False) if part.answer_requested else part
+        case ToolStarted():
+            return replace(part, last_ran_ok=part.last_ran_ok and same_call)
+        case ToolFinished():
+            ok = event.ok
+            return replace(
+                part,
+                last_ran_ok=ok,
+                task_tools_ok=part.task_tools_ok | {event.name} if ok else part.task_tools_ok,
+                task_edited=part.task_edited or (ok and bool(event.diff)),
+            )
+    return part
