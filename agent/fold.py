@@ -26,8 +26,10 @@ from keel.agent.protocol import (
     TurnStarted,
     UndoApplied,
     UserMessage,
+    VerificationFinished,
 )
 from keel.agent.state import SessionState, call_signature
+from keel.agent.verification.changes import changed_paths
 from keel.prompts import render
 
 INTERRUPTED_NOTE = "[The user interrupted this turn. Wait for their next message.]"
@@ -97,6 +99,8 @@ def apply(state: SessionState, event: AnyEvent) -> SessionState:
             return _replace(state, budget=event.budget, default_budget=event.default_budget)
         case TurnAborted():
             return _aborted(state, event)
+        case VerificationFinished():
+            return _replace(state, verifications=state.verifications + 1)
         case SessionFinished():
             return _replace(state, task_open=False)
         case UndoApplied(files=[_, *_]):  # the model's next turn learns what keel's undo put back
@@ -150,6 +154,8 @@ def _new_task(state: SessionState, text: str) -> SessionState:
         nudged=False,
         task_tools_ok=frozenset(),
         task_edited=False,
+        task_changed=frozenset(),
+        verifications=0,
     )
 
 
@@ -197,6 +203,7 @@ def _tool_finished(state: SessionState, event: ToolFinished) -> SessionState:
         last_ran_ok=ok,
         task_tools_ok=state.task_tools_ok | {event.name} if ok else state.task_tools_ok,
         task_edited=state.task_edited or (ok and bool(event.diff)),
+        task_changed=state.task_changed | changed_paths(event.diff) if ok else state.task_changed,
     )
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from keel.agent.approval import Approvals
 from keel.agent.config import LoopSettings
+from keel.agent.context.files_that_matter import files_that_matter, share_of_window
 from keel.agent.context.manager import ContextManager
 from keel.agent.context.small_project import small_project
 from keel.agent.errors import ContextWindowExceeded, ToolsUnsupported
@@ -32,6 +34,7 @@ from keel.agent.protocol import (
 from keel.agent.reply_reading import EMPTY_REPLY, call_example, read_reply
 from keel.agent.state import LimitExceeded, SessionState, call_signature
 from keel.agent.task_intent import asks_for_change
+from keel.agent.verification.gate import verified_ending
 from keel.prompts import render
 from keel.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
 from keel.tools.registry import ToolRegistry, parse_arguments
@@ -89,12 +92,13 @@ class AgentLoop:
         return self.current()
 
     async def run(self) -> None:
-        self._give_small_project()
+        await self._give_small_project()
         while True:
             await self.step()
 
-    def _give_small_project(self) -> None:
-        """A small model starting a change task in a small project gets its files with it, marked read."""
+    async def _give_small_project(self) -> None:
+        """A small model starting a change task gets the project's files with it (the files that matter for
+        the task, when they are too many), marked read."""
         state = self.state
         task_just_given = bool(state.history) and state.history[-1].content == state.task_prompt
         if not self.profile.compact or state.steps or not task_just_given:
@@ -103,11 +107,15 @@ class AgentLoop:
             return  # a question is answered from what the tools show; the file list is in the prompt
         root = self.tool_context.root
         files = small_project(root, self.context.system_prompt.facts.files)
+        partial = not files
+        if partial:
+            limit = share_of_window(self.context.window)
+            files = await asyncio.to_thread(files_that_matter, root, state.task_prompt, limit)
         if not files:
             return
         self.emit(
             UserMessage(
-                text=render("project_files", files=files, task=state.task_prompt),
+                text=render("project_files", files=files, task=state.task_prompt, partial=partial),
                 origin="keel",
                 purpose="context",
             )
@@ -148,7 +156,19 @@ class AgentLoop:
                 nudge = self._nudge(reply.text)
                 self.emit(UserMessage(text=nudge, origin="keel", purpose="nudge"))
                 return
-            raise TaskComplete(reply.text)
+            final = await verified_ending(
+                reply.text,
+                self.state,
+                self.policy,
+                compact=self.profile.compact,
+                ctx=self.tool_context,
+                test_command=self.context.system_prompt.facts.test_command,
+                approvals=self.approvals,
+                emit=self.emit,
+            )
+            if final is None:
+                return  # the failures went back to the model
+            raise TaskComplete(final)
         repeated_reads = []
         for number, call in enumerate(read.calls):
             unrun = read.not_run if number == 0 else []

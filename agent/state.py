@@ -55,6 +55,8 @@ class SessionState:
     nudged: bool = False  # this task had its nudge before ending with nothing changed
     task_tools_ok: frozenset[str] = frozenset()  # tools that ran and succeeded in this task
     task_edited: bool = False  # a tool changed a file in this task (its result carries a diff)
+    task_changed: frozenset[str] = frozenset()  # the files those diffs name (agent/verification)
+    verifications: int = 0  # keel's checks of this task's changes so far
     answer_requested: bool = (
         False  # keel asked for the answer: the next reply is asked without tools
     )

@@ -1,0 +1,33 @@
+"""The small-model prompt's edit format by file size: whole files up to the threshold, edit_file beyond it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from keel.agent.context.edit_format import WHOLE_FILE_MAX_LINES, edit_format
+from keel.agent.system_prompt import SystemPrompt
+from keel.agent.workspace_facts import gather_facts
+from keel.tools import small_model_tools
+from keel.tools.registry import ToolRegistry
+
+
+def test_a_file_up_to_the_threshold_is_rewritten_whole_a_longer_one_by_search_replace():
+    at_limit = "x = 1\n" * WHOLE_FILE_MAX_LINES
+    assert edit_format(at_limit) == "whole"
+    assert (
+        edit_format(at_limit.rstrip("\n")) == "whole"
+    )  # no newline at the end: still the same lines
+    assert edit_format(at_limit + "y = 2") == "search_replace"
+    assert edit_format("") == "whole"
+    assert edit_format("a\nb\nc\n", max_lines=2) == "search_replace"
+
+
+def test_the_small_model_prompt_states_the_threshold_and_the_full_prompt_does_not(tmp_path: Path):
+    facts = gather_facts(tmp_path, list_files=True)
+    registry = ToolRegistry(small_model_tools())
+    compact = SystemPrompt(facts=facts, instructions=None, registry=registry, compact=True)
+    text = compact.text("native")
+    assert f"A file of up to {WHOLE_FILE_MAX_LINES} lines: rewrite it whole" in text
+    assert "A longer file: change it with edit_file" in text
+    full = SystemPrompt(facts=facts, instructions=None, registry=registry).text("native")
+    assert f"{WHOLE_FILE_MAX_LINES} lines" not in full
