@@ -6,8 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from keel_cli import git_repo
-from small_model_support import CALC, CAPABLE, call, keel_messages, run_task, served_settings
+from keel_cli import git_repo, run_keel
+from small_model_support import (
+    CALC,
+    CAPABLE,
+    SMALL,
+    call,
+    keel_messages,
+    run_task,
+    served_settings,
+)
 
 from keel.agent.protocol import SessionFinished, VerificationFinished
 from keel.agent.testing.scripted_server import Reply
@@ -135,3 +143,34 @@ async def test_a_task_that_changed_nothing_is_not_verified(scripted_server, work
     server = scripted_server([Reply(text="It subtracts.")])
     events, _ = await run_task(served_settings(server, workspace), "what does calc.py do?")
     assert verifications(events) == [] and events[-1].final_message == "It subtracts."
+
+
+@pytest.mark.parametrize("output_format", ["stream-json", "text"])
+def test_keel_run_shows_each_check_and_ends_with_what_was_verified(
+    scripted_server, workspace, output_format
+):
+    replies = [call("write_file", **BROKEN), Reply(text="Done."), call("write_file", **FIXED)]
+    server = scripted_server([*replies, Reply(text="Done now.")])
+    result = run_keel(
+        "run",
+        *("--model", SMALL, "--api-base", server.url, "--output-format", output_format),
+        "fix the add function",
+        cwd=workspace,
+        home=workspace.parent / "home",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    if output_format == "text":
+        assert "keel: checks of the changed files failed (round 1): syntax failed" in result.stderr
+        assert "keel: checks of the changed files passed (round 2)" in result.stderr
+        assert result.stdout.startswith("Done now.\n\nVerified by keel: syntax (calc.py)")
+        return
+    checks = [e for e in result.events if e["type"] == "verification.finished"]
+    assert [(c["round"], c["passed"], c["final"]) for c in checks] == [
+        (1, False, False),
+        (2, True, True),
+    ]
+    assert (
+        checks[0]["checks"][0]["name"] == "syntax"
+        and "SyntaxError" in checks[0]["checks"][0]["output"]
+    )
+    assert "Verified by keel" in result.events[-1]["final_message"]
