@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from keel.agent.context.edit_format import WHOLE_FILE_MAX_LINES, edit_format
+from keel.agent.context.small_project import ProjectFile
 from keel.agent.system_prompt import SystemPrompt
 from keel.agent.workspace_facts import gather_facts
+from keel.prompts import render
 from keel.tools import small_model_tools
 from keel.tools.registry import ToolRegistry
 
@@ -31,3 +33,12 @@ def test_the_small_model_prompt_states_the_threshold_and_the_full_prompt_does_no
     assert "A longer file: change it with edit_file" in text
     full = SystemPrompt(facts=facts, instructions=None, registry=registry).text("native")
     assert f"{WHOLE_FILE_MAX_LINES} lines" not in full
+
+
+def test_the_files_given_with_a_task_name_those_to_change_with_edit_file():
+    small = ProjectFile(path="small.py", text="x = 1\n")
+    long = ProjectFile(path="long.py", text="x = 1\n" * (WHOLE_FILE_MAX_LINES + 1))
+    text = render("project_files", files=[small, long], task="fix it", partial=False)
+    assert "Too long to rewrite whole, change with edit_file: long.py." in text
+    assert (small.whole, long.whole) == (True, False)
+    assert "Too long" not in render("project_files", files=[small], task="fix it", partial=False)

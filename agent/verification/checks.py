@@ -14,6 +14,7 @@ from keel.prompts import plural
 from keel.tools.base import ToolContext, ToolError
 from keel.tools.linting.linter_process import LinterJail
 from keel.tools.linting.linters import lint
+from keel.tools.linting.syntax_check import relative_path
 from keel.tools.run_command import RunCommandArgs, RunCommandTool
 
 MAX_OUTPUT = 3000  # characters of a failure's output the model is shown (the end of a test run's)
@@ -49,12 +50,12 @@ def check_syntax(files: list[Path], root: Path) -> tuple[VerificationCheck, list
             name="syntax", status="skipped", summary="no file it can check"
         ), []
     if errors := [error for file_errors in found.values() for error in file_errors]:
-        broken = [path.relative_to(root).as_posix() for path in found if path not in clean]
+        broken = [relative_path(path, root) for path in found if path not in clean]
         summary = f"{plural(len(errors), 'syntax error')} in {_names(broken)}"
         return VerificationCheck(
             name="syntax", status="failed", summary=summary, output=_listed(errors)
         ), clean
-    names = [path.relative_to(root).as_posix() for path in found]
+    names = [relative_path(path, root) for path in found]
     return VerificationCheck(name="syntax", status="passed", summary=_names(names)), clean
 
 
@@ -65,7 +66,7 @@ async def check_lint(files: list[Path], ctx: ToolContext) -> VerificationCheck:
         return VerificationCheck(name="lint", status="skipped", summary="no file to lint")
     report = await lint(files, LinterJail.of(ctx))
     problems = [str(d) for d in report.diagnostics if d.code not in HARMLESS_CODES]
-    names = _names([path.relative_to(ctx.root).as_posix() for path in report.files])
+    names = _names([relative_path(path, ctx.root) for path in report.files])
     if problems:
         return VerificationCheck(
             name="lint",
