@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from keel_cli import git_repo, run_keel
+from session_support import until_finished
 from small_model_support import (
     CALC,
     CAPABLE,
@@ -17,7 +18,8 @@ from small_model_support import (
     served_settings,
 )
 
-from keel.agent.protocol import SessionFinished, VerificationFinished
+from keel.agent.protocol import Continue, SessionFinished, VerificationFinished
+from keel.agent.session import Session
 from keel.agent.testing.scripted_server import Reply
 
 BROKEN = {"path": "calc.py", "content": "def add(a, b)\n    return a + b\n"}  # no colon
@@ -143,6 +145,20 @@ async def test_a_task_that_changed_nothing_is_not_verified(scripted_server, work
     server = scripted_server([Reply(text="It subtracts.")])
     events, _ = await run_task(served_settings(server, workspace), "what does calc.py do?")
     assert verifications(events) == [] and events[-1].final_message == "It subtracts."
+
+
+async def test_a_resumed_task_keeps_its_count_of_rounds(scripted_server, workspace):
+    server = scripted_server([call("write_file", **BROKEN), Reply(text="Done.")])
+    events, log = await run_task(served_settings(server, workspace, max_steps=2), "fix add")
+    assert events[-1].status == "max_steps" and len(verifications(events)) == 1
+    server = scripted_server([Reply(text="Done."), Reply(text="Still done.")])
+    log_path = next((workspace.parent / "home" / "sessions").rglob("*.jsonl"))
+    async with Session(served_settings(server, workspace), resume=log_path) as session:
+        assert session.state.verifications == 1 and session.state.task_changed == {"calc.py"}
+        session.submit(Continue())
+        resumed = await until_finished(session)
+    assert [(r.round, r.final) for r in verifications(resumed)] == [(2, False), (3, True)]
+    assert "still fail after 3 rounds" in resumed[-1].final_message
 
 
 @pytest.mark.parametrize("output_format", ["stream-json", "text"])
