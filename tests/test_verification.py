@@ -149,7 +149,7 @@ async def test_a_task_that_changed_nothing_is_not_verified(scripted_server, work
 
 async def test_a_resumed_task_keeps_its_count_of_rounds(scripted_server, workspace):
     server = scripted_server([call("write_file", **BROKEN), Reply(text="Done.")])
-    events, log = await run_task(served_settings(server, workspace, max_steps=2), "fix add")
+    events, _ = await run_task(served_settings(server, workspace, max_steps=2), "fix add")
     assert events[-1].status == "max_steps" and len(verifications(events)) == 1
     server = scripted_server([Reply(text="Done."), Reply(text="Still done.")])
     log_path = next((workspace.parent / "home" / "sessions").rglob("*.jsonl"))
