@@ -113,3 +113,14 @@ def test_the_fold_counts_rounds_and_changed_files_and_a_new_task_resets_them():
     assert (state.task_changed, state.verifications) == ({"calc.py"}, 1)
     state = apply(state, UserMessage(text="next task"))
     assert (state.task_changed, state.verifications) == (frozenset(), 0)
+
+
+def test_the_tui_shows_each_check_as_a_notice():
+    from keel.tui.transcript import NoticeEntry, SessionStats, Transcript
+
+    transcript = Transcript(SessionStats(model="openai/any"))
+    failed = VerificationCheck(name="syntax", status="failed", summary="1 syntax error")
+    transcript.apply(VerificationFinished(files=["a.py"], checks=[failed], passed=False))
+    notice = transcript.entries[-1]
+    assert isinstance(notice, NoticeEntry) and notice.level == "warning"
+    assert notice.text == "checks of the changed files failed: syntax failed"

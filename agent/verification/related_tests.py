@@ -8,9 +8,9 @@ import re
 from pathlib import Path, PurePosixPath
 
 SKIPPED_DIRS = {"node_modules", "venv", "__pycache__", "target", "dist", "build", "site-packages"}
-MAX_SCANNED = (
-    2000  # test files read at most: a huge repository's tests are for its own test command
-)
+# test files read at most, and files looked at to find them: a huge repository's tests are for its test command
+MAX_SCANNED = 2000
+MAX_WALKED = 20_000
 
 
 def is_test_file(rel: str) -> bool:
@@ -48,11 +48,13 @@ def imports_any(source: str, names: set[str]) -> bool:
 def candidate_tests(root: Path) -> list[str]:
     """The repository's Python test files, workspace-relative, leaving out hidden and dependency folders."""
     found: list[str] = []
+    walked = 0
     for current, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith("."))
         rel_dir = Path(current).relative_to(root)
         found.extend((rel_dir / name).as_posix() for name in sorted(names) if is_test_file(name))
-        if len(found) >= MAX_SCANNED:
+        walked += len(names)
+        if len(found) >= MAX_SCANNED or walked >= MAX_WALKED:
             break
     return found[:MAX_SCANNED]
 
