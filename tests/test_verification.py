@@ -80,6 +80,19 @@ async def test_a_model_that_never_fixes_it_ends_after_the_retries_with_the_failu
     assert "SyntaxError" in finished.final_message and len(server.requests) == 4
 
 
+async def test_a_lint_error_goes_back_but_an_unused_import_does_not(scripted_server, workspace):
+    undefined = {"path": "calc.py", "content": "import os\n\n\ndef add(a, b):\n    return a + c\n"}
+    unused = {"path": "calc.py", "content": "import os\n\n\ndef add(a, b):\n    return a + b\n"}
+    server = scripted_server(
+        [call("write_file", **undefined), Reply(text="Done."), call("write_file", **unused)]
+        + [Reply(text="Done now.")]
+    )
+    events, _ = await run_task(served_settings(server, workspace), "fix the add function")
+    (feedback,) = keel_messages(events, "verification")
+    assert "calc.py:5:" in feedback and "F821" in feedback and "F401" not in feedback
+    assert [r.passed for r in verifications(events)] == [False, True]
+
+
 async def test_a_passing_test_command_is_reported_as_verified(scripted_server, workspace):
     server = scripted_server([call("write_file", **FIXED), Reply(text="add() now adds.")])
     chosen = served_settings(server, workspace, test_command=ADDS)
