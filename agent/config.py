@@ -90,6 +90,12 @@ class LoopSettings(Strict):
         default=3, ge=1, description="corrections in a row before the task stops with an error"
     )
     nudge_without_change: Literal["small-models", "always", "never"] = "small-models"
+    # check the files a task changed (syntax, lint, tests) before it ends; failures go back to the model
+    verify: Literal["small-models", "always", "never"] = "small-models"
+    verify_retries: int = Field(
+        default=2, ge=0, description="times failed checks go back to the model before the task ends"
+    )
+    verify_timeout: int = Field(default=300, ge=1, description="seconds the test run may take")
 
 
 class ContextSettings(Strict):
@@ -138,6 +144,8 @@ class RunSettings(Strict):
     record_tokens: bool = False
     # the command that runs the project's tests, as `keel setup` verified it (the system prompt says it)
     test_command: str | None = None
+    # keel may run test_command itself to verify a change (never an untrusted repository's: agent/config_trust)
+    run_test_command: bool = True
     context: ContextSettings = ContextSettings()
     loop: LoopSettings = LoopSettings()
     sandbox: SandboxPolicy = SandboxPolicy()

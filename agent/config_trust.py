@@ -3,8 +3,9 @@
 A repository is assumed hostile until the person trusts its folder (keel.agent.trust): its config may
 make the approval or the sandbox stricter, tune limits and the model, but not allow more (a looser
 approval or sandbox, network, writable folders, variables for commands), name programs keel would start
-(MCP servers), or send the API key elsewhere (api_base). `test_command` stays: it is only text in the
-system prompt, and the model runs it as any command, under the approval and the sandbox.
+(MCP servers), or send the API key elsewhere (api_base). Its `test_command` stays as text in the system
+prompt (the model runs it as any command, under the approval and the sandbox), but keel does not run it
+itself to verify a change.
 """
 
 from __future__ import annotations
@@ -44,6 +45,11 @@ def narrowed(repo: dict[str, Any], below: dict[str, Any]) -> tuple[dict[str, Any
             value = kept.pop(key)
             names = [f"{key}.{name}" for name in value] if isinstance(value, dict) else [key]
             ignored += names or [key]
+    if kept.get("run_test_command") is not False:
+        kept.pop("run_test_command", None)
+    if "test_command" in kept and kept["test_command"] != below.get("test_command"):
+        kept["run_test_command"] = False
+        ignored.append("test_command (as a command keel runs to verify changes)")
     if isinstance(kept.get("models"), dict):
         models = {}
         for name, table in kept["models"].items():

@@ -52,11 +52,9 @@ def apply(state: SessionState, event: AnyEvent) -> SessionState:
     """The state after `event`; depends on nothing else, changes nothing (events that report only, such as
     deltas, retries or budget.updated, leave the state as it is, and so does a result for no known call)."""
     after = _apply_session(state, event)
-    if after is state:
-        return state
     same_call = isinstance(event, ToolStarted) and state.repeated_call == after.repeated_call
     part = apply_to_strategy(state.strategy, event, same_call)
-    return after if part is after.strategy else _replace(after, strategy=part)
+    return after if part is state.strategy else _replace(after, strategy=part)
 
 
 def _apply_session(state: SessionState, event: AnyEvent) -> SessionState:

@@ -87,16 +87,20 @@ class AgentLoop:
 
     def workspace(self) -> Workspace:
         """What the strategy sees now."""
+        facts = self.context.system_prompt.facts
         return Workspace(
             state=self.state,
             registry=self.registry,
             tool_context=self.tool_context,
-            files=self.context.system_prompt.facts.files,
+            files=facts.files,
             edits_allowed=self.approvals.verdict("edit_file", ToolKind.EDIT) != "deny",
+            commands_allowed=self.approvals.verdict("run_command", ToolKind.EXEC) == "allow",
+            test_command=facts.test_command if facts.test_command_runs else None,
+            window=self.context.window,
         )
 
     async def run(self) -> None:
-        for event in self.strategy().prepare_task(self.workspace()):
+        for event in await self.strategy().prepare_task(self.workspace()):
             self.emit(event)
         while True:
             await self.step()
@@ -125,10 +129,11 @@ class AgentLoop:
             self.emit(UserMessage(text=correction, origin="keel", purpose="correction"))
             return
         if not read.calls:
-            instead = await strategy.before_end(reply.text, self.workspace())
-            if instead is None:
-                raise TaskComplete(reply.text)
-            self.emit(instead)
+            ending = await strategy.before_end(reply.text, self.workspace())
+            for event in ending.events:
+                self.emit(event)
+            if ending.answer is not None:
+                raise TaskComplete(ending.answer)
             return
         then: list[UserMessage] = []
         for number, call in enumerate(read.calls):

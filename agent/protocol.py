@@ -161,8 +161,9 @@ class UserMessage(Event):
     origin: Literal["user", "keel"] = "user"
     # keel's own messages: a correction of a reply it could not use, a nudge before it ends the task, a
     # small project's files given to a small model with the task, or a request for the answer (a small model
-    # repeating a read it has; the next reply is asked without tools)
-    purpose: Literal["correction", "nudge", "context", "answer"] | None = None
+    # repeating a read it has; the next reply is asked without tools), or the failures keel's checks found in
+    # the files changed before the task could end (agent/verification)
+    purpose: Literal["correction", "nudge", "context", "answer", "verification"] | None = None
 
 
 class AssistantDelta(Event):
@@ -297,6 +298,28 @@ class ProfileChanged(Event):
     type: Literal["profile.changed"] = "profile.changed"
     profile: Literal["small"] = "small"
     reason: str = ""
+
+
+class VerificationCheck(Model):
+    """One check of the files a task changed: syntax, lint or the project's tests; `output` is a failure's
+    output, capped."""
+
+    name: Literal["syntax", "lint", "tests"]
+    status: Literal["passed", "failed", "skipped"]
+    summary: str
+    output: str = ""
+
+
+class VerificationFinished(Event):
+    """keel checked the files the task changed before letting it end: `round` counts the task's checks,
+    `passed` whether none failed, `final` whether the task ends with this outcome (passed, or out of retries)."""
+
+    type: Literal["verification.finished"] = "verification.finished"
+    files: list[str]
+    checks: list[VerificationCheck]
+    passed: bool
+    round: int = 1
+    final: bool = True
 
 
 class BudgetSet(Event):
@@ -441,6 +464,7 @@ AnyEvent = Annotated[
     | BudgetUpdated
     | Error
     | UndoApplied
+    | VerificationFinished
     | SessionFinished,
     Field(discriminator="type"),
 ]

@@ -184,6 +184,7 @@ class Session:
         """What the system prompt says about the workspace; a small model's lists the files."""
         facts = gather_facts(self.root, list_files=self.strategy.prompt_style.lists_files)
         facts.test_command = self.settings.test_command
+        facts.test_command_runs = self.settings.run_test_command
         if mount := self.settings.sandbox.workspace_mount:  # the root as the commands see it (/app)
             facts = facts.model_copy(update={"root": mount})
         return facts

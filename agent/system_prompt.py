@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from keel.agent.context.edit_format import WHOLE_FILE_MAX_LINES
 from keel.agent.model.client import ToolProtocolName
 from keel.agent.model.local.compact_tools import compact_tool_schemas
 from keel.agent.workspace_facts import Instructions, WorkspaceFacts
@@ -44,6 +45,7 @@ class SystemPrompt:
                 instructions=self.instructions,
                 tool_protocol=protocol,
                 text_tools=self._text_tools() if protocol == "text" else "",
+                whole_file_lines=WHOLE_FILE_MAX_LINES,
             )
         return self._rendered[protocol]
 

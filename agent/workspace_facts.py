@@ -27,6 +27,7 @@ class WorkspaceFacts(BaseModel):
     # every file, when the project is small enough to list whole (the compact prompt shows them)
     files: list[str] = []
     test_command: str | None = None  # .keel/config.toml's, verified by `keel setup`
+    test_command_runs: bool = True  # keel may run it to verify a change (not an untrusted repo's)
 
 
 def git_dir_of(root: Path) -> Path | None:

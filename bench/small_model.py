@@ -60,7 +60,9 @@ class TaskResults:
 def parse_options(argv: list[str] | None = None) -> Options:
     """The options, with the model resolved (a server's only model when only --api-base is given)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", help="a litellm model name (default: the default embedded model)")
+    parser.add_argument(
+        "--model", help="a litellm model name (default: the default embedded model)"
+    )
     parser.add_argument("--api-base", help="an OpenAI-compatible server (llama.cpp, vLLM, ...)")
     parser.add_argument("--tasks", help=f"a subset, comma-separated: {','.join(task_names())}")
     parser.add_argument("--modes", default=",".join(MODES), help="one-shot,keel (default: both)")

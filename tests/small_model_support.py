@@ -44,5 +44,11 @@ async def run_task(settings: SessionSettings, prompt: str) -> tuple[list[AnyEven
     return events, log
 
 
+def model_answer(final_message: str) -> str:
+    """A final message without the line keel adds after a small model's answer, saying what it verified."""
+    answer, _, _ = final_message.partition("\n\nVerified by keel:")
+    return answer
+
+
 def keel_messages(events: list[AnyEvent], purpose: str) -> list[str]:
     return [e.text for e in events if isinstance(e, UserMessage) and e.purpose == purpose]

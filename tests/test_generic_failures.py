@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from keel_cli import KeelResult, git_repo, run_keel
-from small_model_support import CALC, CAPABLE, FIX, SMALL, call
+from small_model_support import CALC, CAPABLE, FIX, SMALL, call, model_answer
 
 from keel.agent.testing.scripted_server import Reply, ReplyLike, ScriptedServer
 from keel.agent.testing.scripted_wire import ChatRequest, content_text
@@ -107,7 +107,7 @@ def test_a_call_to_a_tool_that_does_not_exist_gets_the_tools_not_the_end(
     server = scripted_server([Reply(text=shape(rename_call())), call("edit_file", **FIX), DONE])
     result = run(server, model, repo)
     assert finished(result)["status"] == "completed", finished(result)
-    assert finished(result)["final_message"] == DONE
+    assert model_answer(finished(result)["final_message"]) == DONE
     first = tool_results(result)[0]
     assert first["name"] == "rename" and not first["ok"]
     assert "no tool named 'rename'" in first["output"] and "edit_file" in first["output"]
@@ -148,7 +148,7 @@ def test_a_reply_that_only_repeats_keel_is_corrected_not_taken_as_the_answer(
     )
     result = run(server, model, repo)
     assert finished(result)["status"] == "completed", finished(result)
-    assert finished(result)["final_message"] == DONE
+    assert model_answer(finished(result)["final_message"]) == DONE
     said = corrections(result)
     assert len(said) == 1 and "not an answer" in said[0], said
     told = [m["content"] for m in server.requests[2].messages if m["role"] == "user"]
@@ -186,7 +186,10 @@ def test_a_copied_example_changes_nothing_and_says_so(scripted_server, repo, mod
     offered = not (model == SMALL and name == "apply_patch")  # a small model has no apply_patch
     says = "placeholder from an example" if offered else "no tool named"
     assert says in first["output"], first["output"]
-    assert finished(result)["status"] == "completed" and finished(result)["final_message"] == DONE
+    assert (
+        finished(result)["status"] == "completed"
+        and model_answer(finished(result)["final_message"]) == DONE
+    )
     assert changed(repo) == [" M calc.py"]  # only by the edit that followed
 
 
@@ -205,7 +208,10 @@ def test_a_small_models_echo_of_the_project_files_writes_nothing(scripted_server
 
     server = scripted_server(responder)
     result = run(server, SMALL, repo)
-    assert finished(result)["status"] == "completed" and finished(result)["final_message"] == DONE
+    assert (
+        finished(result)["status"] == "completed"
+        and model_answer(finished(result)["final_message"]) == DONE
+    )
     said = corrections(result)
     assert len(said) == 1 and "not an answer" in said[0], said
     assert [e["name"] for e in tool_results(result)] == ["edit_file"]

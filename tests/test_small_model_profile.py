@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 from keel_cli import git_repo
-from small_model_support import CALC, CAPABLE, FIX, call, run_task, served_settings
+from small_model_support import (
+    CALC,
+    CAPABLE,
+    FIX,
+    call,
+    model_answer,
+    run_task,
+    served_settings,
+)
 
 from keel.agent.model.tokens import count_json, count_text
 from keel.agent.protocol import AssistantMessage, ToolFinished
@@ -71,7 +79,7 @@ async def test_a_repeated_read_points_at_the_result_and_the_task_goes_on(
     results = [e for e in log if isinstance(e, ToolFinished)]
     assert "return a - b" in results[0].output
     assert results[1].output.startswith("Not run again") and "return a" not in results[1].output
-    assert events[-1].status == "completed" and events[-1].final_message == "fixed"
+    assert events[-1].status == "completed" and model_answer(events[-1].final_message) == "fixed"
     assert "return a + b" in (workspace / "calc.py").read_text()
 
 
@@ -168,7 +176,7 @@ async def test_a_call_returned_as_text_in_native_mode_runs(scripted_server, work
     results = [e for e in events if isinstance(e, ToolFinished)]
     assert [r.name for r in results] == ["edit_file"] and results[0].status == "ok"
     assert (
-        events[-1].final_message == "fixed"
+        model_answer(events[-1].final_message) == "fixed"
         and "return a + b" in (workspace / "calc.py").read_text()
     )
     replayed = [m for m in server.requests[1].messages if m.get("tool_calls")]
@@ -200,7 +208,7 @@ async def test_a_small_model_gets_a_small_projects_files_with_its_task(scripted_
     results = [e for e in events if isinstance(e, ToolFinished)]
     assert [(r.name, r.status) for r in results] == [("write_file", "ok")]
     assert (workspace / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
-    assert events[-1].final_message == "add() adds now."
+    assert model_answer(events[-1].final_message) == "add() adds now."
 
 
 async def test_a_capable_model_is_not_given_the_files_and_a_whole_file_is_an_answer(

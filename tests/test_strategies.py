@@ -18,6 +18,7 @@ from keel.agent.session import Session
 from keel.agent.strategies.base import Workspace
 from keel.agent.strategies.capable import Capable
 from keel.agent.strategies.choose import strategy_for
+from keel.agent.strategies.ending import Ending
 from keel.agent.strategies.small import SmallModel
 from keel.agent.strategies.state import StrategyState
 from keel.agent.testing.scripted_server import Reply
@@ -81,10 +82,10 @@ async def test_a_move_to_the_small_profile_switches_the_strategy_mid_task(
 class CheckedOnce(Capable):
     """A strategy whose task ends only after it has said something once (as verification will)."""
 
-    async def before_end(self, answer: str, at: Workspace) -> UserMessage | None:
+    async def before_end(self, answer: str, at: Workspace) -> Ending:
         if any(m.content == "Check your work." for m in at.state.history):
             return await super().before_end(answer, at)
-        return UserMessage(text="Check your work.", origin="keel", purpose="nudge")
+        return Ending(None, (UserMessage(text="Check your work.", origin="keel", purpose="nudge"),))
 
 
 async def test_a_strategy_can_send_a_message_instead_of_ending(scripted_server, workspace):

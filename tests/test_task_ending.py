@@ -15,6 +15,7 @@ from small_model_support import (
     SMALL,
     call,
     keel_messages,
+    model_answer,
     run_task,
     served_settings,
 )
@@ -40,7 +41,10 @@ async def test_a_made_up_success_on_a_change_task_gets_one_nudge(scripted_server
         ]
     )
     events, _ = await run_task(served_settings(server, workspace), "add() is broken")
-    assert events[-1].status == "completed" and events[-1].final_message == "Fixed: add() now adds."
+    assert (
+        events[-1].status == "completed"
+        and model_answer(events[-1].final_message) == "Fixed: add() now adds."
+    )
     assert "No file has changed yet" in server.requests[1].last_text("user")
     assert len(keel_messages(events, "nudge")) == 1
     assert "return a + b" in (workspace / "calc.py").read_text()

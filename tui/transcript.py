@@ -144,6 +144,12 @@ class Transcript:
     def _on_profile_changed(self, event: Any) -> list[Change]:
         return [self.note(f"small-model profile from now on: {event.reason}")]
 
+    def _on_verification_finished(self, event: Any) -> list[Change]:
+        outcome = "passed" if event.passed else "failed"
+        checks = ", ".join(f"{check.name} {check.status}" for check in event.checks)
+        level: NoticeLevel = "success" if event.passed else "warning"
+        return [self.note(f"checks of the changed files {outcome}: {checks}", level)]
+
     def _on_user_message(self, event: Any) -> list[Change]:
         changes = self._end_stream()
         changes.append(self.add(UserEntry(event.text, event.origin)))

@@ -24,6 +24,7 @@ from keel.agent.protocol import (
     ToolFinished,
     ToolStarted,
     UserPrompt,
+    VerificationFinished,
 )
 from keel.agent.session import Session
 from keel.agent.settings import SessionSettings
@@ -35,6 +36,13 @@ OutputFormat = Literal["text", "json", "stream-json"]
 def _one_line(text: str, width: int = 120) -> str:
     line = " ".join(text.split())
     return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def verification_line(event: VerificationFinished) -> str:
+    """What keel's check of the changed files found, in one line."""
+    outcome = "passed" if event.passed else "failed"
+    checks = ", ".join(f"{check.name} {check.status}" for check in event.checks)
+    return f"checks of the changed files {outcome} (round {event.round}): {checks}"
 
 
 def progress_line(event: ModelProgress) -> str:
@@ -88,6 +96,8 @@ class TextPrinter(Printer):
             print(f"→ {event.name} {_one_line(args, 100)}", file=self.err)
         elif isinstance(event, ToolFinished) and not event.ok:
             print(f"  ✗ {_one_line(event.output)}", file=self.err)
+        elif isinstance(event, VerificationFinished):
+            print(f"keel: {verification_line(event)}", file=self.err)
 
     def finish(self, finished: SessionFinished) -> None:
         if finished.final_message:

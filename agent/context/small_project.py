@@ -8,12 +8,19 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from keel.agent.context.edit_format import edit_format
+
 MAX_PROJECT_CHARS = 12_000  # about 3,000 tokens: a fifth of a small model's 16k window
 
 
 class ProjectFile(BaseModel):
     path: str
     text: str
+
+    @property
+    def whole(self) -> bool:
+        """Whether a small model is asked to rewrite this file whole (else: edit_file)."""
+        return edit_format(self.text) == "whole"
 
 
 def small_project(

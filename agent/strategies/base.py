@@ -15,8 +15,10 @@ from keel.agent.profile import ModelProfile
 from keel.agent.protocol import AnyEvent, UserMessage
 from keel.agent.reply_reading import EMPTY_REPLY, ReadReply, call_example, read_reply
 from keel.agent.state import SessionState
+from keel.agent.strategies.ending import Ending
 from keel.agent.strategies.heuristics import asks_for_change
 from keel.agent.system_prompt import PromptStyle
+from keel.agent.verification.gate import verified_ending
 from keel.prompts import render
 from keel.tools.base import Tool, ToolContext, ToolKind, ToolResult
 from keel.tools.registry import ToolRegistry
@@ -37,6 +39,9 @@ class Workspace:
         str
     ]  # the project's files as the system prompt lists them (empty when it lists none)
     edits_allowed: bool  # the approval policy does not deny edits
+    commands_allowed: bool  # the approval policy lets commands run without asking
+    test_command: str | None  # the project's (`keel setup`'s or the config's)
+    window: int  # the model's context window, in tokens
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,7 @@ class Strategy(ABC):
     name: ClassVar[str]
     prompt_style: ClassVar[PromptStyle]
     nudges_by_default: ClassVar[bool]  # `nudge_without_change = "small-models"` nudges this kind
+    verifies_by_default: ClassVar[bool]  # `verify = "small-models"` checks this kind's changes
 
     def __init__(self, profile: ModelProfile, policy: LoopSettings) -> None:
         self.profile = profile
@@ -63,7 +69,7 @@ class Strategy(ABC):
     def tools(self) -> list[Tool[Any]]:
         """The tools a session with this kind of model starts with (MCP tools are added to them)."""
 
-    def prepare_task(self, at: Workspace) -> list[AnyEvent]:
+    async def prepare_task(self, at: Workspace) -> list[AnyEvent]:
         """What to put in context before a task's first model call."""
         return []
 
@@ -103,17 +109,30 @@ class Strategy(ABC):
         """What a call gets that repeats the last one `repeats` times in a row; None: it runs as any call."""
         return None
 
-    async def before_end(self, answer: str, at: Workspace) -> UserMessage | None:
-        """keel's message to send instead of ending the task with `answer`, or None to end it: here the
-        nudge of a task that asked for a change and changed nothing (README: "How a task ends"). Checks of
-        the work done (verification) belong here too."""
-        if not self.ends_unchanged(at):
-            return None
-        named = [f for f in at.files if f in at.state.task_prompt or f in answer]
-        example = (named or at.files or ["path/to/file"])[0]
-        return UserMessage(
-            text=render("no_change_nudge", example_file=example), origin="keel", purpose="nudge"
+    async def before_end(self, answer: str, at: Workspace) -> Ending:
+        """How a reply without calls ends the task (README: "How a task ends"): the nudge instead, for a task
+        that asked for a change and changed nothing; else, when this kind's changes are verified, the answer
+        once the changed files pass keel's checks (or the failures, for the model to mend); else the answer."""
+        if self.ends_unchanged(at):
+            named = [f for f in at.files if f in at.state.task_prompt or f in answer]
+            example = (named or at.files or ["path/to/file"])[0]
+            text = render("no_change_nudge", example_file=example)
+            return Ending(None, (UserMessage(text=text, origin="keel", purpose="nudge"),))
+        if not self.verifies():
+            return Ending(answer)
+        return await verified_ending(
+            answer,
+            at.state,
+            self.policy,
+            ctx=at.tool_context,
+            test_command=at.test_command,
+            may_run=at.commands_allowed,
         )
+
+    def verifies(self) -> bool:
+        """Whether this session's changes are checked before a task ends (LoopSettings.verify)."""
+        verify = self.policy.verify
+        return verify == "always" or (verify == "small-models" and self.verifies_by_default)
 
     def ends_unchanged(self, at: Workspace) -> bool:
         """The task asks for a change, no file was changed and no command ran, edits are allowed, and the

@@ -17,6 +17,7 @@ class Capable(Strategy):
     name = "full"
     prompt_style = PromptStyle()
     nudges_by_default = False
+    verifies_by_default = False
 
     def tools(self) -> list[Tool[Any]]:
         return default_tools()

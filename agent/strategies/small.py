@@ -5,9 +5,11 @@ when a task that asks for a change ends with nothing changed."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
+from keel.agent.context.files_that_matter import files_that_matter, share_of_window
 from keel.agent.context.small_project import small_project
 from keel.agent.protocol import AnyEvent, UserMessage
 from keel.agent.strategies.base import Repeat, Strategy, Workspace
@@ -29,12 +31,14 @@ class SmallModel(Strategy):
         template="system_compact", short_schemas=True, lists_files=True, bare_status_line=False
     )
     nudges_by_default = True
+    verifies_by_default = True
 
     def tools(self) -> list[Tool[Any]]:
         return small_model_tools()
 
-    def prepare_task(self, at: Workspace) -> list[AnyEvent]:
-        """A change task just given in a small project comes with the project's files, marked read."""
+    async def prepare_task(self, at: Workspace) -> list[AnyEvent]:
+        """A change task just given comes with the project's files (the files that matter for the task, when
+        the project is too large), marked read."""
         state = at.state
         task_just_given = bool(state.history) and state.history[-1].content == state.task_prompt
         if state.steps or not task_just_given:
@@ -43,11 +47,15 @@ class SmallModel(Strategy):
             return []  # a question is answered from what the tools show; the file list is in the prompt
         root = at.tool_context.root
         files = small_project(root, at.files)
+        partial = not files
+        if partial:
+            limit = share_of_window(at.window)
+            files = await asyncio.to_thread(files_that_matter, root, state.task_prompt, limit)
         if not files:
             return []
         for file in files:
             at.tool_context.note_read(root / file.path)
-        text = render("project_files", files=files, task=state.task_prompt)
+        text = render("project_files", files=files, task=state.task_prompt, partial=partial)
         return [UserMessage(text=text, origin="keel", purpose="context")]
 
     def project_file_size(self, at: Workspace) -> Callable[[str], int | None] | None:

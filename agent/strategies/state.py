@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from keel.agent.protocol import AnyEvent, AssistantMessage, ToolFinished, ToolStarted, UserMessage
+from keel.agent.protocol import (
+    AnyEvent,
+    AssistantMessage,
+    ToolFinished,
+    ToolStarted,
+    UserMessage,
+    VerificationFinished,
+)
+from keel.agent.verification.changes import changed_paths
 
 
 @dataclass(frozen=True)
@@ -19,6 +27,10 @@ class StrategyState:
     task_tools_ok: frozenset[str] = frozenset()  # tools that ran and succeeded in this task
     task_edited: bool = False  # a tool changed a file in this task (its result carries a diff)
     last_ran_ok: bool = False  # the session's last call (state.repeated_call) ran and succeeded
+    task_changed: frozenset[str] = (
+        frozenset()
+    )  # the files this task's diffs name (agent/verification)
+    verifications: int = 0  # keel's checks of this task's changes so far
 
 
 def apply_to_strategy(part: StrategyState, event: AnyEvent, same_call: bool) -> StrategyState:
@@ -26,7 +38,13 @@ def apply_to_strategy(part: StrategyState, event: AnyEvent, same_call: bool) -> 
     match event:
         case UserMessage(origin="user"):  # a new task
             return replace(
-                part, nudged=False, task_tools_ok=frozenset(), task_edited=False, last_ran_ok=False
+                part,
+                nudged=False,
+                task_tools_ok=frozenset(),
+                task_edited=False,
+                last_ran_ok=False,
+                task_changed=frozenset(),
+                verifications=0,
             )
         case UserMessage():  # keel's correction, nudge, context or request for the answer
             return replace(
@@ -45,5 +63,10 @@ def apply_to_strategy(part: StrategyState, event: AnyEvent, same_call: bool) -> 
                 last_ran_ok=ok,
                 task_tools_ok=part.task_tools_ok | {event.name} if ok else part.task_tools_ok,
                 task_edited=part.task_edited or (ok and bool(event.diff)),
+                task_changed=part.task_changed | changed_paths(event.diff)
+                if ok
+                else part.task_changed,
             )
+        case VerificationFinished():
+            return replace(part, verifications=part.verifications + 1)
     return part
