@@ -209,7 +209,9 @@ def test_keel_run_shows_each_check_and_ends_with_what_was_verified(
 
 
 @pytest.mark.parametrize("trusted", [False, True])
-def test_an_untrusted_repositorys_test_command_is_not_run_by_keel(scripted_server, workspace, trusted):
+def test_an_untrusted_repositorys_test_command_is_not_run_by_keel(
+    scripted_server, workspace, trusted
+):
     """A cloned repository's config names a test command: keel's verification runs it only once the person
     trusts the folder (the model still reads it in the prompt, and may run it under the approval)."""
     (workspace / ".keel").mkdir(exist_ok=True)

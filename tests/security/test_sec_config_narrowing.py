@@ -55,7 +55,12 @@ from keel.agent.config_trust import narrowed
         (
             {"max_steps": 9, "test_command": "pytest", "checkpoints": False},
             {},
-            {"max_steps": 9, "test_command": "pytest", "checkpoints": False, "run_test_command": False},
+            {
+                "max_steps": 9,
+                "test_command": "pytest",
+                "checkpoints": False,
+                "run_test_command": False,
+            },
             ["test_command (as a command keel runs to verify changes)"],
         ),
         ({"test_command": "pytest"}, {"test_command": "pytest"}, {"test_command": "pytest"}, []),
