@@ -268,7 +268,7 @@ class CommandPlan:
     def hints(self, policy: SandboxPolicy, output: str, *, failed: bool) -> list[str]:
         """What the sandbox may have had to do with errors in the command's output."""
         if self.mechanism.kind is MechanismKind.LANDLOCK:
-            if "Permission denied" not in output:
+            if "Permission denied" not in output and "Read-only file system" not in output:
                 return []
             limits = landlock_limits(policy, self.mechanism, whole_workspace=self.whole_workspace)
             return [f"note: {limits}."]
