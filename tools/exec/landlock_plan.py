@@ -9,6 +9,7 @@ at its top level (the file tools can).
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass
 from functools import lru_cache
@@ -40,11 +41,26 @@ def may_make_mount_namespace() -> bool:
     return False
 
 
-def ensure_keel_folder(root: Path) -> None:
+READ_ONLY_WORKSPACE_NOTE = (
+    "note: the workspace is on a read-only file system (or not keel's to write): commands can "
+    "read it but not change it"
+)
+_CANNOT_WRITE = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+def ensure_keel_folder(root: Path) -> bool:
     """A missing .keel is made (empty, which git does not see): else a command could make the config
-    keel reads next time."""
-    if not os.path.lexists(root / ".keel"):
+    keel reads next time. False when the workspace cannot be written (a read-only checkout): then
+    no command can make one either."""
+    if os.path.lexists(root / ".keel"):
+        return True
+    try:
         (root / ".keel").mkdir()
+    except OSError as exc:
+        if exc.errno in _CANNOT_WRITE:
+            return False
+        raise
+    return True
 
 
 @dataclass(frozen=True)

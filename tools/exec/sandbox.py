@@ -21,7 +21,12 @@ from pathlib import Path
 
 from keel.tools.base import PROTECTED_NAMES, ToolError
 from keel.tools.exec.landlock_exec import wrapper_argv
-from keel.tools.exec.landlock_plan import ensure_keel_folder, landlock_grant, landlock_limits
+from keel.tools.exec.landlock_plan import (
+    READ_ONLY_WORKSPACE_NOTE,
+    ensure_keel_folder,
+    landlock_grant,
+    landlock_limits,
+)
 from keel.tools.exec.sandbox_mechanism import (
     MechanismKind,
     SandboxMechanism,
@@ -312,11 +317,15 @@ async def plan_command(
     if mechanism.kind is MechanismKind.CONTAINER:
         env = command_environment(policy, os.environ, temp_dir=None)
         return CommandPlan(container_argv(policy, ["bash", "-c", command]), env, mechanism)
+    confined = mechanism.kind in (MechanismKind.BUBBLEWRAP, MechanismKind.LANDLOCK)
+    writable = not confined or policy.mode is not SandboxMode.WORKSPACE_WRITE
+    writable = writable or ensure_keel_folder(root)
     if mechanism.kind is MechanismKind.BUBBLEWRAP:
         bwrap = shutil.which("bwrap") or "bwrap"
         env = command_environment(policy, os.environ, temp_dir="/tmp")
         wrapped = [shell, "-c", _JAILED_SHELL, shell, command, leftover_note]
-        return CommandPlan(jail_argv(bwrap, policy, root, readable, wrapped), env, mechanism)
+        note = None if writable else READ_ONLY_WORKSPACE_NOTE
+        return CommandPlan(jail_argv(bwrap, policy, root, readable, wrapped), env, mechanism, note)
     if mechanism.kind is MechanismKind.LANDLOCK:
         temp = temp_dir()
         grant = landlock_grant(policy, root, temp)
@@ -333,6 +342,8 @@ async def plan_command(
             f"note: commands run under {mechanism.description}, as {mechanism.missing}: "
             f"{limits}; $TMPDIR is {temp}"
         )
+        if not writable:
+            note = f"{note}\n{READ_ONLY_WORKSPACE_NOTE}"
         return CommandPlan(argv, env, mechanism, note, grant.whole_workspace)
     if mechanism.kind is MechanismKind.REFUSED:
         raise ToolError(
