@@ -17,6 +17,7 @@ from pathlib import Path
 
 from keel.tools.base import PROTECTED_NAMES
 from keel.tools.exec import seccomp_filter
+from keel.tools.exec.nested_git import nested_git_entries
 from keel.tools.exec.sandbox_mechanism import SandboxMechanism
 from keel.tools.exec.sandbox_policy import SandboxMode, SandboxPolicy
 
@@ -87,6 +88,7 @@ def landlock_grant(policy: SandboxPolicy, root: Path, temp_dir: Path) -> Landloc
     protected = [root / name for name in PROTECTED_NAMES]
     if may_make_mount_namespace() and not any(path.is_symlink() for path in protected):
         present = [str(path) for path in protected if path.exists()]
+        present += [str(path) for path in nested_git_entries(root)]
         return LandlockGrant([*paths, str(root), *extras], present)
     entries = [
         str(entry)

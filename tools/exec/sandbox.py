@@ -27,6 +27,7 @@ from keel.tools.exec.landlock_plan import (
     landlock_grant,
     landlock_limits,
 )
+from keel.tools.exec.nested_git import nested_git_entries
 from keel.tools.exec.sandbox_mechanism import (
     MechanismKind,
     SandboxMechanism,
@@ -138,8 +139,8 @@ def _worktree_dirs(root: Path) -> tuple[Path, Path] | None:
 
 
 def _git_binds(root: Path, seen_at: str) -> list[str]:
-    """Binds that keep .git (the folder, or a worktree's file and the metadata it points at) and
-    .keel read-only, so nothing a command writes there runs later outside the jail; `seen_at` is
+    """Binds that keep .git (the folder, or a worktree's file and the metadata it points at), the
+    .git of nested repositories and .keel read-only, so nothing a command writes there runs later outside the jail; `seen_at` is
     where the jail shows the workspace. A missing .keel is made (empty, which git does not see)."""
     binds = []
     ensure_keel_folder(root)
@@ -147,6 +148,8 @@ def _git_binds(root: Path, seen_at: str) -> list[str]:
         path = root / name
         if path.exists() and not path.is_symlink():
             binds += ["--ro-bind", str(path), _seen(path, root, seen_at)]
+    for path in nested_git_entries(root):  # a submodule's, a vendored repository's
+        binds += ["--ro-bind", str(path), _seen(path, root, seen_at)]
     if worktree := _worktree_dirs(root):  # metadata kept in the main repository, maybe under /tmp
         for metadata in dict.fromkeys(worktree):
             if metadata.is_dir():
