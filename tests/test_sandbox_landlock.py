@@ -6,9 +6,9 @@ holds it, a folder of links to everything else there.
 
 from __future__ import annotations
 
-import re
 import asyncio
 import os
+import re
 import subprocess
 import sys
 import uuid

@@ -75,7 +75,7 @@ async def test_attributes_inside_the_workspace_still_change(jail, tmp_path):
         tmp_path,
         "printf 'echo ran\\n' > script.sh && chmod +x script.sh && ./script.sh && "
         "touch -d 2001-02-03 script.sh && mkdir -p sub && mv script.sh sub/moved.sh && "
-        "touch fresh && echo ALL-OK",
+        'touch fresh && touch "$TMPDIR/t" && chmod +x "$TMPDIR/t" && echo ALL-OK',
     )
     assert "ran" in output and "ALL-OK" in output, output
     workspace = tmp_path / "ws"

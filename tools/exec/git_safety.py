@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 HARDENED_CONFIG = (
@@ -93,7 +93,7 @@ def driver_overrides(scoped_names: Iterable[str]) -> list[str]:
     return overrides
 
 
-def subcommand_index(args: list[str] | tuple[str, ...]) -> int:
+def subcommand_index(args: Sequence[str]) -> int:
     """Where the subcommand is in a git command line after `git` (len(args) when there is none)."""
     index = 0
     while index < len(args) and args[index].startswith("-"):

@@ -73,9 +73,7 @@ def _syscall(what: str, *args: object) -> int:
 
 def writable_folders(writable: list[str]) -> list[str]:
     """The folders among `writable` that lie beneath none of the others, shortest first."""
-    folders = sorted(
-        {os.path.realpath(path) for path in writable if os.path.isdir(path)}, key=len
-    )
+    folders = sorted({os.path.realpath(path) for path in writable if os.path.isdir(path)}, key=len)
     kept: list[str] = []
     for folder in folders:
         if not any(folder == top or folder.startswith(top.rstrip("/") + "/") for top in kept):
@@ -89,12 +87,33 @@ def read_only_view(writable: list[str]) -> None:
     try:
         for folder in writable_folders(writable):
             flags = _OPEN_TREE_CLONE | _OPEN_TREE_CLOEXEC | _AT_RECURSIVE
-            clones.append((folder, _syscall(f"open_tree {folder}", _OPEN_TREE, _AT_FDCWD, folder.encode(), flags)))
+            clones.append(
+                (
+                    folder,
+                    _syscall(f"open_tree {folder}", _OPEN_TREE, _AT_FDCWD, folder.encode(), flags),
+                )
+            )
         attr = _MountAttr(attr_set=_MOUNT_ATTR_RDONLY)
         size = ctypes.sizeof(attr)
-        _syscall("mount_setattr /", _MOUNT_SETATTR, _AT_FDCWD, b"/", _AT_RECURSIVE, ctypes.byref(attr), size)
+        _syscall(
+            "mount_setattr /",
+            _MOUNT_SETATTR,
+            _AT_FDCWD,
+            b"/",
+            _AT_RECURSIVE,
+            ctypes.byref(attr),
+            size,
+        )
         for folder, clone in clones:
-            _syscall(f"move_mount {folder}", _MOVE_MOUNT, clone, b"", _AT_FDCWD, folder.encode(), _MOVE_MOUNT_F_EMPTY_PATH)
+            _syscall(
+                f"move_mount {folder}",
+                _MOVE_MOUNT,
+                clone,
+                b"",
+                _AT_FDCWD,
+                folder.encode(),
+                _MOVE_MOUNT_F_EMPTY_PATH,
+            )
     finally:
         for _, clone in clones:
             os.close(clone)
