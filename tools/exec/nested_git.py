@@ -3,29 +3,44 @@
 A command that rewrites `sub/.git/config`, or a submodule's `.git` file, plants a program for the
 next `git status` in the outer repository (git runs `git status` inside each submodule, with that
 submodule's config). The sandbox binds each one found here read-only, as it does the workspace's
-own `.git`: those named by `.gitmodules`, and any within MAX_DEPTH folders of the root (a bounded
-walk, so a huge tree costs each command little). Deeper ones, and those a command makes, are not
-covered (keel's own git never runs inside a nested repository; see tools/exec/git_safety.py).
+own `.git`: those named by `.gitmodules`, and any within MAX_DEPTH folders of the root. The walk is
+bounded and its result kept for RESCAN_SECONDS (a big tree costs a walk ~10-200 ms), so a command
+pays a few stats. Deeper ones, and those a command makes, are not covered (keel's own git never
+runs inside a nested repository; see tools/exec/git_safety.py).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import time
+from collections import deque
 from pathlib import Path
 
 MAX_DEPTH = 3  # `a/b/c/.git`
-MAX_FOLDERS = 2000  # folders looked into at most, per command
+MAX_FOLDERS = 1000  # folders looked into at most (nearest first), per command: ~10 ms
 SKIPPED = {".git", ".keel", "node_modules", ".venv", "venv", "__pycache__", ".tox", "target"}
+RESCAN_SECONDS = 60.0
 _SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(?P<path>.+?)\s*$", re.MULTILINE)
+_found: dict[Path, tuple[float, list[Path]]] = {}  # root: when it was walked, what was found
 
 
 def nested_git_entries(root: Path) -> list[Path]:
-    """The nested `.git` folders and files under `root` (not root's own, and no links), sorted."""
+    """The nested `.git` folders and files under `root` (not root's own, and no links), sorted;
+    from a walk at most RESCAN_SECONDS old, each checked to be there still."""
+    walked, found = _found.get(root, (0.0, []))
+    if time.monotonic() - walked > RESCAN_SECONDS:
+        found = _walk(root)
+        _found[root] = (time.monotonic(), found)
+    return [path for path in found if os.path.lexists(path) and not _linked(path, root)]
+
+
+def _walk(root: Path) -> list[Path]:
+    """The nested `.git` entries `.gitmodules` names or a breadth-first walk to MAX_DEPTH finds."""
     found = set(_declared(root))
-    pending, looked = [(str(root), 0)], 0
+    pending, looked = deque([(str(root), 0)]), 0
     while pending and looked < MAX_FOLDERS:
-        folder, depth = pending.pop()
+        folder, depth = pending.popleft()
         looked += 1
         try:
             entries = list(os.scandir(folder))
