@@ -15,7 +15,7 @@ from sec_jail_support import jail
 
 from keel.agent.git.checkpoints import CheckpointStore
 from keel.agent.git.runner import Git
-from keel.tools.base import ToolContext
+from keel.tools.base import ToolContext, ToolError
 from keel.tools.codeintel.source_files import discover
 from keel.tools.exec.git_safety import add_without, gitlinks
 from keel.tools.exec.landlock_plan import may_make_mount_namespace
@@ -120,3 +120,12 @@ def test_add_leaves_out_gitlinks_wherever_the_paths_go():
     assert add_without(["add", "--all"], nested) == ["add", "--all", "--", ":(top)", *excluded]
     assert add_without(["add", "-A", "--", "."], nested) == ["add", "-A", "--", ".", *excluded]
     assert add_without(["add", "-A"], []) == ["add", "-A"]
+
+
+@pytest.mark.parametrize(
+    "path", ["vendor/lib/.git/config", "mods/sub/.git", "a/b/c/d/.GIT/hooks/x"]
+)
+def test_file_tools_refuse_any_git_at_any_depth(tmp_path: Path, path: str):
+    ctx = ToolContext(root=tmp_path, scratch=tmp_path / "scratch", sandbox=SandboxPolicy())
+    with pytest.raises(ToolError, match="is protected"):
+        ctx.resolve_writable(path)
