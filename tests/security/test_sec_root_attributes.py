@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from keel_cli import run_keel
 from sandbox_support import make_ctx, run_in
 from sec_jail_support import as_root, jail
 
@@ -82,3 +83,11 @@ async def test_attributes_inside_the_workspace_still_change(jail, tmp_path):
     moved = workspace / "sub/moved.sh"
     assert os.access(moved, os.X_OK) and (workspace / "fresh").exists()
     assert moved.stat().st_mtime < 1e9 + 1e8  # 2001
+
+
+def test_keel_sandbox_says_the_mounts_outside_are_read_only(jail, tmp_path):
+    as_root()
+    (tmp_path / "repo").mkdir()
+    result = run_keel("sandbox", cwd=tmp_path / "repo", home=tmp_path / "home")
+    assert result.returncode == 0, result.stderr
+    assert "/ mount:          read-only" in result.stdout, result.stdout
