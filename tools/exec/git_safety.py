@@ -7,6 +7,12 @@ a command wrote) must never pick what it executes. `-c` settings given on the co
 every config file (include.path and includeIf included); drivers, whose names the repository
 chooses, are neutralized by name (see `driver_overrides`). Both agent/git/runner.py and the tools'
 own `git ls-files` use this module.
+
+Nested repositories (submodules, vendored or command-made repos) have configs of their own, whose
+driver names keel does not know: git must never run inside one. `diff.ignoreSubmodules=all` keeps
+status, diff and commit out of them; `git add` ignores that setting, so `add_without` leaves the
+gitlinks out of it; code_map and lint walk a nested repository instead of running its git
+(`in_nested_repository`).
 """
 
 from __future__ import annotations
