@@ -10,7 +10,7 @@ from pydantic import Field
 
 from keel.prompts import plural
 from keel.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
-from keel.tools.exec.git_safety import git_environment, hardened_args
+from keel.tools.exec.git_safety import git_environment, hardened_args, in_nested_repository
 from keel.tools.linting.linter_process import LinterJail
 from keel.tools.linting.linters import LintReport, is_lintable, lint
 
@@ -57,9 +57,11 @@ async def _git_files(directory: Path) -> list[Path] | None:
     return [directory / name for name in names if not SKIPPED_DIRS.intersection(Path(name).parts)]
 
 
-async def expand_directory(directory: Path) -> list[Path]:
-    """The lintable files in a directory, honouring .gitignore when it is in a git repo."""
-    files = await _git_files(directory) or _walk(directory)
+async def expand_directory(directory: Path, root: Path) -> list[Path]:
+    """The lintable files in a directory, honouring .gitignore when it is in the workspace's git
+    repo (git never runs in a repository nested in `root`: its config would pick programs)."""
+    listed = None if in_nested_repository(directory, root) else await _git_files(directory)
+    files = listed or _walk(directory)
     return sorted(path for path in files if is_lintable(path) and path.is_file())
 
 
@@ -126,7 +128,7 @@ class LintTool(Tool[LintArgs]):
         for raw in paths:
             path = ctx.resolve(raw)
             if path.is_dir():
-                files.extend(await expand_directory(path))
+                files.extend(await expand_directory(path, ctx.root))
             elif path.is_file():
                 (files if is_lintable(path) else unsupported).append(path)
             else:

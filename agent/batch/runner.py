@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import signal
+import tempfile
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Iterable
@@ -27,11 +29,16 @@ from keel.agent.git.worktrees import (
 from keel.agent.protocol import Interrupt, SessionFinished, UserPrompt
 from keel.agent.session import Session
 from keel.agent.settings import SessionSettings
+from keel.tools.base import ToolError
 from keel.tools.exec.processes import signal_group
+from keel.tools.exec.sandbox import plan_command
+from keel.tools.exec.sandbox_policy import SandboxMode, SandboxPolicy
 
 OUTPUT_TAIL_CHARS = 400
 SETUP_COMMIT = "keel batch: setup of "  # then the task's id: keel's commit of what setup changed
 LEFT_BEHIND_COMMIT = "keel batch: work left uncommitted by a run that was killed"
+LEFTOVER_NOTE = "[the command left processes running; they were stopped]"
+REFUSED_EXIT = 126  # the sandbox policy refused to run a setup or test command
 Spec = TypeVar("Spec")
 Row = TypeVar("Row", bound=ResultRow)
 
@@ -99,16 +106,18 @@ async def run_shell(
     stop: asyncio.Event,
     log: Path,
     env: dict[str, str] | None = None,
+    argv: list[str] | None = None,
 ) -> CommandOutcome:
     """Run a shell command in its own process group; killed (with its children) on timeout or stop.
-    `env` replaces this process's environment when given."""
+    `env` replaces this process's environment when given; `argv` (the command wrapped in a sandbox)
+    runs instead of a shell, while the log and the outcome name `command`."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") as output:  # noqa: ASYNC230 -- a local log file
         output.write(f"$ {command}\n".encode())
         output.flush()
         start = output.tell()
-        process = await asyncio.create_subprocess_shell(
-            command,
+        process = await asyncio.create_subprocess_exec(
+            *(argv or ["/bin/sh", "-c", command]),
             cwd=cwd,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=output,
@@ -139,6 +148,14 @@ async def run_shell(
         stopped=killed and stop.is_set(),
         tail=tail,
     )
+
+
+def task_policy(base: SandboxPolicy) -> SandboxPolicy:
+    """The session's sandbox policy for a task's setup and test commands, writing the worktree
+    (full-access, chosen by the user, stays unconfined)."""
+    if base.mode is SandboxMode.FULL_ACCESS:
+        return base
+    return base.model_copy(update={"mode": SandboxMode.WORKSPACE_WRITE})
 
 
 async def _interrupt_when_stopped(session: Session, stop: asyncio.Event) -> None:
@@ -181,6 +198,7 @@ class Attempt:
         self.worktree: Worktree | None = None
         self.base = ""
         self.saved = False
+        self.temp: Path | None = None  # the temp folder of its confined commands (Landlock)
 
     async def run(self) -> ResultRow:
         started = time.monotonic()
@@ -248,11 +266,38 @@ class Attempt:
         return True
 
     async def _command(self, command: str, kind: str) -> CommandOutcome:
+        """A setup or test command, run as run_command runs one: in the sandbox, writing only the
+        worktree, with an environment that holds none of keel's secrets."""
         assert self.worktree is not None
         log = self.spec.file("logs", f".{kind}.log")
+        try:
+            plan = await plan_command(
+                task_policy(self.spec.settings.sandbox),
+                self.worktree.path,
+                [],
+                command,
+                leftover_note=LEFTOVER_NOTE,
+                temp_dir=self._temp_dir,
+            )
+        except ToolError as exc:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with open(log, "a", encoding="utf-8") as output:  # noqa: ASYNC230 -- a local log file
+                output.write(f"$ {command}\n{exc}\n")
+            return CommandOutcome(command=command, exit_code=REFUSED_EXIT, tail=str(exc))
         return await run_shell(
-            command, self.worktree.path, self.spec.command_timeout, self.stop, log
+            command,
+            self.worktree.path,
+            self.spec.command_timeout,
+            self.stop,
+            log,
+            env=plan.env,
+            argv=plan.argv,
         )
+
+    def _temp_dir(self) -> Path:
+        if self.temp is None:
+            self.temp = Path(tempfile.mkdtemp(prefix="keel-batch-tmp-"))
+        return self.temp
 
     async def _session(self) -> SessionFinished:
         assert self.worktree is not None
@@ -281,6 +326,8 @@ class Attempt:
         self.row.patch = str(patch) if patch else None
 
     async def _clean_up(self) -> None:
+        if self.temp is not None:
+            shutil.rmtree(self.temp, ignore_errors=True)
         if self.worktree is None:
             return
         try:

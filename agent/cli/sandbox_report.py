@@ -2,7 +2,8 @@
 
 A probe runs through the real run_command tool, in a throwaway workspace under the configured
 sandbox policy, and reports what the kernel shows it: namespaces, no_new_privs, seccomp,
-capabilities, whether sysctls can be opened for writing, whether a UDP socket can be made.
+capabilities, whether sysctls can be opened for writing, whether a UDP socket can be made, and
+whether the mount holding / is read-only (else, as owner, a command can chmod or touch files there).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ try:
     facts["sysctl"] = "writable"
 except OSError as exc:
     facts["sysctl"] = os.strerror(exc.errno)
+facts["root_mount"] = "read-only" if os.statvfs("/").f_flag & os.ST_RDONLY else "writable"
 try:
     socket.socket(socket.AF_INET, socket.SOCK_DGRAM).close()
     facts["udp"] = "allowed"
@@ -57,6 +59,7 @@ class ProbeFacts(BaseModel):
     namespaces: list[str]
     sysctl: str
     udp: str
+    root_mount: str
 
 
 def add_sandbox_parser(commands: Any) -> None:
@@ -100,6 +103,9 @@ def describe(policy: SandboxPolicy, facts: ProbeFacts) -> list[str]:
         "seccomp": "filter" if facts.Seccomp == "2" else "none",
         "capabilities": "none" if caps == 0 else f"SOME LEFT (effective|bounding {caps:#x})",
         "/proc/sys": "WRITABLE" if facts.sysctl == "writable" else facts.sysctl.lower(),
+        "/ mount": (
+            "read-only" if facts.root_mount == "read-only" else "writable (file modes and times)"
+        ),
         "network": network,
     }
     return [_line(name, value) for name, value in lines.items()]

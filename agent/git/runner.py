@@ -9,7 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from keel.agent.errors import KeelError
-from keel.tools.exec.git_safety import driver_overrides, git_environment, hardened_args
+from keel.tools.exec.git_safety import (
+    add_without,
+    driver_overrides,
+    git_environment,
+    gitlinks,
+    hardened_args,
+    subcommand_index,
+)
 
 # No user hooks, no signing prompts, no auto-gc racing with parallel agents, a fixed committer.
 NEUTRAL_CONFIG = (
@@ -83,7 +90,23 @@ class Git:
     def _run(self, args: Sequence[str], input: bytes | None) -> bytes:
         env = self._environment()
         config = [*self.config, *self._drivers(env)]
-        argv = ["git", *hardened_args([*(p for s in config for p in ("-c", s)), *args])]
+        settings = [p for s in config for p in ("-c", s)]
+        index = subcommand_index(args)
+        if index < len(args) and args[index] == "add":
+            staged = self._call([*settings, "ls-files", "--stage", "-z"], env, None)
+            args = add_without(list(args), gitlinks(staged))
+        return self._call([*settings, *args], env, input, shown=args)
+
+    def _call(
+        self,
+        args: Sequence[str],
+        env: dict[str, str],
+        input: bytes | None,
+        shown: Sequence[str] | None = None,
+    ) -> bytes:
+        """Run one hardened git command line; its stdout, or `error` naming `shown` (else `args`)."""
+        argv = ["git", *hardened_args(list(args))]
+        args = shown if shown is not None else args[subcommand_index(args) :]
         where = f" {self.where}" if self.where else ""
         try:
             done = subprocess.run(

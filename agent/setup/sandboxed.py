@@ -8,12 +8,11 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from keel.agent.batch.runner import run_shell
+from keel.agent.batch.runner import LEFTOVER_NOTE, run_shell
 from keel.tools.base import ToolError
 from keel.tools.exec.sandbox import plan_command
 from keel.tools.exec.sandbox_policy import SandboxMode, SandboxPolicy
 
-LEFTOVER_NOTE = "[the command left processes running; they were stopped]"
 OUTPUT_KEPT = 20_000
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from keel.tools.codeintel.languages import language_for
 from keel.tools.codeintel.tags import supports
-from keel.tools.exec.git_safety import git_environment, hardened_args
+from keel.tools.exec.git_safety import git_environment, hardened_args, in_nested_repository
 
 MAX_FILE_BYTES = 1_000_000
 SKIP_DIRS = frozenset(
@@ -87,7 +87,8 @@ def _walk_listing(directory: Path) -> list[str]:
 
 def discover(directory: Path, root: Path) -> list[SourceFile]:
     """Source files under `directory` that a grammar reads and that are not too big, sorted by path."""
-    listing = _git_listing(directory)
+    nested = in_nested_repository(directory, root)  # its config is the repository's to choose
+    listing = None if nested else _git_listing(directory)
     if listing is None:
         listing = _walk_listing(directory)
     base = directory.relative_to(root).as_posix() if directory != root else ""

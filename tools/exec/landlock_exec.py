@@ -17,7 +17,8 @@ Landlock alone leaves root's command every capability, so the command also runs 
 no_new_privs, no capabilities (capabilities.py), a seccomp filter (seccomp_filter.py: no device
 nodes, mounts, host names, tracing, kernel modules, new namespaces; with the network off no
 socket but Unix and TCP ones), under a supervisor that ends all it started (command_reaper.py),
-and, where the wrapper may make a mount namespace (root), with a /dev/shm of its own
+and, where the wrapper may make a mount namespace (root), with every mount read-only but the
+writable folders (Landlock does not govern chmod, chown or utimes) and a /dev/shm of its own
 (mount_jail.py).
 """
 

@@ -9,6 +9,7 @@ at its top level (the file tools can).
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass
 from functools import lru_cache
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from keel.tools.base import PROTECTED_NAMES
 from keel.tools.exec import seccomp_filter
+from keel.tools.exec.nested_git import nested_git_entries
 from keel.tools.exec.sandbox_mechanism import SandboxMechanism
 from keel.tools.exec.sandbox_policy import SandboxMode, SandboxPolicy
 
@@ -40,11 +42,26 @@ def may_make_mount_namespace() -> bool:
     return False
 
 
-def ensure_keel_folder(root: Path) -> None:
+READ_ONLY_WORKSPACE_NOTE = (
+    "note: the workspace is on a read-only file system (or not keel's to write): commands can "
+    "read it but not change it"
+)
+_CANNOT_WRITE = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+def ensure_keel_folder(root: Path) -> bool:
     """A missing .keel is made (empty, which git does not see): else a command could make the config
-    keel reads next time."""
-    if not os.path.lexists(root / ".keel"):
+    keel reads next time. False when the workspace cannot be written (a read-only checkout): then
+    no command can make one either."""
+    if os.path.lexists(root / ".keel"):
+        return True
+    try:
         (root / ".keel").mkdir()
+    except OSError as exc:
+        if exc.errno in _CANNOT_WRITE:
+            return False
+        raise
+    return True
 
 
 @dataclass(frozen=True)
@@ -71,6 +88,7 @@ def landlock_grant(policy: SandboxPolicy, root: Path, temp_dir: Path) -> Landloc
     protected = [root / name for name in PROTECTED_NAMES]
     if may_make_mount_namespace() and not any(path.is_symlink() for path in protected):
         present = [str(path) for path in protected if path.exists()]
+        present += [str(path) for path in nested_git_entries(root)]
         return LandlockGrant([*paths, str(root), *extras], present)
     entries = [
         str(entry)

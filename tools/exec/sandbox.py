@@ -21,7 +21,13 @@ from pathlib import Path
 
 from keel.tools.base import PROTECTED_NAMES, ToolError
 from keel.tools.exec.landlock_exec import wrapper_argv
-from keel.tools.exec.landlock_plan import ensure_keel_folder, landlock_grant, landlock_limits
+from keel.tools.exec.landlock_plan import (
+    READ_ONLY_WORKSPACE_NOTE,
+    ensure_keel_folder,
+    landlock_grant,
+    landlock_limits,
+)
+from keel.tools.exec.nested_git import nested_git_entries
 from keel.tools.exec.sandbox_mechanism import (
     MechanismKind,
     SandboxMechanism,
@@ -133,8 +139,8 @@ def _worktree_dirs(root: Path) -> tuple[Path, Path] | None:
 
 
 def _git_binds(root: Path, seen_at: str) -> list[str]:
-    """Binds that keep .git (the folder, or a worktree's file and the metadata it points at) and
-    .keel read-only, so nothing a command writes there runs later outside the jail; `seen_at` is
+    """Binds that keep .git (the folder, or a worktree's file and the metadata it points at), the
+    .git of nested repositories and .keel read-only, so nothing a command writes there runs later outside the jail; `seen_at` is
     where the jail shows the workspace. A missing .keel is made (empty, which git does not see)."""
     binds = []
     ensure_keel_folder(root)
@@ -142,6 +148,8 @@ def _git_binds(root: Path, seen_at: str) -> list[str]:
         path = root / name
         if path.exists() and not path.is_symlink():
             binds += ["--ro-bind", str(path), _seen(path, root, seen_at)]
+    for path in nested_git_entries(root):  # a submodule's, a vendored repository's
+        binds += ["--ro-bind", str(path), _seen(path, root, seen_at)]
     if worktree := _worktree_dirs(root):  # metadata kept in the main repository, maybe under /tmp
         for metadata in dict.fromkeys(worktree):
             if metadata.is_dir():
@@ -268,7 +276,7 @@ class CommandPlan:
     def hints(self, policy: SandboxPolicy, output: str, *, failed: bool) -> list[str]:
         """What the sandbox may have had to do with errors in the command's output."""
         if self.mechanism.kind is MechanismKind.LANDLOCK:
-            if "Permission denied" not in output:
+            if "Permission denied" not in output and "Read-only file system" not in output:
                 return []
             limits = landlock_limits(policy, self.mechanism, whole_workspace=self.whole_workspace)
             return [f"note: {limits}."]
@@ -312,11 +320,15 @@ async def plan_command(
     if mechanism.kind is MechanismKind.CONTAINER:
         env = command_environment(policy, os.environ, temp_dir=None)
         return CommandPlan(container_argv(policy, ["bash", "-c", command]), env, mechanism)
+    confined = mechanism.kind in (MechanismKind.BUBBLEWRAP, MechanismKind.LANDLOCK)
+    writable = not confined or policy.mode is not SandboxMode.WORKSPACE_WRITE
+    writable = writable or ensure_keel_folder(root)
     if mechanism.kind is MechanismKind.BUBBLEWRAP:
         bwrap = shutil.which("bwrap") or "bwrap"
         env = command_environment(policy, os.environ, temp_dir="/tmp")
         wrapped = [shell, "-c", _JAILED_SHELL, shell, command, leftover_note]
-        return CommandPlan(jail_argv(bwrap, policy, root, readable, wrapped), env, mechanism)
+        note = None if writable else READ_ONLY_WORKSPACE_NOTE
+        return CommandPlan(jail_argv(bwrap, policy, root, readable, wrapped), env, mechanism, note)
     if mechanism.kind is MechanismKind.LANDLOCK:
         temp = temp_dir()
         grant = landlock_grant(policy, root, temp)
@@ -333,6 +345,8 @@ async def plan_command(
             f"note: commands run under {mechanism.description}, as {mechanism.missing}: "
             f"{limits}; $TMPDIR is {temp}"
         )
+        if not writable:
+            note = f"{note}\n{READ_ONLY_WORKSPACE_NOTE}"
         return CommandPlan(argv, env, mechanism, note, grant.whole_workspace)
     if mechanism.kind is MechanismKind.REFUSED:
         raise ToolError(
