@@ -11,9 +11,12 @@ from typing import Any
 
 from keel.agent.context.files_that_matter import files_that_matter, share_of_window
 from keel.agent.context.small_project import small_project
-from keel.agent.protocol import AnyEvent, UserMessage
+from keel.agent.model.reply import ModelReply
+from keel.agent.protocol import AnyEvent, ToolCall, UserMessage
+from keel.agent.reply_reading import ReadReply
 from keel.agent.strategies.base import Repeat, Strategy, Workspace
 from keel.agent.strategies.heuristics import asks_for_change
+from keel.agent.strategies.python_reading import snippet_writes, widened_edit
 from keel.agent.system_prompt import PromptStyle
 from keel.prompts import render
 from keel.tools import small_model_tools
@@ -57,6 +60,18 @@ class SmallModel(Strategy):
             at.tool_context.note_read(root / file.path)
         text = render("project_files", files=files, task=state.task_prompt, partial=partial)
         return [UserMessage(text=text, origin="keel", purpose="context")]
+
+    def read(self, reply: ModelReply, at: Workspace) -> ReadReply:
+        """As any reply is read, and then as a small model means its Python edits (strategies/python_edits):
+        a reply of definitions in a fenced block with no file named puts them into their file, and an
+        edit_file replacing a definition's first line with a whole definition replaces the definition."""
+        read = super().read(reply, at)
+        if read.problem is None and not read.calls:
+            writes = snippet_writes(reply.text, at)
+            calls = [ToolCall(id=at.state.call_id(n), **w) for n, w in enumerate(writes, 1)]
+            return read.model_copy(update={"calls": calls}) if calls else read
+        widened = [widened_edit(call, at) for call in read.calls]
+        return read.model_copy(update={"calls": widened})
 
     def project_file_size(self, at: Workspace) -> Callable[[str], int | None] | None:
         """A listed project file's length now (None for any other path): a fenced block about as long that

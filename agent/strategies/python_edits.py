@@ -1,0 +1,173 @@
+"""How a small model's Python edits are meant, not only how they are written: a fenced block of definitions with no
+file named is those definitions put into the file that has them (or that the task names), and an edit_file whose
+old_string is a definition's first line and whose new_string is a whole new definition replaces that definition,
+not its first line only (which would leave the old body behind the new one). Pure functions over source text."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+
+_FENCE = re.compile(
+    r"^[ \t]*```(?:python|py|python3)?[ \t]*\n(.*?)^[ \t]*```", re.MULTILINE | re.DOTALL
+)
+_HEADER = re.compile(r"^\s*(?:async\s+def|def|class)\s+\w+")
+_DEFINITION = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+WHOLE_SHARE = (
+    0.6  # a block of every definition and at least this share of the file is the whole file
+)
+
+
+def _parsed(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _definitions(module: ast.Module) -> dict[str, ast.stmt]:
+    return {node.name: node for node in module.body if isinstance(node, _DEFINITION)}
+
+
+def _span(node: ast.stmt) -> tuple[int, int]:
+    """The node's lines, 0-based and end-exclusive, decorators included."""
+    decorators = getattr(node, "decorator_list", [])
+    first = min([node.lineno, *(d.lineno for d in decorators)])
+    return first - 1, node.end_lineno or node.lineno
+
+
+def code_blocks(text: str) -> list[str]:
+    """The Python (or unlabelled) fenced blocks of a reply that parse and define something at top level."""
+    blocks = []
+    for body in _FENCE.findall(text):
+        module = _parsed(body)
+        if module is not None and _definitions(module):
+            blocks.append(body)
+    return blocks
+
+
+def defined_names(source: str) -> set[str]:
+    """The names a file defines at top level (none when it does not parse)."""
+    module = _parsed(source)
+    return set(_definitions(module)) if module is not None else set()
+
+
+def merged(source: str, block: str) -> str | None:
+    """The file with the block's definitions in it: each replaces the top-level definition of its name, or is
+    added at the end, and imports it lacks go after the file's own; the block itself when it redefines every
+    definition of the file and is about as long. None when it changes nothing or the result does not parse."""
+    module, snippet = _parsed(source), _parsed(block)
+    if module is None or snippet is None:
+        return None
+    old, new = _definitions(module), _definitions(snippet)
+    if set(old) <= set(new) and len(block) >= WHOLE_SHARE * len(source):
+        result = block if block.endswith("\n") else block + "\n"
+        return result if result != source and _parsed(result) is not None else None
+    lines, block_lines = source.splitlines(), block.splitlines()
+    added: list[str] = []
+    replacements: list[tuple[int, int, list[str]]] = []
+    for name, node in new.items():
+        start, end = _span(node)
+        text = block_lines[start:end]
+        if name in old:
+            replacements.append((*_span(old[name]), text))
+        else:
+            added += ["", "", *text]
+    for start, end, text in sorted(replacements, reverse=True):
+        lines[start:end] = text
+    lines += added
+    lines = _with_imports(lines, module, _imports(snippet, block_lines), source)
+    result = "\n".join(lines).rstrip("\n") + "\n"
+    return result if result != source and _parsed(result) is not None else None
+
+
+def _imports(snippet: ast.Module, block_lines: list[str]) -> list[str]:
+    return [
+        "\n".join(block_lines[node.lineno - 1 : node.end_lineno])
+        for node in snippet.body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+    ]
+
+
+def _with_imports(
+    lines: list[str], module: ast.Module, imports: list[str], source: str
+) -> list[str]:
+    """The lines with the imports the file does not have yet, after its last top-level import (or its
+    docstring)."""
+    missing = [line for line in imports if line not in source]
+    if not missing:
+        return lines
+    anchors: list[ast.stmt] = [n for n in module.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    body = module.body
+    if (
+        not anchors
+        and body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+    ):
+        anchors = [body[0]]  # the module's docstring
+    at = (anchors[-1].end_lineno or 0) if anchors else 0
+    return [*lines[:at], *missing, *lines[at:]]
+
+
+def target_file(block: str, sources: dict[str, str], named: Iterable[str]) -> str | None:
+    """The one file the block's definitions belong in: the one file that defines any of them, else the one
+    file among `named` (the paths the task or the reply mention); None when that is not one file."""
+    wanted = defined_names(block)
+    having = [path for path, text in sources.items() if wanted & defined_names(text)]
+    if len(having) == 1:
+        return having[0]
+    if having:
+        return None
+    mentioned = [path for path in named if path in sources]
+    return mentioned[0] if len(mentioned) == 1 else None
+
+
+def widened_old_string(source: str, old: str, new: str) -> str | None:
+    """For an edit_file whose old_string is only a definition's first line and whose new_string is a whole new
+    definition of the same name ending in a return or raise: the old definition whole, as the file has it
+    (from where old_string starts), so the new one replaces it. None when that is not such an edit."""
+    header = old.strip()
+    if "\n" in header or not _HEADER.match(header):
+        return None
+    first_new = next((line.strip() for line in new.splitlines() if line.strip()), "")
+    if first_new != header:
+        return None
+    replacement = _parsed(_dedented(new))
+    if replacement is None or len(replacement.body) != 1:
+        return None
+    definition = replacement.body[0]
+    if not isinstance(definition, _DEFINITION) or not definition.body:
+        return None
+    if isinstance(definition, ast.ClassDef) or not isinstance(
+        definition.body[-1], ast.Return | ast.Raise
+    ):
+        return None
+    return _whole_definition(source, header)
+
+
+def _whole_definition(source: str, header: str) -> str | None:
+    module = _parsed(source)
+    if module is None:
+        return None
+    lines = source.splitlines()
+    found = [
+        node
+        for node in ast.walk(module)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and lines[node.lineno - 1].strip() == header
+    ]
+    if len(found) != 1 or (found[0].end_lineno or 0) <= found[0].lineno:
+        return None
+    node = found[0]
+    first = lines[node.lineno - 1]
+    whole = "\n".join([first[first.index(header) :], *lines[node.lineno : node.end_lineno]])
+    return whole if source.count(whole) == 1 else None
+
+
+def _dedented(text: str) -> str:
+    lines = [line for line in text.splitlines()]
+    indents = [len(line) - len(line.lstrip()) for line in lines if line.strip()]
+    cut = min(indents) if indents else 0
+    return "\n".join(line[cut:] for line in lines)

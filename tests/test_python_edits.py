@@ -1,0 +1,123 @@
+"""A small model's Python edits read as meant (agent/strategies/python_edits.py): code blocks of definitions with no
+file named go into their file, and an edit_file that replaces a definition's first line with a whole definition
+replaces the definition. The replies are the 1.5B's, from bench/small_model.py transcripts."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+from keel_cli import git_repo
+from small_model_support import CAPABLE, call, run_task, served_settings
+
+from keel.agent.strategies.python_edits import merged, target_file, widened_old_string
+from keel.agent.testing.scripted_server import Reply
+
+TEXT_UTILS = '''"""String helpers."""
+
+import re
+
+
+def slugify(title):
+    """A URL-safe slug."""
+    words = re.findall(r"[a-z0-9]+", title.lower())
+    return "-".join(words)
+'''
+STATS = '''def mean(values):
+    """The arithmetic mean of the values."""
+    return sum(values) / len(values)
+
+
+def total(values):
+    return sum(values)
+'''
+WORD_COUNT_REPLY = """To add a word_count function to text_utils.py, you can use the following code:
+
+```python
+def word_count(text):
+    \"\"\"Return the number of words in the text.\"\"\"
+    return len(text.split())
+```
+
+This function splits the input text into words."""
+
+
+def test_a_new_definition_is_added_and_a_known_one_replaced_in_place():
+    added = merged(TEXT_UTILS, "def word_count(text):\n    return len(text.split())\n")
+    assert added is not None and added.startswith(TEXT_UTILS.rstrip("\n"))
+    assert added.endswith("\n\n\ndef word_count(text):\n    return len(text.split())\n")
+    replaced = merged(STATS, "def mean(values):\n    return sum(values) / max(len(values), 1)\n")
+    assert replaced is not None and "max(len(values), 1)" in replaced
+    assert "arithmetic" not in replaced and "def total(values):" in replaced
+
+
+def test_a_block_of_every_definition_is_the_whole_file_and_imports_are_kept():
+    whole = STATS.replace("len(values)", "len(values) or 1")
+    assert merged(STATS, whole) == whole
+    with_import = merged(TEXT_UTILS, "import math\n\n\ndef root(x):\n    return math.sqrt(x)\n")
+    assert with_import is not None and "import re\nimport math\n" in with_import
+    ast.parse(with_import)
+
+
+@pytest.mark.parametrize(
+    "block",
+    ["def broken(:\n    pass\n", STATS, "print('hi')\n"],
+    ids=["does not parse", "changes nothing", "defines nothing"],
+)
+def test_what_is_not_an_edit_is_none(block):
+    assert merged(STATS, block) is None
+
+
+def test_the_file_is_the_one_defining_the_names_else_the_one_named():
+    sources = {"stats.py": STATS, "text_utils.py": TEXT_UTILS}
+    assert target_file("def mean(v):\n    return 0\n", sources, []) == "stats.py"
+    assert target_file("def word_count(t):\n    return 0\n", sources, ["text_utils.py"]) == (
+        "text_utils.py"
+    )
+    assert target_file("def word_count(t):\n    return 0\n", sources, []) is None
+    both = {"a.py": "def f():\n    return 1\n", "b.py": "def f():\n    return 2\n"}
+    assert target_file("def f():\n    return 3\n", both, ["a.py"]) is None
+
+
+def test_a_header_replaced_by_a_whole_definition_widens_to_the_definition():
+    new = "def mean(values):\n    if not values:\n        return None\n    return sum(values) / len(values)"
+    wider = widened_old_string(STATS, "def mean(values):", new)
+    assert wider == STATS.split("\n\n\n")[0]
+    guard = "def mean(values):\n    if not values:\n        return None"  # an insertion: kept
+    assert widened_old_string(STATS, "def mean(values):", guard) is None
+    assert widened_old_string(STATS, "return sum(values)", new) is None
+    assert widened_old_string(STATS, "def total(values):", new) is None
+
+
+async def test_a_small_models_snippet_reply_adds_the_function_to_its_file(
+    scripted_server, tmp_path
+):
+    workspace = git_repo(tmp_path / "repo", {"text_utils.py": TEXT_UTILS})
+    server = scripted_server([Reply(text=WORD_COUNT_REPLY), Reply(text="Added word_count.")])
+    task = (
+        "add a word_count(text) function to text_utils.py that returns how many words the text has"
+    )
+    events, _ = await run_task(served_settings(server, workspace, loop={"verify": "never"}), task)
+    text = (workspace / "text_utils.py").read_text()
+    assert "def word_count(text):" in text and "def slugify(title):" in text
+    assert events[-1].status == "completed"
+
+
+async def test_a_capable_models_snippet_is_only_an_answer(scripted_server, tmp_path):
+    workspace = git_repo(tmp_path / "repo", {"text_utils.py": TEXT_UTILS})
+    server = scripted_server([Reply(text=WORD_COUNT_REPLY)])
+    events, _ = await run_task(served_settings(server, workspace, CAPABLE), "add word_count")
+    assert (workspace / "text_utils.py").read_text() == TEXT_UTILS
+    assert events[-1].final_message == WORD_COUNT_REPLY
+
+
+async def test_a_small_models_header_edit_replaces_the_whole_function(scripted_server, tmp_path):
+    workspace = git_repo(tmp_path / "repo", {"stats.py": STATS})
+    new = "def mean(values):\n    if not values:\n        return None\n    return sum(values) / len(values)"
+    edit = call("edit_file", path="stats.py", old_string="def mean(values):", new_string=new)
+    server = scripted_server([edit, Reply(text="mean() handles an empty list.")])
+    await run_task(
+        served_settings(server, workspace, loop={"verify": "never"}), "make mean return None for []"
+    )
+    text = (workspace / "stats.py").read_text()
+    assert text.startswith(new + "\n\n\ndef total(values):"), text
