@@ -106,8 +106,10 @@ class Invocation:
 
 def peer_environment(extra: dict[str, str], home: Path) -> dict[str, str]:
     """The checks' environment (this Python first on PATH, for the agents' own commands), a home of its
-    own so that no config of this user's applies, no model chosen from outside, a dummy API key."""
-    env = tool_environment({"HOME": str(home), "OPENAI_API_KEY": DUMMY_KEY})
+    own so that no config of this user's applies, no model chosen from outside, an API key (a dummy
+    one unless one is set: a local server takes any)."""
+    env = tool_environment({"HOME": str(home)})
+    env.setdefault("OPENAI_API_KEY", DUMMY_KEY)
     for name in ("KEEL_MODEL", "KEEL_API_BASE", "OPENAI_API_BASE", "OPENAI_BASE_URL"):
         env.pop(name, None)
     return env | {"LITELLM_LOCAL_MODEL_COST_MAP": "True"} | extra

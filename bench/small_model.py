@@ -18,12 +18,15 @@ files it never sees. Modes, the same model, the same tasks:
             task text, keel's --max-steps as its step limit; tokens from its trajectory json.
 Each peer is installed on first use into a venv of its own under ~/.cache/keel/bench/peers (it says so),
 runs in a fresh git repository of the task under the same --timeout as keel, then the same check. Peers
-reach the model through an OpenAI-compatible server (--api-base), the same one the one-shot and keel modes
-then use, so every harness talks to the same server: serve the embedded model with llama.cpp's server.
+reach the model the way keel does: a server given with --api-base (llama.cpp's, vLLM, ...), or a hosted
+model by name. On the embedded model (no --api-base) with a peer among the modes, one OpenAI-compatible
+server of it is started here (bench/_small_model_server.py) and every mode, one-shot and keel included,
+goes through it, so that all harnesses reach the model the same way.
 The summary gives per harness the pass rate (k/n over tasks and repeats), median tokens and median wall
 time, then keel / best peer and keel / one-shot. Reported numbers use --repeat 3.
-Both sample at --temperature (the embedded model through KEEL_LOCAL_TEMPERATURE; a server keeps its own
-default for keel's calls). One model process at a time: the one-shot pass ends its worker before keel runs.
+All sample at --temperature (the embedded model through KEEL_LOCAL_TEMPERATURE, or the shared server's
+setting; a server of your own keeps its default for keel's calls). One model process at a time: the
+one-shot pass ends its worker before keel runs.
 Goal: keel pass rate / one-shot pass rate >= 1.0 (the loop must not make a small model worse than one call).
 Run: python bench/small_model.py [--set small|medium] [--model M] [--api-base URL] [--tasks a,b]
        [--modes one-shot,keel,aider-whole,aider-diff,mini-swe-agent] [--repeat K] [--timeout S]
@@ -47,6 +50,7 @@ from _small_model_keel import KeelRun, KeelSettings, read_events, run_keel, tran
 from _small_model_mini import run_mini
 from _small_model_one_shot import OneShotRun, one_shot
 from _small_model_peers import PeerRun
+from _small_model_server import EmbeddedServer
 from _small_model_summary import PEER_MODES, summary_lines
 from _small_model_tasks import TASK_SETS, Task, load_tasks, task_names
 
@@ -68,6 +72,11 @@ class Options:
     settings: KeelSettings  # the model, its api_base and temperature serve every mode
     out: Path | None
     task_set: str = "small"
+
+    @property
+    def shared_server(self) -> bool:
+        """Whether every mode goes through one server started here: peers run on the embedded model."""
+        return is_embedded(self.settings.model) and any(mode in PEER_MODES for mode in self.modes)
 
     @property
     def give_files(self) -> bool:
@@ -113,12 +122,6 @@ def parse_options(argv: list[str] | None = None) -> Options:
     model, api_base = args.model, args.api_base
     if api_base and not model:
         model, api_base = served_model(api_base)
-    if not api_base and set(modes) & set(PEER_MODES):
-        parser.error(
-            "the peer modes reach the model through an OpenAI-compatible server, shared by every "
-            "mode: serve the model (e.g. llama.cpp's llama-server -m MODEL.gguf --port 8392) and "
-            "pass --api-base http://127.0.0.1:8392/v1"
-        )
     try:
         tasks = load_tasks(args.tasks.split(",") if args.tasks else None, TASK_SETS[args.task_set])
     except ValueError as exc:
@@ -286,20 +289,8 @@ def write_results(out: Path, options: Options, results: dict[str, TaskResults]) 
     (out / "results.json").write_text(json.dumps({"settings": settings, "tasks": rows}, indent=2))
 
 
-def main() -> None:
-    """One-shot pass, keel pass, then each peer's (one model process at a time), then the report."""
-    options = parse_options()
-    settings = options.settings
-    results = {task.name: TaskResults() for task in options.tasks}
-    where = f" at {settings.api_base}" if settings.api_base else ""
-    print(
-        f"model {settings.model}{where}; {options.task_set} set, {len(options.tasks)} tasks x "
-        f"{options.repeat}; keel: "
-        f"budget {settings.budget}, {settings.max_steps} steps, {settings.timeout:.0f} s",
-        flush=True,
-    )
-    if options.out:
-        options.out.mkdir(parents=True, exist_ok=True)
+def run_modes(options: Options, results: dict[str, TaskResults]) -> None:
+    """One-shot pass, keel pass, then each peer's: one model process at a time."""
     if "one-shot" in options.modes:
         asyncio.run(one_shot_pass(options, results))
     if "keel" in options.modes:
@@ -307,10 +298,39 @@ def main() -> None:
     for mode in PEER_MODES:
         if mode in options.modes:
             peer_pass(options, mode, results)
+
+
+def main() -> None:
+    """The passes (all through one server of the embedded model when peers run on it), the report."""
+    options = parse_options()
+    settings = options.settings
+    results = {task.name: TaskResults() for task in options.tasks}
+    if options.out:
+        options.out.mkdir(parents=True, exist_ok=True)
+    if options.shared_server:
+        with EmbeddedServer(settings.model, settings.temperature) as server:
+            settings.model, settings.api_base = f"openai/{server.name}", server.url
+            announce(options)
+            run_modes(options, results)
+    else:
+        announce(options)
+        run_modes(options, results)
     report(options.tasks, results)
     if options.out:
         write_results(options.out, options, results)
         print(f"results and the transcripts of failures: {options.out}", file=sys.stderr)
+
+
+def announce(options: Options) -> None:
+    """What runs, on which model, under which limits."""
+    settings = options.settings
+    where = f" at {settings.api_base}" if settings.api_base else ""
+    print(
+        f"model {settings.model}{where}; {options.task_set} set, {len(options.tasks)} tasks x "
+        f"{options.repeat}; modes {','.join(options.modes)}; budget {settings.budget}, "
+        f"{settings.max_steps} steps, {settings.timeout:.0f} s per agent run",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -77,12 +77,13 @@ def test_set_medium_loads_the_medium_tasks_and_aider_finds_their_files_itself():
     assert parse_options(["--model", "openai/m"]).give_files  # the small set gives them
 
 
-def test_peer_modes_need_the_shared_server(capsys):
-    with pytest.raises(SystemExit):
-        parse_options(["--modes", "keel,mini-swe-agent"])
-    assert "pass --api-base" in capsys.readouterr().err
+def test_peers_on_the_embedded_model_make_every_mode_share_one_server():
+    options = parse_options(["--modes", "keel,mini-swe-agent"])
+    assert options.settings.api_base is None and options.shared_server
+    assert not parse_options(["--modes", "one-shot,keel"]).shared_server  # keel's worker, as before
     options = parse_options(
         ["--modes", "aider-whole,aider-diff,mini-swe-agent", "--api-base", "http://x/v1"]
         + ["--model", "openai/m"]
     )
     assert options.modes == ["aider-whole", "aider-diff", "mini-swe-agent"]
+    assert not options.shared_server  # the server given is the shared one

@@ -12,6 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from keel.agent.model.reply import ModelReply
+from keel.agent.protocol import TokenUsage, ToolCall
+from keel.agent.testing.scripted_server import ChatRequest
+
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
 from _small_model_aider import (
@@ -25,6 +29,7 @@ from _small_model_aider import (
 from _small_model_keel import KeelSettings
 from _small_model_mini import MINI, mini_command, read_mini, read_trajectory
 from _small_model_peers import Invocation, Outcome, install_commands, run_peer
+from _small_model_server import as_reply, max_tokens_of, served_name
 from _small_model_summary import harness_stats, summary_lines
 from _small_model_tasks import load_tasks
 
@@ -265,3 +270,36 @@ def test_a_ratio_against_a_harness_that_solved_nothing_is_not_a_number():
     assert "keel / best peer (mini-swe-agent): n/a (it solved nothing) (goal >= 1.0)" in lines
     assert not any(line.startswith("keel / one-shot") for line in lines)
     assert summary_lines({"one-shot": attempts((True, 1, 1.0))})[-1].startswith("one-shot")
+
+
+# ---------------------------------------------------------------- the shared server of the embedded model
+
+
+def test_the_embedded_model_is_served_under_its_catalog_name_which_says_its_size():
+    assert served_name("keel-local/qwen2.5-coder-1.5b-instruct") == "qwen2.5-coder-1.5b-instruct"
+    assert served_name("keel-local/qwen2.5-coder-0.5b-instruct") == "qwen2.5-coder-0.5b-instruct"
+    assert served_name("keel-local/~/models/tiny-3b-q4.gguf") == "tiny-3b-q4"
+
+
+def test_the_models_reply_goes_out_with_its_calls_and_real_usage():
+    reply = ModelReply(
+        text="Reading it.",
+        tool_calls=[ToolCall(id="call_7", name="bash", arguments='{"command": "ls"}')],
+        usage=TokenUsage(prompt_tokens=700, completion_tokens=30, total_tokens=730),
+        finish_reason="tool_calls",
+    )
+    sent = as_reply(reply)
+    assert (sent.text, sent.finish_reason) == ("Reading it.", "tool_calls")
+    assert [(c.id, c.name, c.arguments) for c in sent.tool_calls] == [
+        ("call_7", "bash", '{"command": "ls"}')
+    ]
+    assert sent.usage is not None
+    assert (sent.usage.prompt_tokens, sent.usage.completion_tokens) == (700, 30)
+    assert sent.usage.total_tokens == 730
+
+
+def test_the_reply_limit_is_read_under_either_name():
+    assert max_tokens_of(ChatRequest.model_validate({"messages": [], "max_tokens": 512})) == 512
+    asked = {"messages": [], "max_completion_tokens": 64}
+    assert max_tokens_of(ChatRequest.model_validate(asked)) == 64
+    assert max_tokens_of(ChatRequest.model_validate({"messages": []})) is None
