@@ -174,7 +174,7 @@ async def one_shot_pass(options: Options, results: dict[str, TaskResults]) -> No
                     run = OneShotRun(False, 0.0, 0, applied=[], reply=failed, check_output="")
                 results[task.name].one_shot.append(run)
                 print(
-                    f"  one-shot {task.name:<20} #{attempt} {verdict(run.passed)} "
+                    f"  {'one-shot':<14} {task.name:<20} #{attempt} {verdict(run.passed)} "
                     f"{run.tokens:>6} tokens {run.seconds:6.1f} s  applied {run.applied}",
                     flush=True,
                 )
@@ -196,7 +196,7 @@ def keel_pass(options: Options, results: dict[str, TaskResults]) -> None:
             run = run_keel(task, options.settings)
             results[task.name].keel.append(run)
             print(
-                f"  keel     {task.name:<20} #{attempt} {verdict(run.passed)} "
+                f"  {'keel':<14} {task.name:<20} #{attempt} {verdict(run.passed)} "
                 f"{run.tokens:>6} tokens {run.seconds:6.1f} s  {run.status}, {run.calls} calls",
                 flush=True,
             )
@@ -218,7 +218,7 @@ def peer_pass(options: Options, mode: str, results: dict[str, TaskResults]) -> N
                 run = run_mini(task, options.settings)
             results[task.name].peers.setdefault(mode, []).append(run)
             print(
-                f"  {mode:<8} {task.name:<20} #{attempt} {verdict(run.passed)} "
+                f"  {mode:<14} {task.name:<20} #{attempt} {verdict(run.passed)} "
                 f"{run.tokens:>6} tokens {run.seconds:6.1f} s  {run.status}, {run.calls} calls",
                 flush=True,
             )
