@@ -86,6 +86,11 @@ class EmbeddedServer:
             except Exception as exc:  # noqa: BLE001 - the client gets the error, the server goes on
                 return Reply(error=500, error_message=f"{type(exc).__name__}: {exc}")
 
+    def wait_idle(self) -> None:
+        """Return once no reply is being made (one for a client stopped at its timeout goes on)."""
+        with self.lock:
+            pass
+
     def __enter__(self) -> Self:
         self.thread.start()
         self.server.start()

@@ -40,7 +40,7 @@ import asyncio
 import json
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,6 +72,9 @@ class Options:
     settings: KeelSettings  # the model, its api_base and temperature serve every mode
     out: Path | None
     task_set: str = "small"
+    # called before each attempt: with the shared server, waits out a reply still being made for an
+    # attempt that was stopped at its timeout, so that it counts in no other attempt's time
+    settle: Callable[[], None] = lambda: None
 
     @property
     def shared_server(self) -> bool:
@@ -167,6 +170,7 @@ async def one_shot_pass(options: Options, results: dict[str, TaskResults]) -> No
     try:
         for attempt in range(1, options.repeat + 1):
             for task in options.tasks:
+                options.settle()
                 try:
                     run = await one_shot(client, task)
                 except Exception as exc:  # noqa: BLE001 - a failed call fails this task; the rest go on
@@ -193,6 +197,7 @@ def keel_pass(options: Options, results: dict[str, TaskResults]) -> None:
     """Every task once per repeat through `keel run`; failures' events, stderr and checks go to --out."""
     for attempt in range(1, options.repeat + 1):
         for task in options.tasks:
+            options.settle()
             run = run_keel(task, options.settings)
             results[task.name].keel.append(run)
             print(
@@ -212,6 +217,7 @@ def peer_pass(options: Options, mode: str, results: dict[str, TaskResults]) -> N
     """Every task once per repeat through one peer; failures' output and checks go to --out."""
     for attempt in range(1, options.repeat + 1):
         for task in options.tasks:
+            options.settle()
             if mode in EDIT_FORMATS:
                 run = run_aider(task, options.settings, mode, options.give_files)
             else:
@@ -310,6 +316,7 @@ def main() -> None:
     if options.shared_server:
         with EmbeddedServer(settings.model, settings.temperature) as server:
             settings.model, settings.api_base = f"openai/{server.name}", server.url
+            options.settle = server.wait_idle
             announce(options)
             run_modes(options, results)
     else:
