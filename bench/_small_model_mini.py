@@ -55,9 +55,28 @@ def usage_tokens(message: dict[str, Any]) -> int:
     return int(total or 0)
 
 
+def cut(text: str, limit: int = 1500) -> str:
+    """`text`, or its first `limit` characters and how many more there were."""
+    return text if len(text) <= limit else f"{text[:limit]}[... {len(text) - limit} more]"
+
+
+def readable(messages: list[dict[str, Any]]) -> str:
+    """A trajectory's messages as a person reads them: each role, its text, the commands it ran."""
+    parts = []
+    for message in messages[1:]:  # the system prompt is mini's own, the same every run
+        calls = [
+            f"-> {(call.get('function') or {}).get('arguments')}"
+            for call in message.get("tool_calls") or []
+            if isinstance(call, dict)
+        ]
+        text = cut(str(message.get("content") or ""))
+        parts.append("\n".join([f"## {message.get('role')}\n{text}", *calls]))
+    return "\n\n".join(parts)
+
+
 def read_trajectory(data: dict[str, Any]) -> Outcome:
     """Exit status, model calls and tokens (every response's usage, format errors included) from a
-    mini-swe-agent trajectory."""
+    mini-swe-agent trajectory, and its messages to read."""
     info = data.get("info") if isinstance(data.get("info"), dict) else {}
     stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
     messages = [m for m in data.get("messages", []) if isinstance(m, dict)]
@@ -65,6 +84,7 @@ def read_trajectory(data: dict[str, Any]) -> Outcome:
         status=str(info.get("exit_status") or "no finish"),
         calls=int(stats.get("api_calls") or 0),
         tokens=sum(usage_tokens(message) for message in messages),
+        transcript=readable(messages),
     )
 
 

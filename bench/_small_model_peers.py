@@ -90,6 +90,7 @@ class Outcome:
     status: str
     calls: int
     tokens: int
+    transcript: str = ""  # what the peer saved of its run, readable (its output has the rest)
 
 
 @dataclass
@@ -151,6 +152,6 @@ def run_peer(task: Task, invocation: Invocation, timeout: float) -> PeerRun:
         tokens=outcome.tokens,
         seconds=seconds,
         returncode=process.returncode,
-        output=text,
+        output=f"{text}\n\n# transcript\n\n{outcome.transcript}" if outcome.transcript else text,
         check_output=check.output,
     )

@@ -75,6 +75,7 @@ class Options:
     # called before each attempt: with the shared server, waits out a reply still being made for an
     # attempt that was stopped at its timeout, so that it counts in no other attempt's time
     settle: Callable[[], None] = lambda: None
+    served: str | None = None  # the embedded model the shared server serves, when it runs
 
     @property
     def shared_server(self) -> bool:
@@ -291,6 +292,7 @@ def write_results(out: Path, options: Options, results: dict[str, TaskResults]) 
         "modes": options.modes,
         "repeat": options.repeat,
         "set": options.task_set,
+        "shared_server_of": options.served,
     }
     (out / "results.json").write_text(json.dumps({"settings": settings, "tasks": rows}, indent=2))
 
@@ -315,6 +317,7 @@ def main() -> None:
         options.out.mkdir(parents=True, exist_ok=True)
     if options.shared_server:
         with EmbeddedServer(settings.model, settings.temperature) as server:
+            options.served = settings.model
             settings.model, settings.api_base = f"openai/{server.name}", server.url
             options.settle = server.wait_idle
             announce(options)

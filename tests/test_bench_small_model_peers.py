@@ -135,7 +135,12 @@ TRAJECTORY = {
     "messages": [
         {"role": "system", "content": "You are a helpful assistant"},
         {"role": "user", "content": "Please solve this issue: add() is broken"},
-        {"role": "assistant", "content": "Look.", "extra": usage(1500, 40)},
+        {
+            "role": "assistant",
+            "content": "Look.",
+            "tool_calls": [{"function": {"name": "bash", "arguments": '{"command": "ls"}'}}],
+            "extra": usage(1500, 40),
+        },
         {"role": "tool", "content": "calc.py", "extra": {"raw_output": "calc.py"}},
         {"role": "user", "content": "Tool call error", "extra": usage(1600, 30)},  # format error
         {"role": "assistant", "content": "Done.", "extra": usage(1700, 20)},
@@ -146,9 +151,13 @@ TRAJECTORY = {
 
 
 def test_minis_trajectory_gives_status_calls_and_every_responses_tokens(tmp_path):
-    assert read_trajectory(TRAJECTORY) == Outcome("Submitted", 3, 1540 + 1630 + 1720)
+    outcome = read_trajectory(TRAJECTORY)
+    assert (outcome.status, outcome.calls, outcome.tokens) == ("Submitted", 3, 1540 + 1630 + 1720)
     (tmp_path / "trajectory.json").write_text(json.dumps(TRAJECTORY))
-    assert read_mini("", tmp_path) == Outcome("Submitted", 3, 4890)
+    assert read_mini("", tmp_path) == outcome
+    assert "## user\nPlease solve this issue: add() is broken" in outcome.transcript
+    assert '## assistant\nLook.\n-> {"command": "ls"}' in outcome.transcript
+    assert "You are a helpful assistant" not in outcome.transcript  # mini's own system prompt
 
 
 def test_a_run_that_saved_no_trajectory_says_so(tmp_path):
