@@ -60,10 +60,25 @@ def cut(text: str, limit: int = 1500) -> str:
     return text if len(text) <= limit else f"{text[:limit]}[... {len(text) - limit} more]"
 
 
+def rejected_reply(message: dict[str, Any]) -> str | None:
+    """The model's text behind a format error message (mini keeps only the error as a message, the
+    model's response in its extra); None for any other message."""
+    extra = message.get("extra")
+    response = extra.get("response") if isinstance(extra, dict) else None
+    if message.get("role") == "assistant" or not isinstance(response, dict):
+        return None
+    choices = response.get("choices") or [{}]
+    reply = (choices[0] or {}).get("message") or {}
+    return str(reply.get("content") or "") if isinstance(reply, dict) else None
+
+
 def readable(messages: list[dict[str, Any]]) -> str:
-    """A trajectory's messages as a person reads them: each role, its text, the commands it ran."""
+    """A trajectory's messages as a person reads them: each role, its text, the commands it ran, and
+    the replies mini rejected for their format."""
     parts = []
     for message in messages[1:]:  # the system prompt is mini's own, the same every run
+        if (rejected := rejected_reply(message)) is not None:
+            parts.append(f"## assistant (no tool call)\n{cut(rejected)}")
         calls = [
             f"-> {(call.get('function') or {}).get('arguments')}"
             for call in message.get("tool_calls") or []

@@ -110,11 +110,11 @@ def test_mini_runs_unattended_with_keels_step_limit_on_the_same_server(tmp_path)
     assert json.loads(overrides["model.model_kwargs.temperature"]) == 0.2
 
 
-def usage(prompt: int, completion: int) -> dict:
+def usage(prompt: int, completion: int, text: str = "") -> dict:
     """A response as mini stores it in a message's extra (litellm's model_dump)."""
     return {
         "response": {
-            "choices": [],
+            "choices": [{"message": {"role": "assistant", "content": text}}],
             "usage": {
                 "prompt_tokens": prompt,
                 "completion_tokens": completion,
@@ -142,7 +142,8 @@ TRAJECTORY = {
             "extra": usage(1500, 40),
         },
         {"role": "tool", "content": "calc.py", "extra": {"raw_output": "calc.py"}},
-        {"role": "user", "content": "Tool call error", "extra": usage(1600, 30)},  # format error
+        # a reply without a tool call: mini keeps the error, and the reply in its extra
+        {"role": "user", "content": "Tool call error", "extra": usage(1600, 30, "I would edit.")},
         {"role": "assistant", "content": "Done.", "extra": usage(1700, 20)},
         {"role": "exit", "content": "", "extra": {"exit_status": "Submitted"}},
     ],
@@ -158,6 +159,10 @@ def test_minis_trajectory_gives_status_calls_and_every_responses_tokens(tmp_path
     assert "## user\nPlease solve this issue: add() is broken" in outcome.transcript
     assert '## assistant\nLook.\n-> {"command": "ls"}' in outcome.transcript
     assert "You are a helpful assistant" not in outcome.transcript  # mini's own system prompt
+    assert (
+        "## assistant (no tool call)\nI would edit.\n\n## user\nTool call error"
+        in outcome.transcript
+    )
 
 
 def test_a_run_that_saved_no_trajectory_says_so(tmp_path):
