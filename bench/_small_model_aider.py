@@ -2,7 +2,8 @@
 the task as one non-interactive `--message`, the task's files added on its command line when the set gives
 them (the small set; in the medium set aider finds them through its repo map), answers all "yes", never
 commits, samples at the benchmark's temperature (through a model settings file: aider has no flag for
-it). Tokens come from aider's own "Tokens: … sent, … received." lines, one per model call."""
+it). Tokens come from aider's own "Tokens: … sent, … received." lines, one per model call (a reply cut
+by a token limit prints none: then the shared server's count is used, when it runs)."""
 
 from __future__ import annotations
 

@@ -23,6 +23,9 @@ from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedServe
 from keel.agent.testing.scripted_wire import ScriptedToolCall, UsageOverride
 
 REQUEST_TIMEOUT = 1800.0  # seconds for one reply of a small model on two shared cores
+# a request that sets no reply limit may fill the rest of the window, as with llama.cpp's server
+# (keel's embedded default of 1,024 cut aider's whole files short; the engine caps it at the room left)
+NO_LIMIT = 1 << 20
 
 
 def served_name(model: str) -> str:
@@ -49,11 +52,11 @@ def as_reply(reply: ModelReply) -> Reply:
     )
 
 
-def max_tokens_of(request: ChatRequest) -> int | None:
-    """The reply limit a request asks for, under either of OpenAI's names (None: the model's own)."""
+def max_tokens_of(request: ChatRequest) -> int:
+    """The reply limit a request asks for, under either of OpenAI's names (NO_LIMIT: none asked)."""
     extra: dict[str, Any] = request.model_extra or {}
     value = extra.get("max_completion_tokens") or extra.get("max_tokens")
-    return int(value) if value else None
+    return int(value) if value else NO_LIMIT
 
 
 class EmbeddedServer:
@@ -65,6 +68,7 @@ class EmbeddedServer:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.lock = threading.Lock()
+        self.tokens = 0  # prompt and reply tokens of every reply so far
         self.server = ScriptedServer(script=self.respond, model_name=self.name)
 
     @property
@@ -82,9 +86,15 @@ class EmbeddedServer:
         """One request, after the one before it; a failed call is a 500 with its message."""
         with self.lock:
             try:
-                return as_reply(self.call(request).result(timeout=REQUEST_TIMEOUT))
+                reply = self.call(request).result(timeout=REQUEST_TIMEOUT)
+                self.tokens += reply.usage.total_tokens
+                return as_reply(reply)
             except Exception as exc:  # noqa: BLE001 - the client gets the error, the server goes on
                 return Reply(error=500, error_message=f"{type(exc).__name__}: {exc}")
+
+    def tokens_served(self) -> int:
+        """The prompt and reply tokens of every reply answered so far."""
+        return self.tokens
 
     def wait_idle(self) -> None:
         """Return once no reply is being made (one for a client stopped at its timeout goes on)."""

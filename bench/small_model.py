@@ -76,6 +76,8 @@ class Options:
     # attempt that was stopped at its timeout, so that it counts in no other attempt's time
     settle: Callable[[], None] = lambda: None
     served: str | None = None  # the embedded model the shared server serves, when it runs
+    # the tokens the shared server has answered so far: the count of a peer that reports none
+    served_tokens: Callable[[], int] = lambda: 0
 
     @property
     def shared_server(self) -> bool:
@@ -219,10 +221,13 @@ def peer_pass(options: Options, mode: str, results: dict[str, TaskResults]) -> N
     for attempt in range(1, options.repeat + 1):
         for task in options.tasks:
             options.settle()
+            served = options.served_tokens()
             if mode in EDIT_FORMATS:
                 run = run_aider(task, options.settings, mode, options.give_files)
             else:
                 run = run_mini(task, options.settings)
+            if not run.tokens:  # the peer reported none (aider stopped by a token limit, ...)
+                run.tokens = options.served_tokens() - served
             results[task.name].peers.setdefault(mode, []).append(run)
             print(
                 f"  {mode:<14} {task.name:<20} #{attempt} {verdict(run.passed)} "
@@ -319,7 +324,7 @@ def main() -> None:
         with EmbeddedServer(settings.model, settings.temperature) as server:
             options.served = settings.model
             settings.model, settings.api_base = f"openai/{server.name}", server.url
-            options.settle = server.wait_idle
+            options.settle, options.served_tokens = server.wait_idle, server.tokens_served
             announce(options)
             run_modes(options, results)
     else:

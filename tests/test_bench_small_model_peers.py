@@ -29,7 +29,7 @@ from _small_model_aider import (
 from _small_model_keel import KeelSettings
 from _small_model_mini import MINI, mini_command, read_mini, read_trajectory
 from _small_model_peers import Invocation, Outcome, install_commands, run_peer
-from _small_model_server import as_reply, max_tokens_of, served_name
+from _small_model_server import NO_LIMIT, as_reply, max_tokens_of, served_name
 from _small_model_summary import harness_stats, summary_lines
 from _small_model_tasks import load_tasks
 
@@ -316,4 +316,5 @@ def test_the_reply_limit_is_read_under_either_name():
     assert max_tokens_of(ChatRequest.model_validate({"messages": [], "max_tokens": 512})) == 512
     asked = {"messages": [], "max_completion_tokens": 64}
     assert max_tokens_of(ChatRequest.model_validate(asked)) == 64
-    assert max_tokens_of(ChatRequest.model_validate({"messages": []})) is None
+    # none asked: the rest of the window, as llama.cpp's server gives (not keel's embedded default)
+    assert max_tokens_of(ChatRequest.model_validate({"messages": []})) == NO_LIMIT > 100_000
