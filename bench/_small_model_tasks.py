@@ -1,8 +1,14 @@
 """The small-model benchmark's tasks: read from bench/small_model_tasks/, laid out in folders, checked.
 
-A task is a folder: `task.toml` (summary, prompt, check), `files/` (what the agent starts from), `check/`
+Two sets: `small` (bench/small_model_tasks/) and `medium` (bench/small_model_tasks_medium/, repositories
+too large to paste). A task is a folder: `task.toml` (summary, prompt, check), `files/` (what the agent starts from), `check/`
 (copied in only after the agent stops, so it never sees them) and `solution/` (the files a reference
 solution replaces or adds, which proves the check can pass).
+
+A medium task names instead a repository under `repos/` beside it (`repo = "ledger"`) and the breaks
+that make its defect (`[[breaks]]`: a file, the text it has, the text the task starts with): the files
+are that repository with the breaks made, the reference solution the repository as written. Several
+tasks share one repository, as issues of one project do.
 """
 
 from __future__ import annotations
@@ -17,7 +23,19 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 TASKS_DIR = Path(__file__).resolve().parent / "small_model_tasks"
+MEDIUM_TASKS_DIR = Path(__file__).resolve().parent / "small_model_tasks_medium"
+TASK_SETS = {"small": TASKS_DIR, "medium": MEDIUM_TASKS_DIR}  # --set's choices
 CHECK_TIMEOUT = 120.0  # seconds; every check runs in about one
+
+
+class Break(BaseModel):
+    """One change that makes a medium task's defect: `fixed` (once in `path`) becomes `broken`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    fixed: str
+    broken: str
 
 
 class TaskSpec(BaseModel):
@@ -28,6 +46,8 @@ class TaskSpec(BaseModel):
     summary: str
     prompt: str
     check: str  # a shell command, run in the workspace once the check files are in
+    repo: str | None = None  # a repository under repos/, for a task made by breaking it
+    breaks: list[Break] = []
 
 
 class Task(BaseModel):
@@ -59,9 +79,34 @@ def read_tree(folder: Path) -> dict[str, str]:
     }
 
 
+def broken_repository(folder: Path, spec: TaskSpec) -> tuple[dict[str, str], dict[str, str]]:
+    """(the files the task starts from, the reference solution) of a task made by breaking a
+    repository under `repos/` beside its folder."""
+    files = read_tree(folder.parent / "repos" / str(spec.repo))
+    if not files:
+        raise ValueError(f"{folder.name}: no repository repos/{spec.repo}")
+    solution = {}
+    for change in spec.breaks:
+        text = files.get(change.path, "")
+        if text.count(change.fixed) != 1:
+            raise ValueError(f"{folder.name}: the text to break is not once in {change.path}")
+        solution.setdefault(change.path, text)
+        files[change.path] = text.replace(change.fixed, change.broken)
+    return files, solution
+
+
 def load_task(folder: Path) -> Task:
     """The task stored in `folder`."""
     spec = TaskSpec.model_validate(tomllib.loads((folder / "task.toml").read_text()))
+    if spec.repo is not None:
+        files, solution = broken_repository(folder, spec)
+        return Task(
+            name=folder.name,
+            spec=spec,
+            files=files,
+            check_files=read_tree(folder / "check"),
+            solution=solution,
+        )
     return Task(
         name=folder.name,
         spec=spec,

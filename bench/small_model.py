@@ -1,18 +1,36 @@
-"""bench/small_model: a small local model on tiny coding tasks, in one call vs through keel's agent loop.
+"""bench/small_model: a small local model on coding tasks, in one call, through keel's agent loop, and
+through peer agents (aider, mini-swe-agent) on the same model.
 
-Two modes, the same model, the same tasks (bench/small_model_tasks/: a few small files, a terse prompt, and
-a check command run after the agent stops, with check files it never sees):
+Two task sets (--set): `small` (bench/small_model_tasks/: a few small files, a terse prompt) and `medium`
+(bench/small_model_tasks_medium/: repositories of 8-20 files, 40-90k characters, too large to paste, where
+the files to change must be found). Each task has a check command run after the agent stops, with check
+files it never sees. Modes, the same model, the same tasks:
   one-shot  one call through keel's model layer (ModelClient, no tools) with every file of the task pasted
             in the prompt; the whole files of its reply (`FILE: path` + a fenced block) are applied, then
             the check runs. The baseline: what the model can do when it needs no tools.
   keel      the files committed in a fresh git repo, then `python -m keel run --output-format stream-json`
             as a subprocess under a wall-clock timeout, then the check. Status, model calls and tokens
             come from its events; the events of failed tasks go to --out for reading.
-Both sample at --temperature (the embedded model through KEEL_LOCAL_TEMPERATURE; a server keeps its own
-default for keel's calls). One model process at a time: the one-shot pass ends its worker before keel runs.
+  aider-whole, aider-diff   aider-chat 0.86.2 (bench/_small_model_aider.py) with that edit format, the task
+            as one --message, the task's files given with --file in the small set (found through its
+            repo map in the medium set); tokens from its "Tokens:" lines.
+  mini-swe-agent   mini-swe-agent 2.4.6 (bench/_small_model_mini.py), its default config, the task as its
+            task text, keel's --max-steps as its step limit; tokens from its trajectory json.
+Each peer is installed on first use into a venv of its own under ~/.cache/keel/bench/peers (it says so),
+runs in a fresh git repository of the task under the same --timeout as keel, then the same check. Peers
+reach the model the way keel does: a server given with --api-base (llama.cpp's, vLLM, ...), or a hosted
+model by name. On the embedded model (no --api-base) with a peer among the modes, one OpenAI-compatible
+server of it is started here (bench/_small_model_server.py) and every mode, one-shot and keel included,
+goes through it, so that all harnesses reach the model the same way.
+The summary gives per harness the pass rate (k/n over tasks and repeats), median tokens and median wall
+time, then keel / best peer and keel / one-shot. Reported numbers use --repeat 3.
+All sample at --temperature (the embedded model through KEEL_LOCAL_TEMPERATURE, or the shared server's
+setting; a server of your own keeps its default for keel's calls). One model process at a time: the
+one-shot pass ends its worker before keel runs.
 Goal: keel pass rate / one-shot pass rate >= 1.0 (the loop must not make a small model worse than one call).
-Run: python bench/small_model.py [--model M] [--api-base URL] [--tasks a,b] [--modes one-shot,keel]
-       [--repeat K] [--timeout S] [--budget TOKENS] [--max-steps N] [--out DIR]
+Run: python bench/small_model.py [--set small|medium] [--model M] [--api-base URL] [--tasks a,b]
+       [--modes one-shot,keel,aider-whole,aider-diff,mini-swe-agent] [--repeat K] [--timeout S]
+       [--budget TOKENS] [--max-steps N] [--out DIR]
 """
 
 from __future__ import annotations
@@ -22,20 +40,27 @@ import asyncio
 import json
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
+from _small_model_aider import EDIT_FORMATS, run_aider
 from _small_model_keel import KeelRun, KeelSettings, read_events, run_keel, transcript
+from _small_model_mini import run_mini
 from _small_model_one_shot import OneShotRun, one_shot
-from _small_model_tasks import Task, load_tasks, task_names
+from _small_model_peers import PeerRun
+from _small_model_server import EmbeddedServer
+from _small_model_summary import PEER_MODES, summary_lines
+from _small_model_tasks import TASK_SETS, Task, load_tasks, task_names
 
 from keel.agent.model.client import ModelClient
 from keel.agent.model.local.catalog import default_model
 from keel.agent.model.local.names import is_embedded
 from keel.agent.model.served_model import served_model
 
-MODES = ("one-shot", "keel")
+MODES = ("one-shot", "keel", *PEER_MODES)
+DEFAULT_MODES = ("one-shot", "keel")
 
 
 @dataclass
@@ -45,8 +70,25 @@ class Options:
     tasks: list[Task]
     modes: list[str]
     repeat: int
-    settings: KeelSettings  # the model, its api_base and temperature serve the one-shot mode too
+    settings: KeelSettings  # the model, its api_base and temperature serve every mode
     out: Path | None
+    task_set: str = "small"
+    # called before each attempt: with the shared server, waits out a reply still being made for an
+    # attempt that was stopped at its timeout, so that it counts in no other attempt's time
+    settle: Callable[[], None] = lambda: None
+    served: str | None = None  # the embedded model the shared server serves, when it runs
+    # the tokens the shared server has answered so far: the count of a peer that reports none
+    served_tokens: Callable[[], int] = lambda: 0
+
+    @property
+    def shared_server(self) -> bool:
+        """Whether every mode goes through one server started here: peers run on the embedded model."""
+        return is_embedded(self.settings.model) and any(mode in PEER_MODES for mode in self.modes)
+
+    @property
+    def give_files(self) -> bool:
+        """Whether aider gets the task's files on its command line: in the small set, where they fit."""
+        return self.task_set == "small"
 
 
 @dataclass
@@ -55,21 +97,29 @@ class TaskResults:
 
     one_shot: list[OneShotRun] = field(default_factory=list)
     keel: list[KeelRun] = field(default_factory=list)
+    peers: dict[str, list[PeerRun]] = field(default_factory=dict)
+
+    def by_mode(self) -> dict[str, Sequence[Any]]:
+        """Every mode's attempts, by the mode's name."""
+        return {"one-shot": self.one_shot, "keel": self.keel, **self.peers}
 
 
 def parse_options(argv: list[str] | None = None) -> Options:
     """The options, with the model resolved (a server's only model when only --api-base is given)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", default="small", choices=sorted(TASK_SETS), dest="task_set")
     parser.add_argument(
         "--model", help="a litellm model name (default: the default embedded model)"
     )
     parser.add_argument("--api-base", help="an OpenAI-compatible server (llama.cpp, vLLM, ...)")
     parser.add_argument("--tasks", help=f"a subset, comma-separated: {','.join(task_names())}")
-    parser.add_argument("--modes", default=",".join(MODES), help="one-shot,keel (default: both)")
+    parser.add_argument(
+        "--modes", default=",".join(DEFAULT_MODES), help=f"any of {','.join(MODES)}"
+    )
     parser.add_argument("--repeat", type=int, default=1, help="attempts per task and mode")
-    parser.add_argument("--timeout", type=float, default=600, help="seconds per keel run")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds per agent run")
     parser.add_argument("--budget", type=int, default=100_000, help="tokens per keel run")
-    parser.add_argument("--max-steps", type=int, default=20, help="steps per keel run")
+    parser.add_argument("--max-steps", type=int, default=20, help="steps per keel / mini run")
     parser.add_argument("--temperature", type=float, default=0.2)
     parser.add_argument("--out", type=Path, help="write results.json and failed transcripts here")
     args = parser.parse_args(argv)
@@ -82,7 +132,7 @@ def parse_options(argv: list[str] | None = None) -> Options:
     if api_base and not model:
         model, api_base = served_model(api_base)
     try:
-        tasks = load_tasks(args.tasks.split(",") if args.tasks else None)
+        tasks = load_tasks(args.tasks.split(",") if args.tasks else None, TASK_SETS[args.task_set])
     except ValueError as exc:
         parser.error(str(exc))
     settings = KeelSettings(
@@ -93,7 +143,14 @@ def parse_options(argv: list[str] | None = None) -> Options:
         timeout=args.timeout,
         temperature=args.temperature,
     )
-    return Options(tasks=tasks, modes=modes, repeat=args.repeat, settings=settings, out=args.out)
+    return Options(
+        tasks=tasks,
+        modes=modes,
+        repeat=args.repeat,
+        settings=settings,
+        out=args.out,
+        task_set=args.task_set,
+    )
 
 
 def save(out: Path | None, name: str, text: str) -> None:
@@ -119,6 +176,7 @@ async def one_shot_pass(options: Options, results: dict[str, TaskResults]) -> No
     try:
         for attempt in range(1, options.repeat + 1):
             for task in options.tasks:
+                options.settle()
                 try:
                     run = await one_shot(client, task)
                 except Exception as exc:  # noqa: BLE001 - a failed call fails this task; the rest go on
@@ -126,7 +184,7 @@ async def one_shot_pass(options: Options, results: dict[str, TaskResults]) -> No
                     run = OneShotRun(False, 0.0, 0, applied=[], reply=failed, check_output="")
                 results[task.name].one_shot.append(run)
                 print(
-                    f"  one-shot {task.name:<20} #{attempt} {verdict(run.passed)} "
+                    f"  {'one-shot':<14} {task.name:<20} #{attempt} {verdict(run.passed)} "
                     f"{run.tokens:>6} tokens {run.seconds:6.1f} s  applied {run.applied}",
                     flush=True,
                 )
@@ -145,10 +203,11 @@ def keel_pass(options: Options, results: dict[str, TaskResults]) -> None:
     """Every task once per repeat through `keel run`; failures' events, stderr and checks go to --out."""
     for attempt in range(1, options.repeat + 1):
         for task in options.tasks:
+            options.settle()
             run = run_keel(task, options.settings)
             results[task.name].keel.append(run)
             print(
-                f"  keel     {task.name:<20} #{attempt} {verdict(run.passed)} "
+                f"  {'keel':<14} {task.name:<20} #{attempt} {verdict(run.passed)} "
                 f"{run.tokens:>6} tokens {run.seconds:6.1f} s  {run.status}, {run.calls} calls",
                 flush=True,
             )
@@ -158,6 +217,29 @@ def keel_pass(options: Options, results: dict[str, TaskResults]) -> None:
                 readable = transcript(read_events(run.events))
                 text = f"{readable}\n\n# stderr\n\n{run.stderr}\n# check\n\n{run.check_output}"
                 save(options.out, f"{stem}.md", text)
+
+
+def peer_pass(options: Options, mode: str, results: dict[str, TaskResults]) -> None:
+    """Every task once per repeat through one peer; failures' output and checks go to --out."""
+    for attempt in range(1, options.repeat + 1):
+        for task in options.tasks:
+            options.settle()
+            served = options.served_tokens()
+            if mode in EDIT_FORMATS:
+                run = run_aider(task, options.settings, mode, options.give_files)
+            else:
+                run = run_mini(task, options.settings)
+            if not run.tokens:  # the peer reported none (aider stopped by a token limit, ...)
+                run.tokens = options.served_tokens() - served
+            results[task.name].peers.setdefault(mode, []).append(run)
+            print(
+                f"  {mode:<14} {task.name:<20} #{attempt} {verdict(run.passed)} "
+                f"{run.tokens:>6} tokens {run.seconds:6.1f} s  {run.status}, {run.calls} calls",
+                flush=True,
+            )
+            if not run.passed:
+                text = f"# output\n\n{run.output}\n\n# check\n\n{run.check_output}"
+                save(options.out, f"{mode}/{task.name}-{attempt}.md", text)
 
 
 def rate(passed: list[bool]) -> str:
@@ -171,10 +253,12 @@ def mean(values: Sequence[float]) -> float:
 
 
 def report(tasks: list[Task], results: dict[str, TaskResults]) -> None:
-    """One row per task, then both pass rates and their ratio."""
+    """One row per task (each peer's rate at its end), then the pass rates and ratios, then the
+    summary per harness."""
+    peers = [mode for mode in PEER_MODES if any(got.peers.get(mode) for got in results.values())]
     print(
         f"\n{'task':<20} {'one-shot':>8} {'keel':>5}  {'keel status':<22} {'calls':>5} "
-        f"{'tokens':>7} {'keel s':>7} {'1-shot s':>8}"
+        f"{'tokens':>7} {'keel s':>7} {'1-shot s':>8}" + "".join(f" {mode:>14}" for mode in peers)
     )
     for task in tasks:
         got = results[task.name]
@@ -185,6 +269,7 @@ def report(tasks: list[Task], results: dict[str, TaskResults]) -> None:
             f"{rate([r.passed for r in got.keel]):>5}  {status or '-':<22} "
             f"{mean([r.calls for r in got.keel]):5.1f} {mean([r.tokens for r in got.keel]):7.0f} "
             f"{mean([r.seconds for r in got.keel]):7.1f} {mean([r.seconds for r in got.one_shot]):8.1f}"
+            + "".join(f" {rate([r.passed for r in got.peers.get(m, [])]):>14}" for m in peers)
         )
     one = [run.passed for got in results.values() for run in got.one_shot]
     keel = [run.passed for got in results.values() for run in got.keel]
@@ -194,43 +279,76 @@ def report(tasks: list[Task], results: dict[str, TaskResults]) -> None:
         ratio = f"{mean(keel) / mean(one):.2f}" if any(one) else "n/a (one-shot solved nothing)"
         line += f"; keel/one-shot {ratio} (goal >= 1.0)"
     print(line)
+    by_mode: dict[str, list[Any]] = {}
+    for got in results.values():
+        for mode, runs in got.by_mode().items():
+            by_mode.setdefault(mode, []).extend(runs)
+    print("\n".join(summary_lines(by_mode)))
 
 
 def write_results(out: Path, options: Options, results: dict[str, TaskResults]) -> None:
     """results.json: the settings and every attempt's figures (the long texts are in the transcripts)."""
-    long_fields = {"reply", "events", "stderr", "check_output"}
+    long_fields = {"reply", "events", "stderr", "check_output", "output"}
     rows = {
         name: {
             mode: [{k: v for k, v in asdict(run).items() if k not in long_fields} for run in runs]
-            for mode, runs in (("one-shot", got.one_shot), ("keel", got.keel))
+            for mode, runs in got.by_mode().items()
         }
         for name, got in results.items()
     }
-    settings = asdict(options.settings) | {"modes": options.modes, "repeat": options.repeat}
+    settings = asdict(options.settings) | {
+        "modes": options.modes,
+        "repeat": options.repeat,
+        "set": options.task_set,
+        "shared_server_of": options.served,
+    }
     (out / "results.json").write_text(json.dumps({"settings": settings, "tasks": rows}, indent=2))
 
 
-def main() -> None:
-    """One-shot pass, then keel pass (one model process at a time), then the report."""
-    options = parse_options()
-    settings = options.settings
-    results = {task.name: TaskResults() for task in options.tasks}
-    where = f" at {settings.api_base}" if settings.api_base else ""
-    print(
-        f"model {settings.model}{where}; {len(options.tasks)} tasks x {options.repeat}; keel: "
-        f"budget {settings.budget}, {settings.max_steps} steps, {settings.timeout:.0f} s",
-        flush=True,
-    )
-    if options.out:
-        options.out.mkdir(parents=True, exist_ok=True)
+def run_modes(options: Options, results: dict[str, TaskResults]) -> None:
+    """One-shot pass, keel pass, then each peer's: one model process at a time."""
     if "one-shot" in options.modes:
         asyncio.run(one_shot_pass(options, results))
     if "keel" in options.modes:
         keel_pass(options, results)
+    for mode in PEER_MODES:
+        if mode in options.modes:
+            peer_pass(options, mode, results)
+
+
+def main() -> None:
+    """The passes (all through one server of the embedded model when peers run on it), the report."""
+    options = parse_options()
+    settings = options.settings
+    results = {task.name: TaskResults() for task in options.tasks}
+    if options.out:
+        options.out.mkdir(parents=True, exist_ok=True)
+    if options.shared_server:
+        with EmbeddedServer(settings.model, settings.temperature) as server:
+            options.served = settings.model
+            settings.model, settings.api_base = f"openai/{server.name}", server.url
+            options.settle, options.served_tokens = server.wait_idle, server.tokens_served
+            announce(options)
+            run_modes(options, results)
+    else:
+        announce(options)
+        run_modes(options, results)
     report(options.tasks, results)
     if options.out:
         write_results(options.out, options, results)
         print(f"results and the transcripts of failures: {options.out}", file=sys.stderr)
+
+
+def announce(options: Options) -> None:
+    """What runs, on which model, under which limits."""
+    settings = options.settings
+    where = f" at {settings.api_base}" if settings.api_base else ""
+    print(
+        f"model {settings.model}{where}; {options.task_set} set, {len(options.tasks)} tasks x "
+        f"{options.repeat}; modes {','.join(options.modes)}; budget {settings.budget}, "
+        f"{settings.max_steps} steps, {settings.timeout:.0f} s per agent run",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,117 @@
+"""One OpenAI-compatible server for the embedded model, shared by every mode of the small-model benchmark
+when peers run: the peers only speak HTTP, and the one-shot and keel modes must then reach the model the
+same way for the comparison to be fair.
+
+keel has no serving command of its own, so this is keel's embedded model (its worker process, through
+ModelClient: the same chat template, tool prompt and reply reading as `keel run` gets) behind the HTTP
+layer of keel's scripted server, on 127.0.0.1. One request at a time: there is one model process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, Self
+
+from keel.agent.model.client import ModelClient
+from keel.agent.model.local.catalog import embedded_model
+from keel.agent.model.local.names import file_of
+from keel.agent.model.reply import ModelReply
+from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedServer
+from keel.agent.testing.scripted_wire import ScriptedToolCall, UsageOverride
+
+REQUEST_TIMEOUT = 1800.0  # seconds for one reply of a small model on two shared cores
+# a request that sets no reply limit may fill the rest of the window, as with llama.cpp's server
+# (keel's embedded default of 1,024 cut aider's whole files short; the engine caps it at the room left)
+NO_LIMIT = 1 << 20
+
+
+def served_name(model: str) -> str:
+    """The name the server lists for the embedded model `model` (its catalog name: it says the size,
+    as a user's own server would, e.g. qwen2.5-coder-1.5b-instruct; a GGUF file's stem)."""
+    path = file_of(model)
+    return Path(path).stem if path is not None else embedded_model(model).name
+
+
+def as_reply(reply: ModelReply) -> Reply:
+    """The model's reply as the HTTP layer sends it: text, tool calls with their ids, real usage."""
+    return Reply(
+        text=reply.text,
+        tool_calls=[
+            ScriptedToolCall(name=call.name, arguments=call.arguments or "{}", id=call.id or None)
+            for call in reply.tool_calls
+        ],
+        finish_reason=reply.finish_reason,
+        usage=UsageOverride(
+            prompt_tokens=reply.usage.prompt_tokens,
+            completion_tokens=reply.usage.completion_tokens,
+            total_tokens=reply.usage.total_tokens,
+        ),
+    )
+
+
+def max_tokens_of(request: ChatRequest) -> int:
+    """The reply limit a request asks for, under either of OpenAI's names (NO_LIMIT: none asked)."""
+    extra: dict[str, Any] = request.model_extra or {}
+    value = extra.get("max_completion_tokens") or extra.get("max_tokens")
+    return int(value) if value else NO_LIMIT
+
+
+class EmbeddedServer:
+    """The embedded model `model` served at `url` (…/v1) as `name`, sampling at `temperature`."""
+
+    def __init__(self, model: str, temperature: float) -> None:
+        self.name = served_name(model)
+        self.client = ModelClient(model=model, extra={"temperature": temperature})
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.lock = threading.Lock()
+        self.tokens = 0  # prompt and reply tokens of every reply so far
+        self.server = ScriptedServer(script=self.respond, model_name=self.name)
+
+    @property
+    def url(self) -> str:
+        """The base URL clients are given."""
+        return self.server.url
+
+    def call(self, request: ChatRequest) -> Future[ModelReply]:
+        """The model's reply to `request`, computed on the server's own event loop."""
+        messages, tools = request.messages, request.tools or None
+        reply = self.client.complete(messages, tools, lambda _text: None, max_tokens_of(request))
+        return asyncio.run_coroutine_threadsafe(reply, self.loop)
+
+    def respond(self, request: ChatRequest) -> Reply:
+        """One request, after the one before it; a failed call is a 500 with its message."""
+        with self.lock:
+            try:
+                reply = self.call(request).result(timeout=REQUEST_TIMEOUT)
+                self.tokens += reply.usage.total_tokens
+                return as_reply(reply)
+            except Exception as exc:  # noqa: BLE001 - the client gets the error, the server goes on
+                return Reply(error=500, error_message=f"{type(exc).__name__}: {exc}")
+
+    def tokens_served(self) -> int:
+        """The prompt and reply tokens of every reply answered so far."""
+        return self.tokens
+
+    def wait_idle(self) -> None:
+        """Return once no reply is being made (one for a client stopped at its timeout goes on)."""
+        with self.lock:
+            pass
+
+    def __enter__(self) -> Self:
+        self.thread.start()
+        self.server.start()
+        print(f"serving {self.name} (keel's embedded model) at {self.url}", flush=True)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from keel.agent.model.local.endpoint import stop_workers
+
+        self.server.stop()
+        asyncio.run_coroutine_threadsafe(self.client.aclose(), self.loop).result(timeout=30)
+        stop_workers()
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
