@@ -301,10 +301,10 @@ class ProfileChanged(Event):
 
 
 class VerificationCheck(Model):
-    """One check of the files a task changed: syntax, lint or the project's tests; `output` is a failure's
-    output, capped."""
+    """One check of the files a task changed: syntax, lint, what other files import from them, or the project's
+    tests; `output` is a failure's output, capped."""
 
-    name: Literal["syntax", "lint", "tests"]
+    name: Literal["syntax", "lint", "imports", "tests"]
     status: Literal["passed", "failed", "skipped"]
     summary: str
     output: str = ""

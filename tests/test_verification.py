@@ -53,6 +53,7 @@ async def test_a_syntax_error_goes_back_to_a_small_model_which_fixes_it(scripted
     assert first.files == ["calc.py"] and [c.name for c in second.checks] == [
         "syntax",
         "lint",
+        "imports",
         "tests",
     ]
     assert finished.final_message.startswith("Fixed add, for real.")

@@ -11,6 +11,7 @@ from typing import Any
 
 from keel.agent.context.files_that_matter import files_that_matter, share_of_window
 from keel.agent.context.small_project import small_project
+from keel.agent.generic_failures import echo_of_keel
 from keel.agent.model.reply import ModelReply
 from keel.agent.protocol import AnyEvent, ToolCall, UserMessage
 from keel.agent.reply_reading import ReadReply
@@ -66,10 +67,11 @@ class SmallModel(Strategy):
         a reply of definitions in a fenced block with no file named puts them into their file, and an
         edit_file replacing a definition's first line with a whole definition replaces the definition."""
         read = super().read(reply, at)
-        if read.problem is None and not read.calls:
+        # code it gave counts before a step it announced; an echo of keel's own files never does
+        if not read.calls and not echo_of_keel(reply.text, at.state):
             writes = snippet_writes(reply.text, at)
             calls = [ToolCall(id=at.state.call_id(n), **w) for n, w in enumerate(writes, 1)]
-            return read.model_copy(update={"calls": calls}) if calls else read
+            return ReadReply(calls=calls) if calls else read
         widened = [widened_edit(call, at) for call in read.calls]
         return read.model_copy(update={"calls": widened})
 

@@ -8,6 +8,7 @@ import shlex
 from pathlib import Path
 
 from keel.agent.protocol import VerificationCheck
+from keel.agent.verification.imports import missing_imports, python_files
 from keel.agent.verification.related_tests import candidate_tests, importing_tests
 from keel.agent.verification.syntax import syntax_errors
 from keel.prompts import plural
@@ -78,6 +79,21 @@ async def check_lint(files: list[Path], ctx: ToolContext) -> VerificationCheck:
     return VerificationCheck(name="lint", status="passed", summary=f"{names}{notes}")
 
 
+def check_imports(ctx: ToolContext, changed: list[str]) -> VerificationCheck:
+    """The project's Python files still find every name they import from a changed module."""
+    if not any(rel.endswith(".py") for rel in changed):
+        return VerificationCheck(name="imports", status="skipped", summary="no Python file changed")
+    problems = missing_imports(ctx.root, changed, python_files(ctx.root))
+    if problems:
+        return VerificationCheck(
+            name="imports",
+            status="failed",
+            summary=f"{plural(len(problems), 'name')} imported but not defined",
+            output=_listed(problems),
+        )
+    return VerificationCheck(name="imports", status="passed", summary="what other files import")
+
+
 def command_for_tests(ctx: ToolContext, changed: list[str], known: str | None) -> str | None:
     """The project's test command when known, else pytest on the tests importing a changed module."""
     if known:
@@ -127,7 +143,11 @@ async def run_checks(
     """Every check of the changed files (workspace-relative; files since deleted only count for the tests)."""
     files = [ctx.root / rel for rel in changed if (ctx.root / rel).is_file()]
     syntax, clean = await asyncio.to_thread(check_syntax, files, ctx.root)
-    checks = [syntax, await check_lint(clean, ctx)]
+    checks = [
+        syntax,
+        await check_lint(clean, ctx),
+        await asyncio.to_thread(check_imports, ctx, changed),
+    ]
     if syntax.status == "failed":  # the tests could only fail the same way
         checks.append(
             VerificationCheck(
