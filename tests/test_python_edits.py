@@ -121,3 +121,19 @@ async def test_a_small_models_header_edit_replaces_the_whole_function(scripted_s
     )
     text = (workspace / "stats.py").read_text()
     assert text.startswith(new + "\n\n\ndef total(values):"), text
+
+
+async def test_edit_first_the_call_after_the_files_offers_no_tools(scripted_server, tmp_path):
+    """A small model's change task: the files come with it and the next call asks for the files it changes,
+    as one call would (no tools offered); the calls after that offer the tools again."""
+    workspace = git_repo(tmp_path / "repo", {"stats.py": STATS})
+    whole = STATS.replace(
+        "return sum(values) / len(values)", "return sum(values) / max(len(values), 1)"
+    )
+    server = scripted_server(
+        [Reply(text=f"FILE: stats.py\n```python\n{whole}```"), Reply(text="Done.")]
+    )
+    await run_task(served_settings(server, workspace), "make mean() return 0 for an empty list")
+    assert (workspace / "stats.py").read_text() == whole
+    assert "FILE: <path>" in server.requests[0].last_text("user")
+    assert not server.requests[0].tools and server.requests[1].tools

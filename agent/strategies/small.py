@@ -15,6 +15,7 @@ from keel.agent.generic_failures import echo_of_keel
 from keel.agent.model.reply import ModelReply
 from keel.agent.protocol import AnyEvent, ToolCall, UserMessage
 from keel.agent.reply_reading import ReadReply
+from keel.agent.state import SessionState
 from keel.agent.strategies.base import Repeat, Strategy, Workspace
 from keel.agent.strategies.heuristics import asks_for_change
 from keel.agent.strategies.python_reading import snippet_writes, widened_edit
@@ -61,6 +62,14 @@ class SmallModel(Strategy):
             at.tool_context.note_read(root / file.path)
         text = render("project_files", files=files, task=state.task_prompt, partial=partial)
         return [UserMessage(text=text, origin="keel", purpose="context")]
+
+    def request_tools(
+        self, state: SessionState, offered: list[dict[str, Any]] | None
+    ) -> list[dict[str, Any]] | None:
+        """Edit first: the call that follows the project's files offers no tools, so the model answers with
+        the files it changes, as it would in one call (its tool calls are where a small model fails most);
+        the tools come back for the rest of the task (verification's failures, a nudge)."""
+        return [] if state.strategy.files_just_given else super().request_tools(state, offered)
 
     def read(self, reply: ModelReply, at: Workspace) -> ReadReply:
         """As any reply is read, and then as a small model means its Python edits (strategies/python_edits):

@@ -31,6 +31,9 @@ class StrategyState:
         frozenset()
     )  # the files this task's diffs name (agent/verification)
     verifications: int = 0  # keel's checks of this task's changes so far
+    files_just_given: bool = (
+        False  # keel gave the project's files and the model has not replied yet
+    )
 
 
 def apply_to_strategy(part: StrategyState, event: AnyEvent, same_call: bool) -> StrategyState:
@@ -51,9 +54,12 @@ def apply_to_strategy(part: StrategyState, event: AnyEvent, same_call: bool) -> 
                 part,
                 nudged=part.nudged or event.purpose == "nudge",
                 answer_requested=event.purpose == "answer",
+                files_just_given=event.purpose == "context",
             )
         case AssistantMessage():
-            return replace(part, answer_requested=False) if part.answer_requested else part
+            if part.answer_requested or part.files_just_given:
+                return replace(part, answer_requested=False, files_just_given=False)
+            return part
         case ToolStarted():
             return replace(part, last_ran_ok=part.last_ran_ok and same_call)
         case ToolFinished():
