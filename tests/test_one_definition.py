@@ -110,6 +110,7 @@ def test_every_run_setting_of_the_config_reaches_the_session(tmp_path):
         "checkpoints": False,
         "record_tokens": True,
         "test_command": "python3 -m pytest -q",
+        "run_test_command": False,
         "context": {"summarize_at": 0.5, "keep_tool_outputs": 5},
         "sandbox": {"mode": "read-only", "network": True},
         "loop": {"max_corrections": 5, "nudge_without_change": "always"},
