@@ -137,3 +137,21 @@ async def test_edit_first_the_call_after_the_files_offers_no_tools(scripted_serv
     assert (workspace / "stats.py").read_text() == whole
     assert "FILE: <path>" in server.requests[0].last_text("user")
     assert not server.requests[0].tools and server.requests[1].tools
+
+
+async def test_a_small_model_sending_the_file_unchanged_again_ends_instead_of_looping(
+    scripted_server, tmp_path
+):
+    """After its edit the 1.5B sent the same whole file again and again until the loop guard stopped the task
+    (`loop_detected`): a whole file in its text that changes nothing is no call, so that reply is its answer."""
+    workspace = git_repo(tmp_path / "repo", {"stats.py": STATS})
+    whole = STATS.replace(
+        "return sum(values) / len(values)", "return sum(values) / max(len(values), 1)"
+    )
+    again = Reply(text=f"FILE: stats.py\n```python\n{whole}```")
+    server = scripted_server([again, again, again, again, again, Reply(text="Done.")])
+    events, _ = await run_task(
+        served_settings(server, workspace, loop={"verify": "never"}), "make mean() return 0 for []"
+    )
+    assert (workspace / "stats.py").read_text() == whole
+    assert events[-1].status == "completed" and len(server.requests) == 2

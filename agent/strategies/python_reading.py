@@ -77,3 +77,27 @@ def widened_edit(call: ToolCall, at: Workspace) -> ToolCall:
     if wider is None:
         return call
     return call.model_copy(update={"arguments": json.dumps({**args, "old_string": wider})})
+
+
+def rewrites_unchanged(call: ToolCall, at: Workspace) -> bool:
+    """A write_file of a workspace file with exactly the content it has: a small model echoing the file it was
+    given (or just wrote) instead of changing it."""
+    if call.name != "write_file":
+        return False
+    try:
+        args = json.loads(call.arguments)
+        if not isinstance(args, dict) or not isinstance(args.get("content"), str):
+            return False
+        return bool(
+            at.tool_context.resolve(args["path"]).read_text(encoding="utf-8") == args["content"]
+        )
+    except (
+        json.JSONDecodeError,
+        KeyError,
+        TypeError,
+        OSError,
+        UnicodeDecodeError,
+        ValueError,
+        ToolError,
+    ):
+        return False

@@ -18,7 +18,7 @@ from keel.agent.reply_reading import ReadReply
 from keel.agent.state import SessionState
 from keel.agent.strategies.base import Repeat, Strategy, Workspace
 from keel.agent.strategies.heuristics import asks_for_change
-from keel.agent.strategies.python_reading import snippet_writes, widened_edit
+from keel.agent.strategies.python_reading import rewrites_unchanged, snippet_writes, widened_edit
 from keel.agent.system_prompt import PromptStyle
 from keel.prompts import render
 from keel.tools import small_model_tools
@@ -81,6 +81,9 @@ class SmallModel(Strategy):
             writes = snippet_writes(reply.text, at)
             calls = [ToolCall(id=at.state.call_id(n), **w) for n, w in enumerate(writes, 1)]
             return ReadReply(calls=calls) if calls else read
+        echoed = read.calls and all(rewrites_unchanged(call, at) for call in read.calls)
+        if echoed and not reply.tool_calls:  # whole files in its text, exactly as they are: no edit
+            return ReadReply()
         widened = [widened_edit(call, at) for call in read.calls]
         return read.model_copy(update={"calls": widened})
 
