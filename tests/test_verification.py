@@ -11,6 +11,7 @@ from session_support import until_finished
 from small_model_support import (
     CALC,
     CAPABLE,
+    FIX,
     SMALL,
     call,
     keel_messages,
@@ -230,3 +231,41 @@ def test_an_untrusted_repositorys_test_command_is_not_run_by_keel(
     assert (workspace / "ran-by-keel").exists() is trusted
     if not trusted:
         assert "test_command (as a command keel runs to verify changes)" in result.stderr
+
+
+CALC_TESTED = {
+    **CALC,
+    "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+}
+
+
+async def test_a_small_model_told_to_make_a_test_pass_sees_how_it_fails_with_the_files(
+    scripted_server, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    workspace = git_repo(tmp_path / "repo", CALC_TESTED)
+    server = scripted_server([call("edit_file", **FIX), Reply(text="Fixed add.")])
+    events, _ = await run_task(served_settings(server, workspace), "make the failing test pass")
+    (given,) = keel_messages(events, "context")
+    assert "The project's tests fail now" in given and "test_calc.py" in given
+    assert "assert -1 == 5" in given  # pytest's own account of the failure
+    assert "assert -1 == 5" in server.requests[0].last_text("user")
+    assert verifications(events)[-1].passed
+
+
+async def test_passing_tests_or_a_capable_model_get_no_test_run_up_front(
+    scripted_server, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    passing = {**CALC_TESTED, "calc.py": "def add(a, b):\n    return a + b\n"}
+    workspace = git_repo(tmp_path / "repo", passing)
+    server = scripted_server([Reply(text="Nothing to fix.")])
+    events, _ = await run_task(served_settings(server, workspace), "make the failing test pass")
+    (given,) = keel_messages(events, "context")
+    assert "tests fail" not in given
+    capable_at = git_repo(tmp_path / "capable", CALC_TESTED)
+    server = scripted_server([Reply(text="Nothing to fix.")])
+    settings = served_settings(server, capable_at, model=CAPABLE)
+    events, _ = await run_task(settings, "make the failing test pass")
+    assert keel_messages(events, "context") == []
+    assert "tests fail" not in server.requests[0].last_text("user")

@@ -6,26 +6,30 @@ when a task that asks for a change ends with nothing changed."""
 from __future__ import annotations
 
 import asyncio
+import shlex
 from collections.abc import Callable
 from typing import Any
 
 from keel.agent.context.files_that_matter import files_that_matter, share_of_window
-from keel.agent.context.small_project import small_project
+from keel.agent.context.small_project import ProjectFile, small_project
 from keel.agent.generic_failures import echo_of_keel
 from keel.agent.model.reply import ModelReply
-from keel.agent.protocol import AnyEvent, ToolCall, UserMessage
+from keel.agent.protocol import AnyEvent, ToolCall, UserMessage, VerificationCheck
 from keel.agent.reply_reading import ReadReply
 from keel.agent.state import SessionState
 from keel.agent.strategies.base import Repeat, Strategy, Workspace
 from keel.agent.strategies.heuristics import asks_for_change
 from keel.agent.strategies.python_reading import rewrites_unchanged, snippet_writes, widened_edit
 from keel.agent.system_prompt import PromptStyle
+from keel.agent.verification.checks import PYTEST, check_tests
+from keel.agent.verification.related_tests import is_test_file
 from keel.prompts import render
 from keel.tools import small_model_tools
 from keel.tools.base import Tool, ToolKind, ToolResult
 
 # the third identical read in a row (the second, for a question): its answer is asked for
 ASK_ANSWER_AT = 3
+TESTS_UP_FRONT_TIMEOUT = 60  # seconds: the tests of a project small enough to paste
 
 
 class SmallModel(Strategy):
@@ -60,8 +64,23 @@ class SmallModel(Strategy):
             return []
         for file in files:
             at.tool_context.note_read(root / file.path)
-        text = render("project_files", files=files, task=state.task_prompt, partial=partial)
+        failing = await self.failing_tests(files, at) if self.verifies() else None
+        text = render(
+            "project_files", files=files, task=state.task_prompt, partial=partial, failing=failing
+        )
         return [UserMessage(text=text, origin="keel", purpose="context")]
+
+    @staticmethod
+    async def failing_tests(files: list[ProjectFile], at: Workspace) -> VerificationCheck | None:
+        """The given test files run as verification runs them, when they fail: a small model told "make the
+        test pass" sees which test and how, as it would after its first edit (None when they pass or cannot
+        run)."""
+        tests = [file.path for file in files if is_test_file(file.path)]
+        if not tests or not at.commands_allowed:
+            return None
+        command = f"{PYTEST} {shlex.join(tests)}"
+        check = await check_tests(at.tool_context, command, True, TESTS_UP_FRONT_TIMEOUT)
+        return check if check.status == "failed" else None
 
     def request_tools(
         self, state: SessionState, offered: list[dict[str, Any]] | None
