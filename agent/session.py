@@ -55,6 +55,7 @@ from keel.agent.protocol import (
 from keel.agent.settings import SessionSettings
 from keel.agent.state import LimitExceeded, SessionState
 from keel.agent.store import SessionLog, new_session_id, read_events, sessions_dir
+from keel.agent.subagents import with_subagents
 from keel.agent.strategies.base import Strategy
 from keel.agent.strategies.choose import strategy_for
 from keel.agent.system_prompt import SystemPrompt
@@ -106,8 +107,9 @@ class Session:
         self.profile = profile
         self.strategy = strategy_for(profile, settings.loop)
         self._tools_given = tools is not None
+        given = tools if tools is not None else self.strategy.tools()
         self.registry = ToolRegistry(
-            tools if tools is not None else self.strategy.tools(), redact=self.redactor.redact
+            with_subagents(given, settings, self._emit, self._current), redact=self.redactor.redact
         )
         self._resumed = bool(prior)
         self.tool_context = ToolContext(

@@ -1,0 +1,31 @@
+"""Subagents: the `task` tool's child sessions and the agent definitions they run (README: "Subagents")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from keel.agent.protocol import AnyEvent
+    from keel.agent.settings import SessionSettings
+    from keel.agent.state import SessionState
+    from keel.tools.base import Tool
+
+
+def with_subagents(
+    tools: list[Tool[Any]],
+    settings: SessionSettings,
+    emit: Callable[[AnyEvent], None],
+    current: Callable[[], SessionState],
+) -> list[Tool[Any]]:
+    """The session's tools with its `task` tool bound to a runner of child sessions (and its description
+    listing the agents defined for this workspace); tools without `task` are returned as they are."""
+    if not any(tool.name == "task" for tool in tools):
+        return tools
+    from keel.agent.subagents.runner import SubagentRunner
+    from keel.tools.task import task_tool_for
+
+    names = [tool.name for tool in tools]
+    runner = SubagentRunner(settings, emit, current, lambda: names)
+    task = task_tool_for(runner, runner.agents_text())
+    return [task if tool.name == "task" else tool for tool in tools]
