@@ -55,9 +55,9 @@ from keel.agent.protocol import (
 from keel.agent.settings import SessionSettings
 from keel.agent.state import LimitExceeded, SessionState
 from keel.agent.store import SessionLog, new_session_id, read_events, sessions_dir
-from keel.agent.subagents import with_subagents
 from keel.agent.strategies.base import Strategy
 from keel.agent.strategies.choose import strategy_for
+from keel.agent.subagents import with_subagents
 from keel.agent.system_prompt import SystemPrompt
 from keel.agent.workspace_facts import WorkspaceFacts, gather_facts, load_instructions
 from keel.tools.base import Tool, ToolContext

@@ -69,6 +69,12 @@ def task_call(**arguments) -> Reply:
     return call("task", **arguments)
 
 
+def git_show(repo: Path, what: str) -> str:
+    return subprocess.run(
+        ["git", "show", what], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout
+
+
 def chat_requests(server) -> list:
     return [r for r in server.requests if r.path.endswith("/chat/completions")]
 
@@ -246,14 +252,7 @@ async def test_a_person_s_agent_in_its_own_worktree_leaves_the_checkout_alone(
     assert not Path(started.worktree).exists()  # removed; its work is on the branch
     assert not (workspace / "sub.py").exists()
     assert finished.branch
-    shown = subprocess.run(
-        ["git", "show", f"{finished.branch}:sub.py"],
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert shown.stdout == "def sub(a, b):\n    return a - b\n"
+    assert git_show(workspace, f"{finished.branch}:sub.py") == "def sub(a, b):\n    return a - b\n"
     result = next(e for e in events if isinstance(e, ToolFinished) and e.name == "task")
     assert finished.branch in result.output
 

@@ -65,4 +65,5 @@ def task_tool_for(launcher: SubagentLauncher, agents_text: str) -> Tool[Any]:
     described = type(
         "TaskTool", (TaskTool,), {"description": f"{TaskTool.description}\n\n{agents_text}"}
     )
-    return described(launcher)
+    tool: TaskTool = described(launcher)
+    return tool

@@ -3,7 +3,6 @@ task's budget; its tokens are counted in the parent's (subagent.finished), its a
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any

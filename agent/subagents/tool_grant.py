@@ -57,10 +57,11 @@ def grant_tools(definition: AgentDefinition | None, available: list[str], may_wi
     """The child's tools, in the parent's order. No definition, or one naming no tools: the read tools.
     `may_widen`: the definition is the person's, or its repository is trusted."""
     ordered = [name for name in available if name not in NEVER_GRANTED]
-    if definition is None or definition.tools is None:
-        asked, unknown = set(READ_ONLY_TOOLS), []
-    else:
-        asked, unknown = set(), []
+    unknown: list[str] = []
+    asked: set[str] = (
+        set(READ_ONLY_TOOLS) if definition is None or definition.tools is None else set()
+    )
+    if definition is not None and definition.tools is not None:
         for name in definition.tools:
             meant = keel_names(name, frozenset(ordered) | frozenset(READ_ONLY_TOOLS))
             if meant is None:
