@@ -18,6 +18,7 @@ from keel.agent.protocol import (
     ToolFinished,
     UserPrompt,
 )
+from keel.agent.rollouts.atif import log_trajectories
 from keel.agent.session import Session
 from keel.agent.settings import SessionSettings
 from keel.agent.store import read_events, sessions_dir
@@ -264,3 +265,21 @@ async def test_an_unknown_agent_name_is_an_error_the_model_can_fix(scripted_serv
     result = next(e for e in events if isinstance(e, ToolFinished) and e.name == "task")
     assert result.status == "error" and "no agent named 'nobody'" in result.output
     assert not any(isinstance(e, SubagentStarted) for e in events)
+
+
+async def test_the_atif_export_links_the_task_call_to_the_child_s_trajectory(
+    scripted_server, workspace
+):
+    server = scripted_server(
+        [task_call(), Reply(text="calc.py", usage=used(300)), Reply(text="ok", usage=used(100))]
+    )
+    async with Session(settings(server, workspace)) as parent:
+        events = await run(parent, "where is add?")
+    child_id = next(e for e in events if isinstance(e, SubagentStarted)).child_session_id
+    (trajectory,) = log_trajectories(sessions_dir() / f"{parent.id}.jsonl")
+    results = [r for s in trajectory.steps if s.observation for r in s.observation.results]
+    (ref,) = results[0].subagent_trajectory_ref
+    assert ref.trajectory_path == f"{child_id}.json" and ref.session_id == child_id
+    assert ref.extra["usage"]["total_tokens"] == 300
+    (child,) = log_trajectories(sessions_dir() / f"{child_id}.jsonl")
+    assert child.session_id == child_id
