@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from keel_cli import git_repo
+from keel_cli import git_repo, run_keel, run_streamed
 from session_support import until_finished
 
 from keel.agent.protocol import (
@@ -283,3 +283,25 @@ async def test_the_atif_export_links_the_task_call_to_the_child_s_trajectory(
     assert ref.extra["usage"]["total_tokens"] == 300
     (child,) = log_trajectories(sessions_dir() / f"{child_id}.jsonl")
     assert child.session_id == child_id
+
+
+def test_keel_run_streams_the_subagent_events_and_keel_sessions_lists_the_child(
+    scripted_server, workspace, tmp_path
+):
+    once = [task_call(), Reply(text="calc.py", usage=used(300)), Reply(text="ok", usage=used(100))]
+    server = scripted_server(once + once)
+    home = tmp_path / "cli-home"
+    result = run_streamed(server.url, "where is add?", cwd=workspace, home=home)
+    assert result.returncode == 0, result.stderr
+    types = result.types()
+    assert types.index("subagent.started") < types.index("subagent.finished")
+    child = next(e for e in result.events if e["type"] == "subagent.finished")
+    assert child["status"] == "completed" and child["usage"]["total_tokens"] == 300
+    listed = run_keel("sessions", cwd=workspace, home=home)
+    assert child["child_session_id"] in listed.stdout
+    text = run_keel(
+        "run", "--model", "openai/any", "--api-base", server.url, "again?", cwd=workspace, home=home
+    )
+    assert text.returncode == 0 and text.stdout.strip() == "ok"
+    assert "keel: subagent helper started (" in text.stderr
+    assert "keel: subagent helper completed (" in text.stderr
