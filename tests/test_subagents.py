@@ -305,3 +305,8 @@ def test_keel_run_streams_the_subagent_events_and_keel_sessions_lists_the_child(
     assert text.returncode == 0 and text.stdout.strip() == "ok"
     assert "keel: subagent helper started (" in text.stderr
     assert "keel: subagent helper completed (" in text.stderr
+
+
+def test_keel_run_help_describes_subagents(tmp_path):
+    shown = " ".join(run_keel("run", "--help", cwd=tmp_path, home=tmp_path).stdout.split())
+    assert "Subagents:" in shown and ".claude/agents/*.md" in shown

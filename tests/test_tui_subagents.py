@@ -107,3 +107,14 @@ def test_the_agent_list_shows_a_session_s_subagents(snap_compare):
     text = row_text(handle).plain
     assert "↳ ✓ reviewer 2.4k" in text and "↳ ● helper running" in text
     assert snap_compare(app, terminal_size=SIZE, run_before=steady_cursor)
+
+
+def test_help_describes_subagents_and_where_agents_are_defined():
+    from rich.console import Console
+
+    from keel.tui.screens.help_screen import help_table
+
+    console = Console(width=160, record=True)
+    console.print(help_table())
+    shown = " ".join(console.export_text().split())
+    assert "subagents" in shown and ".claude/agents/*.md" in shown and "keel trust" in shown
