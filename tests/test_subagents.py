@@ -3,6 +3,7 @@ and its answer, log, tokens and tools are checked; agent definitions in keel's a
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from session_support import until_finished
 
 from keel.agent.protocol import (
     BudgetUpdated,
+    Interrupt,
     SessionStarted,
     SubagentFinished,
     SubagentStarted,
@@ -310,3 +312,30 @@ def test_keel_run_streams_the_subagent_events_and_keel_sessions_lists_the_child(
 def test_keel_run_help_describes_subagents(tmp_path):
     shown = " ".join(run_keel("run", "--help", cwd=tmp_path, home=tmp_path).stdout.split())
     assert "Subagents:" in shown and ".claude/agents/*.md" in shown
+
+
+async def test_interrupting_the_parent_stops_the_child_and_still_counts_what_it_used(
+    scripted_server, workspace
+):
+    server = scripted_server(
+        [
+            task_call(),
+            call("read_file", path="calc.py"),
+            Reply(text="word " * 400, chunk_delay=0.02, usage=used(100)),
+        ]
+    )
+    async with Session(settings(server, workspace)) as parent:
+        parent.submit(UserPrompt(text="where is add?"))
+
+        def interrupt_once_the_child_works(event) -> None:
+            if isinstance(event, SubagentStarted):
+                asyncio.get_running_loop().call_later(0.5, parent.submit, Interrupt())
+
+        events = await until_finished(parent, interrupt_once_the_child_works)
+    assert events[-1].status == "interrupted"
+    finished = next(e for e in events if isinstance(e, SubagentFinished))
+    assert finished.status == "interrupted" and finished.usage.total_tokens == 1_000
+    assert events[-1].task_usage.total_tokens == 2_000  # the parent's call and the child's first
+    child_events = read_events(sessions_dir() / f"{finished.child_session_id}.jsonl")
+    assert child_events[-1].type == "session.finished"
+    assert child_events[-1].status == "interrupted"
