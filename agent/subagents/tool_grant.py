@@ -24,6 +24,12 @@ CLAUDE_CODE_TOOLS: dict[str, tuple[str, ...]] = {
     "webfetch": ("web_fetch",),
     "todowrite": ("todo",),
 }
+READ_ONLY_TOOLS = (
+    "read_file",
+    "search",
+    "find_files",
+    "code_map",
+)  # a child's without a definition's list
 NEVER_GRANTED = frozenset({"task", "propose_setup"})  # no child starts children of its own
 
 
@@ -39,9 +45,6 @@ class Grant:
     def writes(self) -> bool:
         """Whether the child may change files or run commands."""
         return any(name not in READ_ONLY_TOOLS for name in self.tools)
-
-
-READ_ONLY_TOOLS = ("read_file", "search", "find_files", "code_map")
 
 
 def keel_names(name: str, known: frozenset[str]) -> tuple[str, ...] | None:
