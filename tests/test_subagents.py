@@ -135,6 +135,9 @@ async def test_a_child_session_answers_the_task_call_and_its_tokens_count_in_the
     requests = chat_requests(server)
     child_first = requests[1]
     assert "task" in tool_names(requests[0])
+    # the parent's model reads what the task has used, the child's tokens included
+    after = " ".join(str(m.get("content")) for m in requests[3].messages)
+    assert "Tokens used for this task: 4,000 of a 100,000-token budget" in after
     assert tool_names(child_first) == ["read_file", "search", "find_files", "code_map"]
     seen = " ".join(str(m.get("content")) for m in child_first.messages)
     assert "Which file defines add?" in seen and "where is add?" not in seen
