@@ -108,8 +108,10 @@ class Session:
         self.strategy = strategy_for(profile, settings.loop)
         self._tools_given = tools is not None
         given = tools if tools is not None else self.strategy.tools()
+        ask = self._ask_person if settings.interactive else None
         self.registry = ToolRegistry(
-            with_subagents(given, settings, self._emit, self._current), redact=self.redactor.redact
+            with_subagents(given, settings, self._emit, self._current, ask),
+            redact=self.redactor.redact,
         )
         self._resumed = bool(prior)
         self.tool_context = ToolContext(

@@ -12,6 +12,8 @@ from keel_cli import git_repo, run_keel, run_streamed
 from session_support import until_finished
 
 from keel.agent.protocol import (
+    ApprovalRequested,
+    Approve,
     BudgetUpdated,
     Interrupt,
     SessionStarted,
@@ -342,3 +344,38 @@ async def test_interrupting_the_parent_stops_the_child_and_still_counts_what_it_
     child_events = read_events(sessions_dir() / f"{finished.child_session_id}.jsonl")
     assert child_events[-1].type == "session.finished"
     assert child_events[-1].status == "interrupted"
+
+
+async def test_a_child_s_command_is_approved_by_the_parent_s_person(
+    scripted_server, workspace, tmp_path
+):
+    agents = tmp_path / "config" / "keel" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "tester.md").write_text("---\nname: tester\ntools: Read, Bash\n---\nRun the tests.\n")
+    server = scripted_server(
+        [
+            task_call(agent="tester", prompt="Run echo."),
+            call("run_command", command="echo from-the-child"),
+            Reply(text="It printed from-the-child.", usage=used(100)),
+            Reply(text="ok", usage=used(100)),
+        ]
+    )
+    asked = []
+    own = settings(server, workspace, interactive=True, approval="auto-edit")
+    async with Session(own) as parent:
+        parent.submit(UserPrompt(text="run it"))
+
+        def approve(event) -> None:
+            if isinstance(event, ApprovalRequested):
+                asked.append(event)
+                parent.submit(Approve(call_id=event.call_id, decision="allow_once"))
+
+        events = await until_finished(parent, approve)
+    child_id = next(e for e in events if isinstance(e, SubagentStarted)).child_session_id
+    assert [(a.name, a.call_id.startswith(f"{child_id}/")) for a in asked] == [
+        ("run_command", True)
+    ]
+    child_events = read_events(sessions_dir() / f"{child_id}.jsonl")
+    ran = next(e for e in child_events if isinstance(e, ToolFinished))
+    assert ran.status == "ok" and "from-the-child" in ran.output
+    assert events[-1].status == "completed"

@@ -3,17 +3,23 @@ task's budget; its tokens are counted in the parent's (subagent.finished), its a
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from keel.agent.approval import AskPerson
 from keel.agent.protocol import (
     AnyEvent,
+    ApprovalRequested,
+    Approve,
     FinishStatus,
     SessionFinished,
     SubagentFinished,
     SubagentStarted,
     TokenUsage,
+    ToolCall,
     UserPrompt,
 )
 from keel.agent.subagents.definitions import AgentDefinition, find_definitions
@@ -45,13 +51,17 @@ class SubagentRunner:
         emit: Callable[[AnyEvent], None],
         current: Callable[[], SessionState],
         tool_names: Callable[[], list[str]],
+        ask: AskPerson | None = None,
     ) -> None:
+        """`ask` asks the parent's person about a call (None: nobody is there, a child's call that needs
+        approval is denied as in any headless run)."""
         from keel.agent.trust import is_trusted
 
         self.settings = settings
         self.emit = emit
         self.current = current
         self.tool_names = tool_names
+        self.ask = ask
         self.repo = _repo_top(settings.cwd.resolve())
         self.definitions, self.problems = find_definitions(self.repo)
         self.repo_trusted = is_trusted(self.repo)
@@ -123,7 +133,7 @@ class SubagentRunner:
         parent = self.settings
         update: dict[str, Any] = {
             "cwd": worktree.path if worktree is not None else parent.cwd,
-            "interactive": False,
+            "interactive": self.ask is not None,
             "budget": budget,
             "auto_budget": False,
             "mcp_servers": {},
@@ -171,7 +181,7 @@ class SubagentRunner:
         end: SessionFinished | None = None
         branch, patch = "", None
         try:
-            end = await _run_child(child, args, definition, grant)
+            end = await self._run_child(child, args, definition, grant)
         finally:
             await child.close()
             state = child.state
@@ -191,31 +201,51 @@ class SubagentRunner:
             )
         return _result(child.id, end, state.usage, grant, branch, patch)
 
+    async def _run_child(
+        self, child: Session, args: TaskArgs, definition: AgentDefinition | None, grant: Grant
+    ) -> SessionFinished:
+        """The child's one task, to its session.finished; its calls that need the person are asked here."""
+        child.start()
+        text = render(
+            "subagent_task",
+            role=definition.prompt if definition is not None else "",
+            description=args.description,
+            prompt=args.prompt,
+            tools=grant.tools,
+            writes=grant.writes,
+        )
+        child.submit(UserPrompt(text=text))
+        relays: set[asyncio.Task[None]] = set()
+        try:
+            async for event in child.events():
+                if isinstance(event, ApprovalRequested):
+                    relay = asyncio.create_task(self._relay(child, event))
+                    relays.add(relay)
+                    relay.add_done_callback(relays.discard)
+                elif isinstance(event, SessionFinished):
+                    return event
+        finally:
+            for relay in relays:
+                relay.cancel()
+        raise ToolError("the subagent's session closed before its task ended")
+
+    async def _relay(self, child: Session, request: ApprovalRequested) -> None:
+        """Ask the parent's person about a child's call (its id prefixed by the child's session id, so the
+        answer finds it), and hand the answer to the child."""
+        assert self.ask is not None
+        call = ToolCall(
+            id=f"{child.id}/{request.call_id}",
+            name=request.name,
+            arguments=json.dumps(request.arguments),
+        )
+        decision = await self.ask(call, child.registry.get(request.name), request.arguments)
+        child.submit(Approve(call_id=request.call_id, decision=decision or "deny"))
+
 
 def _repo_top(cwd: Path) -> Path:
     """The nearest folder holding `.git` (the repository's top), else cwd: found without starting git, since
     every session looks for its agent definitions when it is made."""
     return next((folder for folder in (cwd, *cwd.parents) if (folder / ".git").exists()), cwd)
-
-
-async def _run_child(
-    child: Session, args: TaskArgs, definition: AgentDefinition | None, grant: Grant
-) -> SessionFinished:
-    """The child's one task, to its session.finished."""
-    child.start()
-    text = render(
-        "subagent_task",
-        role=definition.prompt if definition is not None else "",
-        description=args.description,
-        prompt=args.prompt,
-        tools=grant.tools,
-        writes=grant.writes,
-    )
-    child.submit(UserPrompt(text=text))
-    async for event in child.events():
-        if isinstance(event, SessionFinished):
-            return event
-    raise ToolError("the subagent's session closed before its task ended")
 
 
 async def _keep_changes(worktree: Worktree) -> tuple[str, Path | None]:
