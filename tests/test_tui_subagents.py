@@ -118,3 +118,19 @@ def test_help_describes_subagents_and_where_agents_are_defined():
     console.print(help_table())
     shown = " ".join(console.export_text().split())
     assert "subagents" in shown and ".claude/agents/*.md" in shown and "keel trust" in shown
+
+
+def test_a_long_list_of_subagents_shows_the_latest_and_counts_the_rest():
+    app = KeelApp(demo_settings())
+    handle = app.pool.handles[0]
+    for number in range(5):
+        handle.transcript.apply(
+            SubagentStarted(ts=FIXED_TS, child_session_id=f"child-{number}", agent=f"a{number}")
+        )
+    lines = row_text(handle).plain.splitlines()
+    assert lines[-4:] == [
+        "  ↳ 2 earlier subagents",
+        "  ↳ ● a2 running",
+        "  ↳ ● a3 running",
+        "  ↳ ● a4 running",
+    ]

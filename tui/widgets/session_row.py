@@ -41,6 +41,8 @@ def row_text(handle: AgentHandle) -> Text:
     if handle.branch:
         text.append(fmt.one_line(f"⎇ {handle.branch}", 26) + "\n", "dim")
     text.append(task_and_session_tokens(handle), "dim")
+    if (earlier := len(stats.children) - SHOWN_CHILDREN) > 0:
+        text.append(f"\n  ↳ {fmt.plural(earlier, 'earlier subagent')}", "dim")
     for child in stats.children[-SHOWN_CHILDREN:]:
         child_mark, child_label = STATUS_MARKS[child.status]
         done = f" {fmt.tokens(child.tokens)}" if child.status != "running" else f" {child_label}"
