@@ -17,6 +17,7 @@ from keel.agent.protocol import (
     ProfileChanged,
     SessionFinished,
     SessionStarted,
+    SubagentFinished,
     TokenUsage,
     ToolCall,
     ToolFinished,
@@ -101,6 +102,8 @@ def _apply_session(state: SessionState, event: AnyEvent) -> SessionState:
             return _aborted(state, event)
         case SessionFinished():
             return _replace(state, task_open=False)
+        case SubagentFinished():  # a child's tokens count against the task's budget
+            return _spend(state, event.usage, event.cost)
         case UndoApplied(files=[_, *_]):  # the model's next turn learns what keel's undo put back
             note = render(
                 "undo_restored", files=event.files, restored=event.restored, named=event.named

@@ -444,6 +444,33 @@ class SessionFinished(Event):
     session_usage: TokenUsage = Field(default_factory=TokenUsage)
 
 
+class SubagentStarted(Event):
+    """The `task` tool started a child session (`child_session_id`, its own log in the store) for a piece of
+    work: `agent` names the definition it runs (empty: the general read-only helper), `tools` what it may use,
+    `worktree` its own git worktree's path when it has one."""
+
+    type: Literal["subagent.started"] = "subagent.started"
+    child_session_id: str
+    agent: str = ""
+    description: str = ""
+    tools: list[str] = Field(default_factory=list)
+    worktree: str = ""
+
+
+class SubagentFinished(Event):
+    """A child session ended: its status, its final answer (the `task` call's result) and the tokens it used,
+    which count against the parent task's budget."""
+
+    type: Literal["subagent.finished"] = "subagent.finished"
+    child_session_id: str
+    agent: str = ""
+    status: FinishStatus
+    final_message: str = ""
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    cost: float | None = None
+    branch: str = ""  # where a child in its own worktree left its changes
+
+
 AnyEvent = Annotated[
     SessionStarted
     | TurnStarted
@@ -465,6 +492,8 @@ AnyEvent = Annotated[
     | Error
     | UndoApplied
     | VerificationFinished
+    | SubagentStarted
+    | SubagentFinished
     | SessionFinished,
     Field(discriminator="type"),
 ]

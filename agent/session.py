@@ -57,6 +57,7 @@ from keel.agent.state import LimitExceeded, SessionState
 from keel.agent.store import SessionLog, new_session_id, read_events, sessions_dir
 from keel.agent.strategies.base import Strategy
 from keel.agent.strategies.choose import strategy_for
+from keel.agent.subagents import with_subagents
 from keel.agent.system_prompt import SystemPrompt
 from keel.agent.workspace_facts import WorkspaceFacts, gather_facts, load_instructions
 from keel.tools.base import Tool, ToolContext
@@ -106,8 +107,11 @@ class Session:
         self.profile = profile
         self.strategy = strategy_for(profile, settings.loop)
         self._tools_given = tools is not None
+        given = tools if tools is not None else self.strategy.tools()
+        ask = self._ask_person if settings.interactive else None
         self.registry = ToolRegistry(
-            tools if tools is not None else self.strategy.tools(), redact=self.redactor.redact
+            with_subagents(given, settings, self._emit, self._current, ask),
+            redact=self.redactor.redact,
         )
         self._resumed = bool(prior)
         self.tool_context = ToolContext(

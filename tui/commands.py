@@ -66,6 +66,19 @@ def command_help() -> list[CommandHelp]:
     ]
 
 
+def feature_help() -> list[CommandHelp]:
+    """What works without a command, for /help."""
+    return [
+        CommandHelp(
+            "subagents",
+            "the model can hand a self-contained piece of work to a child session (its task tool); "
+            "children show under their agent in the list, their logs in /sessions. Agents are defined in "
+            ".keel/agents/*.md, ~/.config/keel/agents/*.md and Claude Code's .claude/agents/*.md; an "
+            "untrusted repository's get read tools only (keel trust)",
+        ),
+    ]
+
+
 def command_names() -> list[str]:
     return [help_.usage.split()[0] for help_ in command_help()]
 

@@ -73,6 +73,17 @@ class Change:
 
 
 @dataclass
+class ChildAgent:
+    """A subagent the session's `task` tool started: its own session, shown under its parent in the list."""
+
+    session_id: str
+    name: str
+    description: str
+    status: AgentStatus = "running"
+    tokens: int = 0
+
+
+@dataclass
 class SessionStats:
     """The figures the session list and the status bar show."""
 
@@ -92,6 +103,7 @@ class SessionStats:
     activity: str = (
         ""  # what a local model is busy with before it answers (loading, reading the prompt)
     )
+    children: list[ChildAgent] = field(default_factory=list)  # subagents, oldest first
 
 
 @dataclass
@@ -288,6 +300,31 @@ class Transcript:
             self._fatal = f"{event.error_class}: {event.message}"
             changes.append(self.set_status("error"))
         return changes
+
+    def _on_subagent_started(self, event: Any) -> list[Change]:
+        name = event.agent or "helper"
+        child = ChildAgent(event.child_session_id, name, event.description)
+        self.stats.children.append(child)
+        where = " in its own worktree" if event.worktree else ""
+        text = f"subagent {name}{where}: {event.description} (session {event.child_session_id})"
+        return [self.note(text), Change("stats")]
+
+    def _on_subagent_finished(self, event: Any) -> list[Change]:
+        child = next(
+            (c for c in self.stats.children if c.session_id == event.child_session_id), None
+        )
+        if child is None:  # a log cut before its start
+            child = ChildAgent(event.child_session_id, event.agent or "helper", "")
+            self.stats.children.append(child)
+        child.status = _FINISHED_STATUS.get(event.status, "stopped")
+        child.tokens = event.usage.total_tokens
+        branch = f" · changes on branch {event.branch}" if event.branch else ""
+        text = (
+            f"subagent {child.name} {event.status.replace('_', ' ')} · "
+            f"{fmt.tokens(child.tokens)} tokens{branch}"
+        )
+        level: NoticeLevel = "success" if event.status == "completed" else "warning"
+        return [self.note(text, level), Change("stats")]
 
     def _on_session_finished(self, event: Any) -> list[Change]:
         """The end line says the task's steps and tokens apart from the session's totals (`usage`)."""

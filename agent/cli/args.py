@@ -58,6 +58,14 @@ DESCRIPTION = (
     "`keel COMMAND --help` shows a command's flags."
 )
 
+SUBAGENTS_HELP = (
+    "Subagents: the model can hand a self-contained piece of work to a child session (the `task` tool; "
+    "read-only unless an agent definition grants more). Definitions: .keel/agents/*.md and "
+    "~/.config/keel/agents/*.md (front matter: name, description, tools, model; body: the prompt), and "
+    "Claude Code's .claude/agents/*.md as they are. An untrusted repository's definitions get read tools "
+    "only (`keel trust`)."
+)
+
 
 def top_parser(kind: type[Parser] = Parser) -> argparse.ArgumentParser:
     """`keel` and its own flags, without the subcommands."""
@@ -80,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(
         dest="command", parser_class=Parser, prog="keel", title="commands", metavar="COMMAND"
     )
-    run = commands.add_parser("run", help="run one task headless")
+    run = commands.add_parser("run", help="run one task headless", epilog=SUBAGENTS_HELP)
     run.add_argument("prompt", nargs="?", help="the task; `-` reads it from stdin")
     run.add_argument("--prompt-file", type=Path, help="read the task from a file")
     run.add_argument("--cwd", type=Path, default=argparse.SUPPRESS, help="workspace directory")

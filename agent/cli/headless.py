@@ -21,6 +21,8 @@ from keel.agent.protocol import (
     ProfileChanged,
     SessionFinished,
     SessionStarted,
+    SubagentFinished,
+    SubagentStarted,
     ToolFinished,
     ToolStarted,
     UserPrompt,
@@ -43,6 +45,15 @@ def verification_line(event: VerificationFinished) -> str:
     outcome = "passed" if event.passed else "failed"
     checks = ", ".join(f"{check.name} {check.status}" for check in event.checks)
     return f"checks of the changed files {outcome} (round {event.round}): {checks}"
+
+
+def subagent_line(event: SubagentStarted | SubagentFinished) -> str:
+    """A subagent's start or end, in one line (its session id finds its own log)."""
+    name = event.agent or "helper"
+    if isinstance(event, SubagentStarted):
+        return f"subagent {name} started ({event.child_session_id}): {_one_line(event.description, 80)}"
+    status = event.status.replace("_", " ")
+    return f"subagent {name} {status} ({event.child_session_id}), {event.usage.total_tokens} tokens"
 
 
 def progress_line(event: ModelProgress) -> str:
@@ -98,6 +109,8 @@ class TextPrinter(Printer):
             print(f"  ✗ {_one_line(event.output)}", file=self.err)
         elif isinstance(event, VerificationFinished):
             print(f"keel: {verification_line(event)}", file=self.err)
+        elif isinstance(event, SubagentStarted | SubagentFinished):
+            print(f"keel: {subagent_line(event)}", file=self.err)
 
     def finish(self, finished: SessionFinished) -> None:
         if finished.final_message:

@@ -12,7 +12,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from atif import Agent, FinalMetrics, Metrics, Observation, ObservationResult, Step, Trajectory
+from atif import (
+    Agent,
+    FinalMetrics,
+    Metrics,
+    Observation,
+    ObservationResult,
+    Step,
+    SubagentTrajectoryRef,
+    Trajectory,
+)
 from atif import ToolCall as AtifToolCall
 
 from keel import __version__
@@ -27,6 +36,7 @@ from keel.agent.protocol import (
     Error,
     SessionFinished,
     SessionStarted,
+    SubagentFinished,
     TokenUsage,
     ToolCall,
     ToolFinished,
@@ -102,6 +112,7 @@ class _Builder:
         self.status = "unfinished"
         self.segments: list[list[Step]] = [[]]
         self.by_call: dict[str, Step] = {}
+        self.child: SubagentFinished | None = None  # the subagent whose task call ends next
 
     @property
     def steps(self) -> list[Step]:
@@ -125,7 +136,10 @@ class _Builder:
                 extra = {"status": event.status, "duration_ms": event.duration_ms}
                 if event.diff:
                     extra["diff"] = event.diff
-                self._result(event.call_id, event.output, extra)
+                child, self.child = self.child, None
+                self._result(event.call_id, event.output, extra, _child_ref(child))
+            case SubagentFinished():
+                self.child = event
             case ContextSummarized():
                 self._summarized(event)
             case TurnAborted():
@@ -168,11 +182,19 @@ class _Builder:
         )
         self.by_call.update({call.id: step for call in event.tool_calls})
 
-    def _result(self, call_id: str, content: str, extra: dict[str, Any] | None) -> None:
+    def _result(
+        self,
+        call_id: str,
+        content: str,
+        extra: dict[str, Any] | None,
+        child: list[SubagentTrajectoryRef] | None = None,
+    ) -> None:
         step = self.by_call.get(call_id)
         if step is None:
             return
-        result = ObservationResult(source_call_id=call_id, content=content, extra=extra)
+        result = ObservationResult(
+            source_call_id=call_id, content=content, extra=extra, subagent_trajectory_ref=child
+        )
         if step.observation is None:
             step.observation = Observation(results=[result])
         else:
@@ -252,6 +274,21 @@ def _final_metrics(steps: list[Step]) -> FinalMetrics:
         total_cost_usd=sum(costs) if costs else None,
         total_steps=len(steps),
     )
+
+
+def _child_ref(child: SubagentFinished | None) -> list[SubagentTrajectoryRef] | None:
+    """A `task` call's link to its child session's trajectory: the file `keel export` writes for it."""
+    if child is None:
+        return None
+    usage = child.usage.model_dump()
+    extra = {"agent": child.agent, "status": child.status, "usage": usage}
+    return [
+        SubagentTrajectoryRef(
+            trajectory_path=f"{child.child_session_id}.json",
+            session_id=child.child_session_id,
+            extra=extra,
+        )
+    ]
 
 
 def session_trajectories(

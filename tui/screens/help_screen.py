@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from keel.tui.commands import command_help
+from keel.tui.commands import command_help, feature_help
 
 KEYS = [
     ("Enter", "send the prompt (it waits if the agent is busy)"),
@@ -37,6 +37,9 @@ def help_table() -> Table:
     table.add_row("", "")
     for key, description in KEYS:
         table.add_row(key, description)
+    table.add_row("", "")
+    for item in feature_help():
+        table.add_row(item.usage, item.description)
     return table
 
 

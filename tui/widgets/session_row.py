@@ -21,6 +21,7 @@ STATUS_MARKS = {
     "error": ("✗", "error"),
 }
 _STATUSES = tuple(STATUS_MARKS)
+SHOWN_CHILDREN = 3  # a session's latest subagents, under its row
 
 
 def task_and_session_tokens(handle: AgentHandle) -> str:
@@ -40,6 +41,13 @@ def row_text(handle: AgentHandle) -> Text:
     if handle.branch:
         text.append(fmt.one_line(f"⎇ {handle.branch}", 26) + "\n", "dim")
     text.append(task_and_session_tokens(handle), "dim")
+    if (earlier := len(stats.children) - SHOWN_CHILDREN) > 0:
+        text.append(f"\n  ↳ {fmt.plural(earlier, 'earlier subagent')}", "dim")
+    for child in stats.children[-SHOWN_CHILDREN:]:
+        child_mark, child_label = STATUS_MARKS[child.status]
+        done = f" {fmt.tokens(child.tokens)}" if child.status != "running" else f" {child_label}"
+        text.append("\n  ")
+        text.append(fmt.one_line(f"↳ {child_mark} {child.name}{done}", 24), "dim")
     return text
 
 
