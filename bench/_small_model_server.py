@@ -26,6 +26,26 @@ REQUEST_TIMEOUT = 1800.0  # seconds for one reply of a small model on two shared
 # a request that sets no reply limit may fill the rest of the window, as with llama.cpp's server
 # (keel's embedded default of 1,024 cut aider's whole files short; the engine caps it at the room left)
 NO_LIMIT = 1 << 20
+GGUF_WINDOW = 16_384  # the window a GGUF file of the user's is served with
+
+
+def header_facts(model: str) -> tuple[int | None, int]:
+    """The parameters the model's GGUF header counts (None if unreadable) and the window it is served with:
+    what llama.cpp's server says of its model (`/v1/models` meta.n_params, `/props` n_ctx)."""
+    from keel.agent.model.local.gguf_file import NotGguf, gguf_info
+    from keel.agent.model.local.model_file import resolve_file
+    from keel.agent.model.local.spec import model_path
+
+    path = file_of(model)
+    if path is None:
+        known = embedded_model(model)
+        file, window = model_path(known), known.context_window
+    else:
+        file, window = resolve_file(path), GGUF_WINDOW
+    try:
+        return gguf_info(file).parameters, window
+    except (OSError, NotGguf):
+        return None, window
 
 
 def served_name(model: str) -> str:
@@ -60,16 +80,26 @@ def max_tokens_of(request: ChatRequest) -> int:
 
 
 class EmbeddedServer:
-    """The embedded model `model` served at `url` (…/v1) as `name`, sampling at `temperature`."""
+    """The embedded model `model` served at `url` (…/v1) as `name`, sampling at `temperature`. Served `as_name`
+    (a name that says nothing of its size, as a user's llama.cpp server often has it), it answers `/v1/models`
+    and `/props` as llama.cpp's server does, so a client learns the size only from the server."""
 
-    def __init__(self, model: str, temperature: float) -> None:
-        self.name = served_name(model)
+    def __init__(self, model: str, temperature: float, as_name: str | None = None) -> None:
+        self.name = as_name or served_name(model)
         self.client = ModelClient(model=model, extra={"temperature": temperature})
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.lock = threading.Lock()
         self.tokens = 0  # prompt and reply tokens of every reply so far
-        self.server = ScriptedServer(script=self.respond, model_name=self.name)
+        params, window = header_facts(model) if as_name else (None, None)
+        shape = "llama.cpp" if as_name else "openai"
+        self.server = ScriptedServer(
+            script=self.respond,
+            model_name=self.name,
+            shape=shape,
+            model_params=params,
+            model_window=window,
+        )
 
     @property
     def url(self) -> str:

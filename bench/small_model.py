@@ -21,7 +21,9 @@ runs in a fresh git repository of the task under the same --timeout as keel, the
 reach the model the way keel does: a server given with --api-base (llama.cpp's, vLLM, ...), or a hosted
 model by name. On the embedded model (no --api-base) with a peer among the modes, one OpenAI-compatible
 server of it is started here (bench/_small_model_server.py) and every mode, one-shot and keel included,
-goes through it, so that all harnesses reach the model the same way.
+goes through it, so that all harnesses reach the model the same way. --served-as NAME serves it so under
+a name that says nothing of its size, answering /v1/models and /props as llama.cpp's server does: keel
+must learn the model's size from the server, as it must from a user's `llama-server --alias NAME`.
 The summary gives per harness the pass rate (k/n over tasks and repeats), median tokens and median wall
 time, then keel / best peer and keel / one-shot. Reported numbers use --repeat 3.
 All sample at --temperature (the embedded model through KEEL_LOCAL_TEMPERATURE, or the shared server's
@@ -79,11 +81,14 @@ class Options:
     served: str | None = None  # the embedded model the shared server serves, when it runs
     # the tokens the shared server has answered so far: the count of a peer that reports none
     served_tokens: Callable[[], int] = lambda: 0
+    served_as: str | None = None  # the shared server's name for the embedded model (--served-as)
 
     @property
     def shared_server(self) -> bool:
-        """Whether every mode goes through one server started here: peers run on the embedded model."""
-        return is_embedded(self.settings.model) and any(mode in PEER_MODES for mode in self.modes)
+        """Whether every mode goes through one server started here: peers run on the embedded model, or
+        it is served under a name of the user's (--served-as)."""
+        peers = any(mode in PEER_MODES for mode in self.modes)
+        return is_embedded(self.settings.model) and (peers or self.served_as is not None)
 
     @property
     def give_files(self) -> bool:
@@ -121,6 +126,11 @@ def parse_options(argv: list[str] | None = None) -> Options:
     parser.add_argument("--budget", type=int, default=100_000, help="tokens per keel run")
     parser.add_argument("--max-steps", type=int, default=20, help="steps per keel / mini run")
     parser.add_argument("--temperature", type=float, default=0.2)
+    parser.add_argument(
+        "--served-as",
+        help="serve the embedded model to every mode under this name, answering /v1/models and /props as "
+        "llama.cpp's server does (e.g. `local`: a name that says nothing of its size)",
+    )
     parser.add_argument("--out", type=Path, help="write results.json and failed transcripts here")
     args = parser.parse_args(argv)
     modes = [mode.strip() for mode in args.modes.split(",") if mode.strip()]
@@ -150,6 +160,7 @@ def parse_options(argv: list[str] | None = None) -> Options:
         settings=settings,
         out=args.out,
         task_set=args.task_set,
+        served_as=args.served_as,
     )
 
 
@@ -324,7 +335,7 @@ def main() -> None:
     if options.out:
         options.out.mkdir(parents=True, exist_ok=True)
     if options.shared_server:
-        with EmbeddedServer(settings.model, settings.temperature) as server:
+        with EmbeddedServer(settings.model, settings.temperature, options.served_as) as server:
             options.served = settings.model
             settings.model, settings.api_base = f"openai/{server.name}", server.url
             options.settle, options.served_tokens = server.wait_idle, server.tokens_served

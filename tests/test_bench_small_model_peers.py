@@ -29,9 +29,18 @@ from _small_model_aider import (
 from _small_model_keel import KeelSettings
 from _small_model_mini import MINI, mini_command, read_mini, read_trajectory
 from _small_model_peers import Invocation, Outcome, install_commands, run_peer
-from _small_model_server import NO_LIMIT, as_reply, max_tokens_of, served_name
+from _small_model_server import (
+    GGUF_WINDOW,
+    NO_LIMIT,
+    as_reply,
+    header_facts,
+    max_tokens_of,
+    served_name,
+)
 from _small_model_summary import harness_stats, summary_lines
 from _small_model_tasks import load_tasks
+from small_model import parse_options
+from tiny_gguf import SMALL_PARAMETERS, write_small_gguf
 
 TASK = next(task for task in load_tasks() if task.name == "terse_add")
 SETTINGS = KeelSettings("openai/qwen", "http://127.0.0.1:8392/v1", 100_000, 12, 300.0, 0.2)
@@ -293,6 +302,14 @@ def test_the_embedded_model_is_served_under_its_catalog_name_which_says_its_size
     assert served_name("keel-local/qwen2.5-coder-1.5b-instruct") == "qwen2.5-coder-1.5b-instruct"
     assert served_name("keel-local/qwen2.5-coder-0.5b-instruct") == "qwen2.5-coder-0.5b-instruct"
     assert served_name("keel-local/~/models/tiny-3b-q4.gguf") == "tiny-3b-q4"
+
+
+def test_served_under_a_generic_name_it_says_its_size_as_llama_cpps_server_does(tmp_path):
+    gguf = write_small_gguf(tmp_path / "small.gguf")
+    assert header_facts(f"keel-local/{gguf}") == (SMALL_PARAMETERS, GGUF_WINDOW)
+    generic = parse_options(["--served-as", "local", "--modes", "one-shot,keel"])
+    named = parse_options(["--modes", "one-shot,keel"])
+    assert (generic.shared_server, generic.served_as, named.shared_server) == (True, "local", False)
 
 
 def test_the_models_reply_goes_out_with_its_calls_and_real_usage():
