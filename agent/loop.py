@@ -136,14 +136,24 @@ class AgentLoop:
                 raise TaskComplete(ending.answer)
             return
         then: list[UserMessage] = []
+        results: list[ToolFinished] = []
         for number, call in enumerate(read.calls):
             unrun = read.not_run if number == 0 else []
             note = render("calls_not_run", names=unrun) if unrun else ""
-            then += await self._execute(strategy, call, note)
+            finished, said = await self._execute(strategy, call, note)
+            results.append(finished)
+            then += said
         # after their results: no call is left unanswered
         stop_after_unknown_calls(self.state, self.policy, self.registry.names(), read.calls)
         if then:
             self.emit(then[0])
+            return
+        ending = await strategy.after_calls(reply, results, self.workspace())
+        if ending is not None:
+            for event in ending.events:
+                self.emit(event)
+            if ending.answer is not None:
+                raise TaskComplete(ending.answer)
 
     async def _call_model(self, strategy: Strategy) -> ModelReply:
         overflows = 0
@@ -181,9 +191,11 @@ class AgentLoop:
     def _on_delta(self, text: str) -> None:
         self.emit(AssistantDelta(text=text))
 
-    async def _execute(self, strategy: Strategy, call: ToolCall, note: str) -> list[UserMessage]:
+    async def _execute(
+        self, strategy: Strategy, call: ToolCall, note: str
+    ) -> tuple[ToolFinished, list[UserMessage]]:
         """Run one call and log its result; `note` is appended to the result (calls of the reply not run).
-        Returns what the strategy has to say after the reply's results."""
+        Returns the result's event and what the strategy has to say after the reply's results."""
         started = time.monotonic()
         shown_args = _arguments_for_display(call.arguments)
         signature = call_signature(call.name, shown_args)
@@ -204,17 +216,16 @@ class AgentLoop:
             note = f"{warning}\n\n{note}" if note else warning
         if note:
             result = result.model_copy(update={"output": f"{result.output}\n\n{note}"})
-        self.emit(
-            ToolFinished(
-                call_id=call.id,
-                name=call.name,
-                status=status,
-                output=result.output,
-                diff=result.diff,
-                duration_ms=int((time.monotonic() - started) * 1000),
-            )
+        finished = ToolFinished(
+            call_id=call.id,
+            name=call.name,
+            status=status,
+            output=result.output,
+            diff=result.diff,
+            duration_ms=int((time.monotonic() - started) * 1000),
         )
-        return [repeat.then] if repeat is not None and repeat.then is not None else []
+        self.emit(finished)
+        return finished, [repeat.then] if repeat is not None and repeat.then is not None else []
 
     async def _validated_run(
         self, call: ToolCall, shown_args: dict[str, Any]

@@ -125,13 +125,15 @@ async def test_a_small_models_header_edit_replaces_the_whole_function(scripted_s
 
 async def test_edit_first_the_call_after_the_files_offers_no_tools(scripted_server, tmp_path):
     """A small model's change task: the files come with it and the next call asks for the files it changes,
-    as one call would (no tools offered); the calls after that offer the tools again."""
+    as one call would (no tools offered); the calls after that (here: its checks failed) offer the tools."""
     workspace = git_repo(tmp_path / "repo", {"stats.py": STATS})
     whole = STATS.replace(
         "return sum(values) / len(values)", "return sum(values) / max(len(values), 1)"
     )
+    broken = whole.replace("def mean(values):", "def mean(values)")
     server = scripted_server(
-        [Reply(text=f"FILE: stats.py\n```python\n{whole}```"), Reply(text="Done.")]
+        [Reply(text=f"FILE: stats.py\n```python\n{broken}```")]
+        + [Reply(text=f"FILE: stats.py\n```python\n{whole}```"), Reply(text="Done.")]
     )
     await run_task(served_settings(server, workspace), "make mean() return 0 for an empty list")
     assert (workspace / "stats.py").read_text() == whole
@@ -149,9 +151,19 @@ async def test_a_small_model_sending_the_file_unchanged_again_ends_instead_of_lo
         "return sum(values) / len(values)", "return sum(values) / max(len(values), 1)"
     )
     again = Reply(text=f"FILE: stats.py\n```python\n{whole}```")
-    server = scripted_server([again, again, again, again, again, Reply(text="Done.")])
+    # its answer to the files changes nothing; after the nudge it sends the file, then sends it again
+    script = [
+        Reply(text="I will fix mean."),
+        again,
+        again,
+        again,
+        again,
+        again,
+        Reply(text="Done."),
+    ]
+    server = scripted_server(script)
     events, _ = await run_task(
         served_settings(server, workspace, loop={"verify": "never"}), "make mean() return 0 for []"
     )
     assert (workspace / "stats.py").read_text() == whole
-    assert events[-1].status == "completed" and len(server.requests) == 2
+    assert events[-1].status == "completed" and len(server.requests) == 3

@@ -269,3 +269,33 @@ async def test_passing_tests_or_a_capable_model_get_no_test_run_up_front(
     events, _ = await run_task(settings, "make the failing test pass")
     assert keel_messages(events, "context") == []
     assert "tests fail" not in server.requests[0].last_text("user")
+
+
+def whole_file(path: str, content: str, words: str = "") -> Reply:
+    return Reply(text=f"FILE: {path}\n```python\n{content}```\n{words}")
+
+
+async def test_a_small_models_files_answering_the_project_end_the_task_once_verified(
+    scripted_server, workspace
+):
+    server = scripted_server([whole_file("calc.py", FIXED["content"], "I fixed add.")])
+    events, _ = await run_task(served_settings(server, workspace), "fix the add function")
+    finished = events[-1]
+    assert isinstance(finished, SessionFinished) and finished.status == "completed"
+    assert len(server.requests) == 1  # as in one call: nobody asks it what it did
+    assert (workspace / "calc.py").read_text() == FIXED["content"]
+    assert finished.final_message.startswith("I fixed add.\n\nVerified by keel: syntax (calc.py)")
+    assert verifications(events)[-1].passed
+
+
+async def test_files_that_fail_the_checks_go_back_and_the_task_goes_on(scripted_server, workspace):
+    server = scripted_server(
+        [whole_file("calc.py", BROKEN["content"]), call("write_file", **FIXED)]
+        + [Reply(text="Fixed the colon.")]
+    )
+    events, _ = await run_task(served_settings(server, workspace), "fix the add function")
+    finished = events[-1]
+    assert isinstance(finished, SessionFinished) and finished.status == "completed"
+    assert "SyntaxError" in server.requests[1].last_text("user")
+    assert len(server.requests) == 3 and finished.final_message.startswith("Fixed the colon.")
+    assert [v.passed for v in verifications(events)] == [False, True]

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from keel.agent.config import LoopSettings
 from keel.agent.model.reply import ModelReply
 from keel.agent.profile import ModelProfile
-from keel.agent.protocol import AnyEvent, UserMessage
+from keel.agent.protocol import AnyEvent, ToolFinished, UserMessage
 from keel.agent.reply_reading import EMPTY_REPLY, ReadReply, call_example, read_reply
 from keel.agent.state import SessionState
 from keel.agent.strategies.ending import Ending
@@ -107,6 +107,12 @@ class Strategy(ABC):
         self, name: str, signature: str, repeats: int, at: Workspace
     ) -> Repeat | None:
         """What a call gets that repeats the last one `repeats` times in a row; None: it runs as any call."""
+        return None
+
+    async def after_calls(
+        self, reply: ModelReply, results: list[ToolFinished], at: Workspace
+    ) -> Ending | None:
+        """Whether a reply's calls, run, end the task (None: the model is asked again, as by default)."""
         return None
 
     async def before_end(self, answer: str, at: Workspace) -> Ending:

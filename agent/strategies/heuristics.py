@@ -134,6 +134,18 @@ def whole_files(text: str, size_of: Callable[[str], int | None] | None) -> list[
     ]
 
 
+_FENCED = re.compile(r"^[ \t]*```.*?^[ \t]*```[ \t]*$", re.MULTILINE | re.DOTALL)
+_FILE_LINE = re.compile(
+    r"^[ \t]*(?:file(?:name)?:\s*)?`?[\w./-]+\.\w+`?:?[ \t]*$", re.MULTILINE | re.IGNORECASE
+)
+
+
+def prose_of(text: str) -> str:
+    """A reply's words without its fenced blocks and the lines that name their files: what it says it did."""
+    without = _FILE_LINE.sub("", _FENCED.sub("", text))
+    return re.sub(r"\n{3,}", "\n\n", without).strip()
+
+
 def announced_step(text: str) -> str | None:
     """The step a reply's last sentence says it takes ("let me read calc.py"), None when it announces none."""
     stripped = text.strip().rstrip(":")

@@ -14,13 +14,21 @@ from keel.agent.context.files_that_matter import files_that_matter, share_of_win
 from keel.agent.context.small_project import ProjectFile, small_project
 from keel.agent.generic_failures import echo_of_keel
 from keel.agent.model.reply import ModelReply
-from keel.agent.protocol import AnyEvent, ToolCall, UserMessage, VerificationCheck
+from keel.agent.protocol import (
+    AnyEvent,
+    ToolCall,
+    ToolFinished,
+    UserMessage,
+    VerificationCheck,
+)
 from keel.agent.reply_reading import ReadReply
 from keel.agent.state import SessionState
 from keel.agent.strategies.base import Repeat, Strategy, Workspace
-from keel.agent.strategies.heuristics import asks_for_change
+from keel.agent.strategies.ending import Ending
+from keel.agent.strategies.heuristics import asks_for_change, prose_of
 from keel.agent.strategies.python_reading import rewrites_unchanged, snippet_writes, widened_edit
 from keel.agent.system_prompt import PromptStyle
+from keel.agent.verification.changes import changed_paths
 from keel.agent.verification.checks import PYTEST, check_tests
 from keel.agent.verification.related_tests import is_test_file
 from keel.prompts import render
@@ -105,6 +113,20 @@ class SmallModel(Strategy):
             return ReadReply()
         widened = [widened_edit(call, at) for call in read.calls]
         return read.model_copy(update={"calls": widened})
+
+    async def after_calls(
+        self, reply: ModelReply, results: list[ToolFinished], at: Workspace
+    ) -> Ending | None:
+        """Edit first, as in one call: the files of its answer to the project's files, written, end the task
+        once they pass keel's checks (their failures go back instead), with no call to ask it what it did."""
+        state = at.state
+        if not state.strategy.answered_files or reply.tool_calls or not state.strategy.task_edited:
+            return None
+        if any(result.status not in ("ok", "unchanged") for result in results):
+            return None
+        written = sorted(frozenset().union(*(changed_paths(r.diff) for r in results)))
+        answer = render("edit_first_answer", prose=prose_of(reply.text), files=written)
+        return await self.before_end(answer, at)
 
     def project_file_size(self, at: Workspace) -> Callable[[str], int | None] | None:
         """A listed project file's length now (None for any other path): a fenced block about as long that

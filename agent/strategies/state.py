@@ -34,6 +34,7 @@ class StrategyState:
     files_just_given: bool = (
         False  # keel gave the project's files and the model has not replied yet
     )
+    answered_files: bool = False  # the model's last reply was its answer to the project's files
 
 
 def apply_to_strategy(part: StrategyState, event: AnyEvent, same_call: bool) -> StrategyState:
@@ -57,8 +58,13 @@ def apply_to_strategy(part: StrategyState, event: AnyEvent, same_call: bool) -> 
                 files_just_given=event.purpose == "context",
             )
         case AssistantMessage():
-            if part.answer_requested or part.files_just_given:
-                return replace(part, answer_requested=False, files_just_given=False)
+            if part.answer_requested or part.files_just_given or part.answered_files:
+                return replace(
+                    part,
+                    answer_requested=False,
+                    files_just_given=False,
+                    answered_files=part.files_just_given,
+                )
             return part
         case ToolStarted():
             return replace(part, last_ran_ok=part.last_ran_ok and same_call)
