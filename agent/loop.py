@@ -35,6 +35,7 @@ from keel.agent.protocol import (
 )
 from keel.agent.state import SessionState, call_signature
 from keel.agent.strategies.base import Strategy, Workspace
+from keel.agent.strategies.ending import Ending
 from keel.prompts import render
 from keel.tools.base import ToolContext, ToolError, ToolKind, ToolResult
 from keel.tools.registry import ToolRegistry, parse_arguments
@@ -129,11 +130,7 @@ class AgentLoop:
             self.emit(UserMessage(text=correction, origin="keel", purpose="correction"))
             return
         if not read.calls:
-            ending = await strategy.before_end(reply.text, self.workspace())
-            for event in ending.events:
-                self.emit(event)
-            if ending.answer is not None:
-                raise TaskComplete(ending.answer)
+            self._end(await strategy.before_end(reply.text, self.workspace()))
             return
         then: list[UserMessage] = []
         results: list[ToolFinished] = []
@@ -148,12 +145,16 @@ class AgentLoop:
         if then:
             self.emit(then[0])
             return
-        ending = await strategy.after_calls(reply, results, self.workspace())
-        if ending is not None:
-            for event in ending.events:
-                self.emit(event)
-            if ending.answer is not None:
-                raise TaskComplete(ending.answer)
+        self._end(await strategy.after_calls(reply, results, self.workspace()))
+
+    def _end(self, ending: Ending | None) -> None:
+        """keel's events of a strategy's ending, then the task's end when it gives the final answer."""
+        if ending is None:
+            return
+        for event in ending.events:
+            self.emit(event)
+        if ending.answer is not None:
+            raise TaskComplete(ending.answer)
 
     async def _call_model(self, strategy: Strategy) -> ModelReply:
         overflows = 0
