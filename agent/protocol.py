@@ -444,6 +444,21 @@ class SessionFinished(Event):
     session_usage: TokenUsage = Field(default_factory=TokenUsage)
 
 
+class HookRan(Event):
+    """A hook command ran (agent/hooks): at which `hook_event`, for which tool call, how it exited, and whether
+    it blocked the call, prompt or stop (`reason`: what the model or the person is told)."""
+
+    type: Literal["hook.ran"] = "hook.ran"
+    hook_event: str
+    command: str
+    tool_name: str = ""
+    call_id: str = ""
+    exit_code: int | None = None  # None: it did not start or ran out of time
+    blocked: bool = False
+    reason: str = ""
+    duration_ms: int = 0
+
+
 AnyEvent = Annotated[
     SessionStarted
     | TurnStarted
@@ -465,6 +480,7 @@ AnyEvent = Annotated[
     | Error
     | UndoApplied
     | VerificationFinished
+    | HookRan
     | SessionFinished,
     Field(discriminator="type"),
 ]
