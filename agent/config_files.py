@@ -114,13 +114,24 @@ class ConfigSources:
 
     def untrusted_keys(self) -> list[str]:
         """The keys of the repository's config that are ignored until its folder is trusted."""
-        if self.repo_file is None or self.trusted:
+        if self.trusted:
             return []
         from keel.agent.config import load_file, merged_layers
         from keel.agent.config_trust import narrowed
+        from keel.agent.hooks.config import claude_hooks
 
+        keys = [f"hooks ({p.parent.name}/{p.name})" for p in self.claude_files if claude_hooks(p)]
+        if self.repo_file is None:
+            return keys
         below = merged_layers([path for path in self.files if path != self.repo_file])
-        return narrowed(load_file(self.repo_file), below)[1]
+        return narrowed(load_file(self.repo_file), below)[1] + keys
+
+    @property
+    def trust_root(self) -> Path | None:
+        """The repository folder whose trust the repository's config files wait for (None: no such file)."""
+        if self.repo_file is not None:
+            return self.repo_file.parent.parent
+        return self.claude_files[0].parent.parent if self.claude_files else None
 
     def with_trust(self) -> ConfigSources:
         """The same sources with the repository's config trusted (the config built afresh)."""

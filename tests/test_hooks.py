@@ -165,3 +165,22 @@ def test_prompt_and_stop_hooks_add_context_and_keep_the_agent_going(
     assert blocked.returncode == 1
     assert "no prompts today" in blocked.events[-1]["reason"]
     assert len(server.requests) == 2  # the model was not called
+
+
+def test_the_tui_asks_to_trust_a_repository_whose_only_config_is_claude_code_hooks(
+    workspace, tmp_path, monkeypatch
+):
+    from keel.agent.config_files import ConfigSources
+    from keel.tui.launch import settle_trust
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / "config"))
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    sources = ConfigSources.find(workspace, {})
+    assert sources.config().hooks == {}
+    assert sources.untrusted_keys() == ["hooks (.claude/settings.json)"]
+    asked: list[Path] = []
+    trusted = settle_trust(sources, lambda root, keys: asked.append(root) or True)
+    assert asked == [workspace]
+    [group] = trusted.config().hooks["PreToolUse"]
+    assert group.matcher == "Bash" and group.tool_names == "claude"
+    assert ConfigSources.find(workspace, {}).trusted  # remembered
