@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     )
     from keel.agent.git.undo import UndoPlan as UndoPlan  # noqa: PLC0414
     from keel.agent.git.worktrees import Worktree as Worktree  # noqa: PLC0414
+    from keel.agent.skills.catalog import Skill as Skill  # noqa: PLC0414
     from keel.agent.protocol import AnyEvent, ModelProgress, SessionFinished
     from keel.agent.settings import SessionSettings
 
@@ -72,6 +73,13 @@ def markdown_commands(root: Path) -> dict[str, MarkdownCommand]:
     from keel.agent.commands.markdown import find_commands
 
     return find_commands(root)
+
+
+def skills(root: Path) -> list[Skill]:
+    """The skills a session in `root` lists to its model (`.keel/skills`, `.claude/skills`, the user's)."""
+    from keel.agent.skills.catalog import find_skills
+
+    return find_skills(root)
 
 
 def trust_was_declined(folder: Path) -> bool:

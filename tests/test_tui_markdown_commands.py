@@ -77,10 +77,13 @@ class HelpApp(App[None]):
         self.push_screen(HelpScreen(self.root))
 
 
-def test_help_lists_the_markdown_commands(snap_compare, tmp_path, monkeypatch):
+def test_help_lists_the_markdown_commands_and_skills(snap_compare, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     folder = tmp_path / "repo" / ".claude" / "commands"
     folder.mkdir(parents=True)
     (folder / "review.md").write_text(REVIEW)
     (folder / "changelog.md").write_text("Write the changelog entry for the last commit.\n")
+    skill = tmp_path / "repo" / ".keel" / "skills" / "release-notes" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: release-notes\ndescription: Write release notes.\n---\nSteps.\n")
     assert snap_compare(HelpApp(tmp_path / "repo"), terminal_size=(120, 40))

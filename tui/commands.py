@@ -78,6 +78,13 @@ def markdown_help(root: Path) -> list[CommandHelp]:
     ]
 
 
+def skill_help(root: Path) -> list[CommandHelp]:
+    """The skills of the workspace and the user, which the model loads when a task needs one."""
+    from keel.agent.api import skills
+
+    return [CommandHelp(skill.name, skill.description) for skill in skills(root)]
+
+
 def command_names(prompts: Collection[str] = ()) -> list[str]:
     """keel's commands, then the Markdown commands named in `prompts` (they are sent as prompts)."""
     own = [help_.usage.split()[0] for help_ in command_help()]

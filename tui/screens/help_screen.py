@@ -13,9 +13,10 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from keel.tui.commands import command_help, markdown_help
+from keel.tui.commands import command_help, markdown_help, skill_help
 
 COMMAND_FOLDERS = "Markdown files in .keel/commands, .claude/commands, ~/.config/keel/commands"
+SKILL_FOLDERS = ".keel/skills, .claude/skills, ~/.config/keel/skills"
 KEYS = [
     ("Enter", "send the prompt (it waits if the agent is busy)"),
     ("Esc", "interrupt the running turn"),
@@ -31,7 +32,7 @@ KEYS = [
 
 
 def help_table(root: Path | None = None) -> Table:
-    """keel's commands, the Markdown commands of `root` (.keel/commands, .claude/commands, the user's), keys."""
+    """keel's commands, the Markdown commands and skills of `root` and the user, the keys."""
     table = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
     table.add_column(style="bold")
     table.add_column()
@@ -43,6 +44,12 @@ def help_table(root: Path | None = None) -> Table:
         table.add_row("", "")
         table.add_row("", f"your commands ({COMMAND_FOLDERS}):")
         for item in custom:  # the files' text as it is: `[file]` is no markup
+            table.add_row(Text(item.usage), Text(item.description))
+    skills = skill_help(root) if root else []
+    if skills:
+        table.add_row("", "")
+        table.add_row("", f"skills the model loads when a task needs one ({SKILL_FOLDERS}):")
+        for item in skills:
             table.add_row(Text(item.usage), Text(item.description))
     table.add_row("", "")
     for key, description in KEYS:
