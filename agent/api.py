@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     )
     from keel.agent.git.undo import UndoPlan as UndoPlan  # noqa: PLC0414
     from keel.agent.git.worktrees import Worktree as Worktree  # noqa: PLC0414
-    from keel.agent.skills.catalog import Skill as Skill  # noqa: PLC0414
     from keel.agent.protocol import AnyEvent, ModelProgress, SessionFinished
     from keel.agent.settings import SessionSettings
+    from keel.agent.skills.catalog import Skill as Skill  # noqa: PLC0414
 
 
 def session_settings(cwd: Path | str = ".", **flags: Any) -> SessionSettings:
