@@ -184,3 +184,58 @@ def test_the_tui_asks_to_trust_a_repository_whose_only_config_is_claude_code_hoo
     [group] = trusted.config().hooks["PreToolUse"]
     assert group.matcher == "Bash" and group.tool_names == "claude"
     assert ConfigSources.find(workspace, {}).trusted  # remembered
+
+
+@pytest.mark.parametrize(
+    ("event", "exit_code", "stdout", "stderr", "blocked", "said"),
+    [
+        ("PreToolUse", 2, "", "no rm", True, "no rm"),
+        ("PreToolUse", 1, "", "crashed", False, ""),  # any other exit code blocks nothing
+        ("SessionStart", 2, "", "late", False, ""),  # SessionStart cannot block
+        (
+            "PreToolUse",
+            0,
+            '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",'
+            ' "permissionDecisionReason": "not on main"}}',
+            "",
+            True,
+            "not on main",
+        ),
+        ("PreToolUse", 0, '{"hookSpecificOutput": {"permissionDecision": "allow"}}', "", False, ""),
+        (
+            "PostToolUse",
+            0,
+            '{"decision": "block", "reason": "lint failed"}',
+            "",
+            True,
+            "lint failed",
+        ),
+        ("Stop", 0, '{"continue": false, "stopReason": "enough"}', "", True, "enough"),
+        ("UserPromptSubmit", 0, "plain context", "", False, "plain context"),
+        ("PreToolUse", 0, "not json {", "", False, ""),
+    ],
+)
+def test_a_hooks_answer_is_read_as_claude_code_reads_it(
+    event, exit_code, stdout, stderr, blocked, said
+):
+    from keel.agent.hooks.runner import HookRun
+    from keel.agent.hooks.session_hooks import _verdict
+
+    verdict = _verdict(event, HookRun(exit_code, stdout, stderr, 1))
+    assert verdict.blocked is blocked
+    assert "\n".join([*verdict.reasons, *verdict.context]) == said
+
+
+async def test_a_hook_that_hangs_is_stopped_at_its_timeout_and_blocks_nothing(ctx):
+    from keel.agent.hooks.config import HookGroup
+    from keel.agent.hooks.session_hooks import Hooks
+    from keel.agent.protocol import HookRan
+
+    ran: list[HookRan] = []
+    group = HookGroup(command="cat > got.json; sleep 30", timeout=1)
+    hooks = Hooks({"PreToolUse": [group]}, ctx, "s1", None, ran.append)  # type: ignore[arg-type]
+    assert await hooks.before_tool("c1", "run_command", {"command": "ls"}) is None
+    [event] = ran
+    assert event.exit_code is None and not event.blocked and "1 s" in event.reason
+    seen = json.loads((ctx.root / "got.json").read_text())
+    assert seen["tool_name"] == "run_command" and seen["tool_use_id"] == "c1"

@@ -34,10 +34,10 @@ def _verdict(event: HookEvent, run: HookRun) -> Verdict:
     """One run read as Claude Code reads it: exit 2 blocks with stderr as the reason; exit 0 may print JSON
     (`decision: "block"`, `hookSpecificOutput.permissionDecision: "deny"`, `additionalContext`) or, at
     SessionStart and UserPromptSubmit, plain text that becomes context."""
-    if run.exit_code == BLOCKED:
+    if run.exit_code == BLOCKED and event != "SessionStart":  # a session's start cannot be blocked
         reason = run.stderr.strip() or f"a {event} hook blocked it (exit code 2) without saying why"
-        return Verdict(blocked=event != "SessionStart", reasons=[reason])
-    if run.exit_code != 0:
+        return Verdict(blocked=True, reasons=[reason])
+    if run.exit_code != 0:  # a failed hook: its stderr is in hook.ran for the person
         return Verdict()
     answer = run.answer()
     specific = answer.get("hookSpecificOutput")
