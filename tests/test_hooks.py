@@ -186,6 +186,17 @@ def test_the_tui_asks_to_trust_a_repository_whose_only_config_is_claude_code_hoo
     assert ConfigSources.find(workspace, {}).trusted  # remembered
 
 
+DENY = json.dumps(
+    {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "not on main",
+        }
+    }
+)
+
+
 @pytest.mark.parametrize(
     ("event", "exit_code", "stdout", "stderr", "blocked", "said"),
     [
@@ -195,8 +206,7 @@ def test_the_tui_asks_to_trust_a_repository_whose_only_config_is_claude_code_hoo
         (
             "PreToolUse",
             0,
-            '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",'
-            ' "permissionDecisionReason": "not on main"}}',
+            DENY,
             "",
             True,
             "not on main",
