@@ -19,8 +19,8 @@ description: Write release notes from the git log in the project's house style.
 """
 
 
-def load(name: str) -> Reply:
-    return Reply(tool_calls=[ScriptedToolCall(name="skill", arguments={"name": name})])
+def load(name: str, **more: str) -> Reply:
+    return Reply(tool_calls=[ScriptedToolCall(name="skill", arguments={"name": name, **more})])
 
 
 def test_a_skills_description_is_in_the_system_prompt_and_its_body_loads_on_request(
@@ -30,10 +30,18 @@ def test_a_skills_description_is_in_the_system_prompt_and_its_body_loads_on_requ
         tmp_path / "repo",
         {
             ".claude/skills/release-notes/SKILL.md": SKILL,
-            ".claude/skills/release-notes/style.md": "x\n",
+            ".claude/skills/release-notes/style.md": "Past tense, no emoji.\n",
         },
     )
-    server = scripted_server([load("release"), load("release-notes"), "Notes written."])
+    server = scripted_server(
+        [
+            load("release"),
+            load("release-notes"),
+            load("release-notes", file="style.md"),
+            load("release-notes", file="../../../.git/config"),
+            "Notes written.",
+        ]
+    )
     result = run_streamed(
         server.url, "write the release notes", cwd=workspace, home=tmp_path / "home"
     )
@@ -46,7 +54,9 @@ def test_a_skills_description_is_in_the_system_prompt_and_its_body_loads_on_requ
     )
     assert "Group the changes" not in system  # only the description, until asked
     assert "skill" in first.tool_names
-    wrong, right = [e for e in result.events if e["type"] == "tool.finished"]
+    wrong, right, style, outside = [e for e in result.events if e["type"] == "tool.finished"]
+    assert style["output"] == "Past tense, no emoji.\n"
+    assert outside["status"] == "error" and "its files are: style.md" in outside["output"]
     assert wrong["status"] == "error" and "the skills are: release-notes" in wrong["output"]
     loaded = server.requests[2].last_text("tool")
     assert "Group the changes as Added / Fixed" in loaded and "style.md" in loaded

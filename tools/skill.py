@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field
 
 from keel.agent.skills.catalog import find_skills
@@ -13,6 +15,9 @@ class SkillArgs(ToolArgs):
     name: str = Field(
         description="the skill's name, as the list of skills in the system prompt gives it"
     )
+    file: str | None = Field(
+        None, description="another file of the skill (as its instructions name it), instead of them"
+    )
 
 
 class SkillTool(Tool[SkillArgs]):
@@ -22,7 +27,7 @@ class SkillTool(Tool[SkillArgs]):
     kind = ToolKind.READ
     description = (
         "Load a skill's instructions (and the list of its other files) by its name, "
-        "before doing a task the skill covers."
+        "before doing a task the skill covers; with `file`, one of those files."
     )
     Args = SkillArgs
 
@@ -36,5 +41,16 @@ class SkillTool(Tool[SkillArgs]):
         files = sorted(
             str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and p != skill.path
         )
+        if args.file is not None:
+            return ToolResult(output=_skill_file(folder, args.file, files), ok=True)
         output = render("skill_loaded", skill=skill, body=skill.body(), folder=folder, files=files)
         return ToolResult(output=output, ok=True)
+
+
+def _skill_file(folder: Path, name: str, files: list[str]) -> str:
+    """One file of a skill's folder (a user's skill lies outside the workspace, where read_file does not go)."""
+    path = (folder / name).resolve()
+    if not path.is_relative_to(folder.resolve()) or not path.is_file():
+        listed = ", ".join(files) or "none"
+        raise ToolError(f"the skill has no file {name!r}; its files are: {listed}")
+    return path.read_text(encoding="utf-8", errors="replace")
