@@ -18,10 +18,14 @@ from keel.agent.model.local.names import is_embedded
 
 if TYPE_CHECKING:
     # re-exported (`as`), so a front end annotates with them without importing the git services
+    from keel.agent.commands.markdown import (
+        MarkdownCommand as MarkdownCommand,  # noqa: PLC0414
+    )
     from keel.agent.git.undo import UndoPlan as UndoPlan  # noqa: PLC0414
     from keel.agent.git.worktrees import Worktree as Worktree  # noqa: PLC0414
     from keel.agent.protocol import AnyEvent, ModelProgress, SessionFinished
     from keel.agent.settings import SessionSettings
+    from keel.agent.skills.catalog import Skill as Skill  # noqa: PLC0414
 
 
 def session_settings(cwd: Path | str = ".", **flags: Any) -> SessionSettings:
@@ -61,6 +65,21 @@ async def run_task(
 
 
 # ---------------------------------------------------------------- trusting a repository
+
+
+def markdown_commands(root: Path) -> dict[str, MarkdownCommand]:
+    """The Markdown slash commands of a workspace and the user (`.keel/commands`, `.claude/commands`,
+    `~/.config/keel/commands`), by name: a prompt `/NAME args` is expanded by the session."""
+    from keel.agent.commands.markdown import find_commands
+
+    return find_commands(root)
+
+
+def skills(root: Path) -> list[Skill]:
+    """The skills a session in `root` lists to its model (`.keel/skills`, `.claude/skills`, the user's)."""
+    from keel.agent.skills.catalog import find_skills
+
+    return find_skills(root)
 
 
 def trust_was_declined(folder: Path) -> bool:

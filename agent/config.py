@@ -25,6 +25,7 @@ from keel.agent.config_files import (  # noqa: F401 - keel_home and the paths ar
 )
 from keel.agent.config_trust import narrowed, untrusted_notice
 from keel.agent.errors import ConfigError
+from keel.agent.hooks.config import HookGroup, HooksTable, claude_hooks, joined
 from keel.tools.exec.sandbox_policy import SandboxPolicy
 from keel.tools.mcp.config import McpServerConfig, check_server_names
 
@@ -151,6 +152,8 @@ class RunSettings(Strict):
     sandbox: SandboxPolicy = SandboxPolicy()
     # MCP servers whose tools the model is offered (tools/mcp; README: "Adding an MCP server")
     mcp_servers: McpServers = {}
+    # commands run at points of a session (agent/hooks, README "Hooks"); never an untrusted repository's
+    hooks: HooksTable = {}
 
 
 class KeelConfig(RunSettings, ModelChoice):
@@ -196,6 +199,9 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
     for part in loc[:-1]:
         if part in ("models", "mcp_servers"):
             model = ModelSettings if part == "models" else McpServerConfig
+            continue
+        if part == "hooks":
+            model = HookGroup
             continue
         field = model.model_fields.get(str(part))
         annotation = getattr(field, "annotation", None) if field else None
@@ -244,6 +250,13 @@ def resolve_config(cwd: Path, flags: dict[str, Any]) -> KeelConfig:
     return ConfigSources.find(cwd, flags).config()
 
 
+def _hooks_of(below: dict[str, Any], layer: dict[str, Any]) -> dict[str, Any]:
+    """The hooks of both layers (each layer's commands run, where other keys are replaced), or nothing."""
+    if "hooks" not in layer:
+        return {}
+    return {"hooks": joined(below.get("hooks"), layer["hooks"])}
+
+
 def config_from(sources: ConfigSources) -> KeelConfig:
     """The sources' layers merged in that order and validated; a broken file or value is a ConfigError."""
     layers: dict[str, Any] = {}
@@ -254,7 +267,12 @@ def config_from(sources: ConfigSources) -> KeelConfig:
             layer, ignored = narrowed(layer, layers)
             if ignored:
                 notices.append(untrusted_notice(str(path), str(path.parent.parent), ignored))
-        layers = _merge(layers, layer)
+        layers = _merge(layers, layer) | _hooks_of(layers, layer)
+    for path in sources.claude_files:  # Claude Code's settings.json "hooks", as they are
+        if sources.trusted:
+            layers |= _hooks_of(layers, {"hooks": claude_hooks(path)})
+        elif claude_hooks(path):
+            notices.append(untrusted_notice(str(path), str(path.parent.parent), ["hooks"]))
     layers = _merge(layers, env_layer())
     layers = _merge(layers, sources.flags)
     try:

@@ -52,6 +52,15 @@ def repo_config_path(cwd: Path) -> Path | None:
     return path if path.is_file() else None
 
 
+def claude_settings_paths(cwd: Path) -> list[Path]:
+    """The repository's `.claude/settings.json` and `.claude/settings.local.json` that exist (their hooks)."""
+    names = ("settings.json", "settings.local.json")
+    if not any((d / ".claude" / n).is_file() for d in (cwd, *cwd.parents) for n in names):
+        return []
+    folder = repo_root(cwd) / ".claude"
+    return [folder / name for name in names if (folder / name).is_file()]
+
+
 def env_layer() -> dict[str, Any]:
     env = {}
     if model := os.environ.get("KEEL_MODEL"):
@@ -72,6 +81,8 @@ class ConfigSources:
     # the repository's .keel/config.toml, and whether it may widen permissions (keel.agent.trust)
     repo_file: Path | None = None
     trusted: bool = False
+    # the repository's Claude Code settings files, whose "hooks" apply when it is trusted (agent/hooks)
+    claude_files: list[Path] = field(default_factory=list)
 
     @classmethod
     def find(cls, cwd: Path, flags: dict[str, Any]) -> ConfigSources:
@@ -88,6 +99,11 @@ class ConfigSources:
             files.append(repo)
             sources.repo_file = repo
             sources.trusted = trust_once or sources.folder_trusted()
+        if claude := claude_settings_paths(cwd):
+            from keel.agent.trust import is_trusted
+
+            sources.claude_files = claude
+            sources.trusted = trust_once or is_trusted(claude[0].parent.parent)
         return sources
 
     def folder_trusted(self) -> bool:
@@ -98,22 +114,35 @@ class ConfigSources:
 
     def untrusted_keys(self) -> list[str]:
         """The keys of the repository's config that are ignored until its folder is trusted."""
-        if self.repo_file is None or self.trusted:
+        if self.trusted:
             return []
         from keel.agent.config import load_file, merged_layers
         from keel.agent.config_trust import narrowed
+        from keel.agent.hooks.config import claude_hooks
 
+        keys = [f"hooks ({p.parent.name}/{p.name})" for p in self.claude_files if claude_hooks(p)]
+        if self.repo_file is None:
+            return keys
         below = merged_layers([path for path in self.files if path != self.repo_file])
-        return narrowed(load_file(self.repo_file), below)[1]
+        return narrowed(load_file(self.repo_file), below)[1] + keys
+
+    @property
+    def trust_root(self) -> Path | None:
+        """The repository folder whose trust the repository's config files wait for (None: no such file)."""
+        if self.repo_file is not None:
+            return self.repo_file.parent.parent
+        return self.claude_files[0].parent.parent if self.claude_files else None
 
     def with_trust(self) -> ConfigSources:
         """The same sources with the repository's config trusted (the config built afresh)."""
-        return ConfigSources(self.cwd, self.flags, self.files, None, self.repo_file, True)
+        return ConfigSources(
+            self.cwd, self.flags, self.files, None, self.repo_file, True, self.claude_files
+        )
 
     @property
     def plain(self) -> bool:
         """Nothing to validate: no config file, and only flags no schema can reject (env values are free text)."""
-        return not self.files and set(self.flags) <= FREE_TEXT
+        return not self.files and not self.claude_files and set(self.flags) <= FREE_TEXT
 
     def check(self) -> None:
         """Build the config now unless it is plain: a broken one raises ConfigError (exit 2)."""

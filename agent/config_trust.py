@@ -3,7 +3,7 @@
 A repository is assumed hostile until the person trusts its folder (keel.agent.trust): its config may
 make the approval or the sandbox stricter, tune limits and the model, but not allow more (a looser
 approval or sandbox, network, writable folders, variables for commands), name programs keel would start
-(MCP servers), or send the API key elsewhere (api_base). Its `test_command` stays as text in the system
+(MCP servers, hooks), or send the API key elsewhere (api_base). Its `test_command` stays as text in the system
 prompt (the model runs it as any command, under the approval and the sandbox), but keel does not run it
 itself to verify a change.
 """
@@ -17,7 +17,7 @@ SANDBOX_ORDER = ["read-only", "workspace-write", "full-access"]
 # what applies without the repository's file: the stricter default of the TUI (auto-edit)
 DEFAULT_APPROVAL = "auto-edit"
 DEFAULT_SANDBOX = "workspace-write"
-COMMAND_KEYS = ("mcp_servers", "api_base")
+COMMAND_KEYS = ("mcp_servers", "api_base", "hooks")
 SANDBOX_WIDENING = ("writable_roots", "env_allow", "env", "binds", "workspace_mount", "container")
 
 

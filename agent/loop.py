@@ -12,6 +12,7 @@ from keel.agent.config import LoopSettings
 from keel.agent.context.manager import ContextManager
 from keel.agent.errors import ContextWindowExceeded, ToolsUnsupported
 from keel.agent.git.checkpoints import CheckpointGuard
+from keel.agent.hooks.session_hooks import Hooks
 from keel.agent.loop_guard import (
     LOOP_STOP,
     LOOP_WARN,
@@ -54,6 +55,8 @@ class TaskComplete(Exception):
 class AgentLoop:
     """Runs steps for one task; it reads the session's state and changes it only by emitting events. Flow
     leaves it by TaskComplete or LimitExceeded."""
+
+    hooks = Hooks({})  # the session's own replace these (agent/hooks)
 
     def __init__(
         self,
@@ -130,7 +133,7 @@ class AgentLoop:
             self.emit(UserMessage(text=correction, origin="keel", purpose="correction"))
             return
         if not read.calls:
-            self._end(await strategy.before_end(reply.text, self.workspace()))
+            await self._end(await strategy.before_end(reply.text, self.workspace()))
             return
         then: list[UserMessage] = []
         results: list[ToolFinished] = []
@@ -145,15 +148,19 @@ class AgentLoop:
         if then:
             self.emit(then[0])
             return
-        self._end(await strategy.after_calls(reply, results, self.workspace()))
+        await self._end(await strategy.after_calls(reply, results, self.workspace()))
 
-    def _end(self, ending: Ending | None) -> None:
-        """keel's events of a strategy's ending, then the task's end when it gives the final answer."""
+    async def _end(self, ending: Ending | None) -> None:
+        """keel's events of a strategy's ending, then the task's end when it gives the final answer, unless a
+        Stop hook blocks it (the model is told why and goes on)."""
         if ending is None:
             return
         for event in ending.events:
             self.emit(event)
-        if ending.answer is not None:
+        go_on = None if ending.answer is None else await self.hooks.stop(ending.answer)
+        if go_on is not None:
+            self.emit(UserMessage(text=go_on, origin="keel"))
+        elif ending.answer is not None:
             raise TaskComplete(ending.answer)
 
     async def _call_model(self, strategy: Strategy) -> ModelReply:
@@ -212,6 +219,11 @@ class AgentLoop:
                 result, status = await self._validated_run(call, shown_args)
             except ToolError as exc:
                 result, status = ToolResult(output=f"Error: {exc}", ok=False), "error"
+            if status in ("ok", "unchanged"):  # what PostToolUse hooks say goes with the result
+                said = await self.hooks.after_tool(
+                    call.id, call.name, shown_args, result.output, True
+                )
+                note = "\n\n".join(filter(None, [said, note]))
         if repeats >= LOOP_WARN and repeat is None:  # the strategy's answer replaces the warning
             warning = render("loop_warning", name=call.name, count=repeats, limit=LOOP_STOP)
             note = f"{warning}\n\n{note}" if note else warning
@@ -233,6 +245,8 @@ class AgentLoop:
     ) -> tuple[ToolResult, ToolStatus]:
         parsed = call.arguments if "_raw" in shown_args else shown_args  # decoded once, for display
         tool, args = self.registry.validate(call.name, parsed)
+        if (blocked := await self.hooks.before_tool(call.id, call.name, shown_args)) is not None:
+            return ToolResult(output=render("hook_blocked", reason=blocked), ok=False), "denied"
         refusal = await self.approvals.refusal(call, tool, shown_args, self.ask_person)
         if refusal is not None:
             return ToolResult(output=refusal, ok=False), "denied"

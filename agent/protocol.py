@@ -471,6 +471,21 @@ class SubagentFinished(Event):
     branch: str = ""  # where a child in its own worktree left its changes
 
 
+class HookRan(Event):
+    """A hook command ran (agent/hooks): at which `hook_event`, for which tool call, how it exited, and whether
+    it blocked the call, prompt or stop (`reason`: what the model or the person is told)."""
+
+    type: Literal["hook.ran"] = "hook.ran"
+    hook_event: str
+    command: str
+    tool_name: str = ""
+    call_id: str = ""
+    exit_code: int | None = None  # None: it did not start or ran out of time
+    blocked: bool = False
+    reason: str = ""
+    duration_ms: int = 0
+
+
 AnyEvent = Annotated[
     SessionStarted
     | TurnStarted
@@ -494,6 +509,7 @@ AnyEvent = Annotated[
     | VerificationFinished
     | SubagentStarted
     | SubagentFinished
+    | HookRan
     | SessionFinished,
     Field(discriminator="type"),
 ]

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from keel.agent.approval import Approvals
+from keel.agent.commands.markdown import expand_prompt
 from keel.agent.config import DEFAULT_CONTEXT_WINDOW, keel_home
 from keel.agent.context.bounds import bound_events
 from keel.agent.context.budget import auto_budget, count_repo_files
@@ -18,6 +19,7 @@ from keel.agent.errors import ProviderError, SessionLogError
 from keel.agent.fold import apply, fold, unanswered_calls
 from keel.agent.git.checkpoints import CheckpointError, CheckpointGuard
 from keel.agent.git.undo import undo_in_session
+from keel.agent.hooks.session_hooks import Hooks
 from keel.agent.leftovers import remove_leftover_temp_files
 from keel.agent.loop import AgentLoop, TaskComplete
 from keel.agent.model.client import ChatModel, ModelClient, context_window_of
@@ -53,6 +55,7 @@ from keel.agent.protocol import (
     error_class_of,
 )
 from keel.agent.settings import SessionSettings
+from keel.agent.skills.catalog import find_skills
 from keel.agent.state import LimitExceeded, SessionState
 from keel.agent.store import SessionLog, new_session_id, read_events, sessions_dir
 from keel.agent.strategies.base import Strategy
@@ -63,6 +66,7 @@ from keel.agent.workspace_facts import WorkspaceFacts, gather_facts, load_instru
 from keel.tools.base import Tool, ToolContext
 from keel.tools.exec.sandbox_mechanism import sandbox_mechanism
 from keel.tools.registry import ToolRegistry
+from keel.tools.skill import SkillTool
 
 if TYPE_CHECKING:
     from keel.tools.mcp.servers import McpServers
@@ -113,6 +117,9 @@ class Session:
             with_subagents(given, settings, self._emit, self._current, ask),
             redact=self.redactor.redact,
         )
+        self.skills = find_skills(self.root)
+        if self.skills and not self._tools_given:  # the model loads a listed skill's body by name
+            self.registry.add([SkillTool()])
         self._resumed = bool(prior)
         self.tool_context = ToolContext(
             root=self.root, scratch=keel_home() / "scratch" / self.id, sandbox=settings.sandbox
@@ -143,6 +150,7 @@ class Session:
             instructions=load_instructions(self.root),
             registry=self.registry,
             style=self.strategy.prompt_style,
+            skills=self.skills,
         )
         self.context = ContextManager(
             prompt,
@@ -170,6 +178,9 @@ class Session:
             self._ask_person if settings.interactive else None,
             self.checkpoints,
             settings.loop,
+        )
+        self.loop.hooks = Hooks(
+            settings.hooks, self.tool_context, self.id, self.log.path, self._emit
         )
         self._events: asyncio.Queue[AnyEvent | None] = asyncio.Queue()
         self._work: asyncio.Queue[TurnOp] = asyncio.Queue()
@@ -203,11 +214,13 @@ class Session:
         if not self._tools_given:
             registry = ToolRegistry(self.strategy.tools(), redact=self.redactor.redact)
             registry.add([t for t in self.registry.tools if t.name.startswith("mcp__")])
+            registry.add([t for t in self.registry.tools if t.name == "skill"])
         self.context.system_prompt = SystemPrompt(
             facts=self._facts(),
             instructions=self.context.system_prompt.instructions,
             registry=registry,
             style=self.strategy.prompt_style,
+            skills=self.skills,
         )
         self.registry = self.loop.registry = registry
         client = self.model.inner
@@ -350,6 +363,7 @@ class Session:
     async def _work_loop(self) -> None:
         try:
             await self._start_mcp()
+            await self.loop.hooks.session_start("resume" if self._resumed else "startup")
         except SessionLogError:
             pass  # the first turn reports it
         while True:
@@ -456,7 +470,12 @@ class Session:
             if self.checkpoints is not None:
                 self.checkpoints.new_turn()
             if isinstance(op, UserPrompt):
-                self._emit(UserMessage(text=op.text))
+                # `/NAME args`: the prompt of a Markdown command (agent/commands)
+                prompt = expand_prompt(self.root, op.text)
+                text, blocked = await self.loop.hooks.prompt_submitted(prompt)
+                if blocked is not None:
+                    return "error", "", f"a UserPromptSubmit hook blocked the prompt: {blocked}"
+                self._emit(UserMessage(text=text))
                 self._estimate_budget(op.text)
             await self.loop.run()
         except TaskComplete as done:

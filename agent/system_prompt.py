@@ -9,6 +9,7 @@ from typing import Any
 from keel.agent.context.edit_format import WHOLE_FILE_MAX_LINES
 from keel.agent.model.client import ToolProtocolName
 from keel.agent.model.local.compact_tools import compact_tool_schemas
+from keel.agent.skills.catalog import Skill
 from keel.agent.workspace_facts import Instructions, WorkspaceFacts
 from keel.prompts import render
 from keel.tools.registry import ToolRegistry
@@ -34,6 +35,7 @@ class SystemPrompt:
     instructions: Instructions | None
     registry: ToolRegistry
     style: PromptStyle = field(default_factory=PromptStyle)
+    skills: list[Skill] = field(default_factory=list)  # their names and descriptions (agent/skills)
     _rendered: dict[str, str] = field(default_factory=dict)
     _schemas: list[dict[str, Any]] | None = None
 
@@ -46,6 +48,7 @@ class SystemPrompt:
                 tool_protocol=protocol,
                 text_tools=self._text_tools() if protocol == "text" else "",
                 whole_file_lines=WHOLE_FILE_MAX_LINES,
+                skills=self.skills,
             )
         return self._rendered[protocol]
 

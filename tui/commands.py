@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
+from pathlib import Path
 
 from keel.prompts import plural
 
@@ -79,18 +81,42 @@ def feature_help() -> list[CommandHelp]:
     ]
 
 
-def command_names() -> list[str]:
-    return [help_.usage.split()[0] for help_ in command_help()]
+def markdown_help(root: Path) -> list[CommandHelp]:
+    """The Markdown commands of the workspace and the user (keel.agent.commands), as /help lists them."""
+    from keel.agent.api import markdown_commands
+
+    return [
+        CommandHelp(f"/{c.name} {c.argument_hint}".strip(), c.description or str(c.path))
+        for c in markdown_commands(root).values()
+    ]
 
 
-def parse_command(text: str) -> SlashCommand | None:
-    """None when the text is a prompt; a SlashCommand when it names a known command."""
+def skill_help(root: Path) -> list[CommandHelp]:
+    """The skills of the workspace and the user, which the model loads when a task needs one."""
+    from keel.agent.api import skills
+
+    return [CommandHelp(skill.name, skill.description) for skill in skills(root)]
+
+
+def command_names(prompts: Collection[str] = ()) -> list[str]:
+    """keel's commands, then the Markdown commands named in `prompts` (they are sent as prompts)."""
+    own = [help_.usage.split()[0] for help_ in command_help()]
+    return own + [f"/{name}" for name in prompts if f"/{name}" not in own]
+
+
+def parse_command(text: str, prompts: Collection[str] = ()) -> SlashCommand | None:
+    """None when the text is a prompt (a Markdown command's too: the session expands it); a SlashCommand
+    when it names one of keel's commands."""
     stripped = text.strip()
     if not stripped.startswith("/") or stripped.startswith("//"):
         return None
     head, _, argument = stripped.partition(" ")
+    if head[1:] in prompts and head not in command_names():
+        return None
     if head not in command_names():
-        raise CommandError(f"unknown command {head}; the commands are {', '.join(command_names())}")
+        raise CommandError(
+            f"unknown command {head}; the commands are {', '.join(command_names(prompts))}"
+        )
     return SlashCommand(head[1:], argument.strip())
 
 

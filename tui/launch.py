@@ -54,11 +54,11 @@ def settle_trust(sources: ConfigSources, ask: Callable[[Path, list[str]], bool])
     """Ask once about a repository config that would widen permissions; record the answer (trust, or
     not to ask again) in the user's config. Sources trusted when the person said yes."""
     keys = sources.untrusted_keys()
-    if not keys or sources.repo_file is None:
+    root = sources.trust_root
+    if not keys or root is None:
         return sources
     from keel.agent.api import record_trust, trust_was_declined
 
-    root = sources.repo_file.parent.parent
     if trust_was_declined(root):
         return sources
     trusted = ask(root, keys)

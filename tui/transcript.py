@@ -162,6 +162,14 @@ class Transcript:
         level: NoticeLevel = "success" if event.passed else "warning"
         return [self.note(f"checks of the changed files {outcome}: {checks}", level)]
 
+    def _on_hook_ran(self, event: Any) -> list[Change]:
+        """A hook that blocked or failed is a note; one that ran and let things be is not shown."""
+        if event.blocked:
+            return [self.note(f"{event.hook_event} hook blocked it: {event.reason}", "warning")]
+        if event.exit_code != 0:
+            return [self.note(f"{event.hook_event} hook failed: {event.reason}", "warning")]
+        return []
+
     def _on_user_message(self, event: Any) -> list[Change]:
         changes = self._end_stream()
         changes.append(self.add(UserEntry(event.text, event.origin)))

@@ -89,7 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
         dest="command", parser_class=Parser, prog="keel", title="commands", metavar="COMMAND"
     )
     run = commands.add_parser("run", help="run one task headless", epilog=SUBAGENTS_HELP)
-    run.add_argument("prompt", nargs="?", help="the task; `-` reads it from stdin")
+    run.add_argument(
+        "prompt",
+        nargs="?",
+        help="the task; `-` reads it from stdin; `/NAME ARGS` runs the Markdown command NAME.md of "
+        ".keel/commands, .claude/commands or ~/.config/keel/commands (hooks and skills: see the README)",
+    )
     run.add_argument("--prompt-file", type=Path, help="read the task from a file")
     run.add_argument("--cwd", type=Path, default=argparse.SUPPRESS, help="workspace directory")
     run.add_argument(

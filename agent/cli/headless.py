@@ -9,12 +9,14 @@ import sys
 from pathlib import Path
 from typing import Literal, TextIO
 
+from keel.agent.commands.markdown import named_command
 from keel.agent.errors import exit_code_for
 from keel.agent.protocol import (
     AnyEvent,
     AssistantDelta,
     Continue,
     Error,
+    HookRan,
     Interrupt,
     ModelProgress,
     ModelRetry,
@@ -111,6 +113,9 @@ class TextPrinter(Printer):
             print(f"keel: {verification_line(event)}", file=self.err)
         elif isinstance(event, SubagentStarted | SubagentFinished):
             print(f"keel: {subagent_line(event)}", file=self.err)
+        elif isinstance(event, HookRan) and (event.blocked or event.exit_code != 0):
+            what = "blocked" if event.blocked else f"failed ({event.exit_code})"
+            print(f"keel: {event.hook_event} hook {what}: {_one_line(event.reason)}", file=self.err)
 
     def finish(self, finished: SessionFinished) -> None:
         if finished.final_message:
@@ -167,6 +172,9 @@ async def run_headless(
     """Run one task to its end and return the process exit code."""
     printer = PRINTERS[output_format]()
     finished: SessionFinished | None = None
+    named = named_command(settings.cwd, prompt) if prompt else None
+    if named is not None and "/" in named[0].model:  # a litellm name: the run uses that model
+        settings = settings.model_copy(update={"model": named[0].model})
     session = Session(settings, resume=resume)
     if prompt is None and not session.state.task_prompt:
         await session.close()  # lets go of the session, which was never started

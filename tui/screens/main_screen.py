@@ -57,7 +57,7 @@ class MainScreen(Screen[None]):
         yield StatusBar(id="status")
         yield SessionList(self.pool.handles, id="sessions")
         yield TranscriptView(self.selected.transcript, id="transcript")
-        yield PromptInput(placeholder=PLACEHOLDER, id="prompt")
+        yield PromptInput(self.pool.base.cwd, placeholder=PLACEHOLDER, id="prompt")
 
     @property
     def sessions(self) -> SessionList:
@@ -164,10 +164,11 @@ class MainScreen(Screen[None]):
             return
         event.input.remember(text)
         event.input.value = ""
-        from keel.tui.commands import CommandError, parse_command  # not needed for the first frame
+        from keel.agent.api import markdown_commands  # not needed for the first frame
+        from keel.tui.commands import CommandError, parse_command
 
         try:
-            command = parse_command(text)
+            command = parse_command(text, markdown_commands(self.selected.settings.cwd))
             if command is None:
                 self.send_prompt(self.selected, text)
             else:
@@ -346,7 +347,7 @@ class MainScreen(Screen[None]):
     def action_help(self) -> None:
         from keel.tui.screens.help_screen import HelpScreen
 
-        self.app.push_screen(HelpScreen())
+        self.app.push_screen(HelpScreen(self.selected.settings.cwd))
 
     # ------------------------------------------------------------ many agents on one task, side by side
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
 from textual.binding import Binding, BindingType
@@ -12,19 +13,22 @@ from keel.tui.history import InputHistory
 
 
 class CommandSuggester(Suggester):
-    """Completes slash commands; their list (keel.tui.commands) loads when a `/` is first typed."""
+    """Completes slash commands, keel's and the Markdown ones of `root`; their list (keel.tui.commands)
+    loads when a `/` is first typed."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: Path | None = None) -> None:
         super().__init__(case_sensitive=False)
         self._names: list[str] | None = None
+        self.root = root
 
     async def get_suggestion(self, value: str) -> str | None:
         if not value.startswith("/"):
             return None
         if self._names is None:
+            from keel.agent.api import markdown_commands
             from keel.tui.commands import command_names
 
-            self._names = command_names()
+            self._names = command_names(markdown_commands(self.root) if self.root else ())
         return next((name for name in self._names if name.casefold().startswith(value)), None)
 
 
@@ -34,9 +38,10 @@ class PromptInput(Input):
         Binding("down", "history_next", "Next prompt", show=False),
     ]
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, root: Path | None = None, **kwargs: Any) -> None:
+        """`root`: the workspace whose Markdown commands complete too."""
         # coming back to the box keeps the draft and the cursor: a selected draft is lost to the next key
-        super().__init__(suggester=CommandSuggester(), select_on_focus=False, **kwargs)
+        super().__init__(suggester=CommandSuggester(root), select_on_focus=False, **kwargs)
         self.history = InputHistory()
 
     def remember(self, text: str) -> None:

@@ -1,0 +1,1 @@
+"""Hooks: commands the person configured that keel runs at points of a session, in Claude Code's format."""
