@@ -254,7 +254,7 @@ MODEL_SPECIFIC = re.compile(
     r"|reply_reading|project_file|parallel_calls|temperature|qwen|llama",
     re.IGNORECASE,
 )
-STRATEGY_INTERFACE = "keel.agent.strategies.base"
+STRATEGY_INTERFACE = ("keel.agent.strategies.base", "keel.agent.strategies.ending")
 
 
 def model_specific_names(path: Path) -> list[str]:

@@ -115,6 +115,7 @@ def test_every_run_setting_of_the_config_reaches_the_session(tmp_path):
         "sandbox": {"mode": "read-only", "network": True},
         "loop": {"max_corrections": 5, "nudge_without_change": "always"},
         "mcp_servers": {"docs": {"command": "docs-server", "read_only": True}},
+        "hooks": {"PreToolUse": [{"matcher": "run_command", "command": "./check.sh"}]},
     }
     assert set(changed) == set(RunSettings.model_fields)
     config = KeelConfig.model_validate({"model": "openai/any", **changed})
