@@ -18,9 +18,12 @@ from keel.agent.protocol import (
     Interrupt,
     ModelProgress,
     ModelRetry,
+    PlanModeChanged,
     ProfileChanged,
     SessionFinished,
     SessionStarted,
+    SetPlanMode,
+    TodoUpdated,
     ToolFinished,
     ToolStarted,
     UserPrompt,
@@ -43,6 +46,14 @@ def verification_line(event: VerificationFinished) -> str:
     outcome = "passed" if event.passed else "failed"
     checks = ", ".join(f"{check.name} {check.status}" for check in event.checks)
     return f"checks of the changed files {outcome} (round {event.round}): {checks}"
+
+
+def todo_line(event: TodoUpdated) -> str:
+    """The model's checklist in one line: how much is done and what it works on now."""
+    done = sum(item.status == "done" for item in event.items)
+    now = [item.content for item in event.items if item.status == "in_progress"]
+    doing = f"; now: {_one_line(now[0], 80)}" if now else ""
+    return f"todo: {done}/{len(event.items)} done{doing}"
 
 
 def progress_line(event: ModelProgress) -> str:
@@ -98,6 +109,11 @@ class TextPrinter(Printer):
             print(f"  ✗ {_one_line(event.output)}", file=self.err)
         elif isinstance(event, VerificationFinished):
             print(f"keel: {verification_line(event)}", file=self.err)
+        elif isinstance(event, TodoUpdated):
+            print(f"keel: {todo_line(event)}", file=self.err)
+        elif isinstance(event, PlanModeChanged):
+            mode = "only the read tools run" if event.active else "every tool runs"
+            print(f"keel: plan mode {'on' if event.active else 'off'}: {mode}", file=self.err)
 
     def finish(self, finished: SessionFinished) -> None:
         if finished.final_message:
@@ -150,8 +166,10 @@ async def run_headless(
     prompt: str | None,
     output_format: OutputFormat,
     resume: Path | None = None,
+    plan: bool = False,
 ) -> int:
-    """Run one task to its end and return the process exit code."""
+    """Run one task to its end and return the process exit code; `plan`: in plan mode (a resumed session
+    planning before leaves it without)."""
     printer = PRINTERS[output_format]()
     finished: SessionFinished | None = None
     session = Session(settings, resume=resume)
@@ -163,6 +181,8 @@ async def run_headless(
     loop.add_signal_handler(signal.SIGTERM, lambda: session.submit(Interrupt()))
     try:
         async with session:
+            if plan or session.state.plan_mode:
+                session.submit(SetPlanMode(active=plan))
             session.submit(UserPrompt(text=prompt) if prompt else Continue())
             async for event in session.events():
                 printer.handle(event)
