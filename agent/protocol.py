@@ -112,7 +112,15 @@ class SetPlanMode(OpBase):
 
 
 Op = Annotated[
-    UserPrompt | Continue | Interrupt | Approve | Compact | SetBudget | Shutdown | Undo | SetPlanMode,
+    UserPrompt
+    | Continue
+    | Interrupt
+    | Approve
+    | Compact
+    | SetBudget
+    | Shutdown
+    | Undo
+    | SetPlanMode,
     Field(discriminator="type"),
 ]
 

@@ -71,7 +71,12 @@ def test_plan_mode_survives_a_resume_and_a_run_without_plan_carries_it_out(
     scripted_server, repo, tmp_path, monkeypatch
 ):
     server = scripted_server(
-        [Reply(text=PLAN), call("write_file", path="calc.py", content=FIXED), Reply(text="Done.")]
+        [
+            Reply(text=PLAN),
+            call("read_file", path="calc.py"),
+            call("write_file", path="calc.py", content=FIXED),
+            Reply(text="Done."),
+        ]
     )
     home = tmp_path / "home"
     first = run_streamed(server.url, "--plan", "fix add()", cwd=repo, home=home)
@@ -81,15 +86,17 @@ def test_plan_mode_survives_a_resume_and_a_run_without_plan_carries_it_out(
 
     monkeypatch.setenv("KEEL_HOME", str(home))
     log = sessions_dir() / f"{session_id}.jsonl"
-    resumed = Session(SessionSettings(cwd=repo, model="openai/any", api_base=server.url), log)
+    resumed = Session(
+        SessionSettings(cwd=repo, model="openai/any", api_base=server.url), resume=log
+    )
     assert resumed.state.plan_mode
     asyncio.run(resumed.close())
 
     second = run_streamed(server.url, "--resume", session_id, "go ahead", cwd=repo, home=home)
     assert second.returncode == 0, second.stderr[-2000:]
     assert [e["active"] for e in second.events if e["type"] == "plan_mode.changed"] == [False]
-    finished = next(e for e in second.events if e["type"] == "tool.finished")
-    assert finished["status"] == "ok"
+    finished = [e["status"] for e in second.events if e["type"] == "tool.finished"]
+    assert finished == ["ok", "ok"]
     assert (repo / "calc.py").read_text() == FIXED
     told = [m["content"] for m in server.requests[-1].messages if m["role"] == "user"]
     assert any("plan mode is over" in text for text in told)

@@ -24,11 +24,17 @@ def call(name: str, **arguments: object) -> Reply:
     return Reply(tool_calls=[ScriptedToolCall(name=name, arguments=arguments)])
 
 
+def status_line(app: KeelApp) -> str:
+    """The main screen's status bar, under whatever dialog is open."""
+    return str(app.screen_stack[0].query_one(StatusBar).render())
+
+
 async def test_accepting_a_plan_carries_it_out_in_the_same_session(scripted_server, calc_repo):
     server = scripted_server(
         [
             call("write_file", path="calc.py", content=FIXED),
             Reply(text=PLAN),
+            call("read_file", path="calc.py"),
             call("write_file", path="calc.py", content=FIXED),
             Reply(text="Done: add() adds."),
         ]
@@ -41,7 +47,7 @@ async def test_accepting_a_plan_carries_it_out_in_the_same_session(scripted_serv
         assert (calc_repo / "calc.py").read_text() != FIXED  # refused while planning
         first = [e for e in handle.transcript.entries if isinstance(e, ToolEntry)]
         assert [t.state for t in first] == ["denied"]
-        assert "plan mode" in str(app.screen.query_one(StatusBar).render())
+        assert "plan mode" in status_line(app)
         session = handle.session
         assert app.screen.query_one(TextArea).text == PLAN
         await pilot.press("ctrl+s")
@@ -49,8 +55,8 @@ async def test_accepting_a_plan_carries_it_out_in_the_same_session(scripted_serv
         await wait_until(pilot, lambda: (calc_repo / "calc.py").read_text() == FIXED, "the edit")
         assert handle.session is session and not handle.stats.plan_mode
         tools = [e for e in handle.transcript.entries if isinstance(e, ToolEntry)]
-        assert [t.state for t in tools] == ["denied", "ok"]
-        assert "plan mode" not in str(app.screen.query_one(StatusBar).render())
+        assert [t.state for t in tools] == ["denied", "ok", "ok"]
+        assert "plan mode" not in status_line(app)
     told = [m["content"] for m in server.requests[-1].messages if m["role"] == "user"]
     assert PLAN in told and any("plan mode is over" in text for text in told)
 
@@ -66,7 +72,7 @@ async def test_an_edited_plan_is_the_next_prompt_and_escape_keeps_planning(
         handle = app.pool.handles[0]
         await pilot.press("f4")
         assert handle.stats.plan_mode
-        assert "plan mode" in str(app.screen.query_one(StatusBar).render())
+        assert "plan mode" in status_line(app)
         await send(pilot, "fix add")
         await wait_until(pilot, lambda: isinstance(app.screen, PlanReview), "the plan to review")
         await pilot.press("escape")
@@ -99,4 +105,3 @@ async def test_the_todo_panel_follows_the_model_s_list(scripted_server, calc_rep
         assert panel.has_class("-shown")
         shown = str(panel.render())
         assert "1/2 done" in shown and "fix add()" in shown and "read calc.py" in shown
-

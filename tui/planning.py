@@ -9,6 +9,7 @@ from keel.tui.agents import AgentHandle
 if TYPE_CHECKING:
     from keel.tui.screens.main_screen import MainScreen
 
+
 def plan_command(screen: MainScreen, handle: AgentHandle, argument: str) -> None:
     """`/plan` enters plan mode, `/plan PROMPT` enters it and sends the prompt, `/plan off` leaves it."""
     if argument.lower() == "off":
@@ -21,6 +22,7 @@ def plan_command(screen: MainScreen, handle: AgentHandle, argument: str) -> None
     if argument:
         screen.send_prompt(handle, argument)
 
+
 def switch(handle: AgentHandle, active: bool) -> None:
     """Ask the session to enter or leave plan mode, and say what that means."""
     handle.set_plan_mode(active)
@@ -28,9 +30,14 @@ def switch(handle: AgentHandle, active: bool) -> None:
         state = "on" if active else "off"
         handle.note(f"plan mode {state} from your first prompt")
 
+
 def offer_plan(screen: MainScreen, handle: AgentHandle) -> None:
     """A plan waiting for the person opens for review when its session is on screen."""
-    if not handle.transcript.plan or handle is not screen.selected or screen.app.screen is not screen:
+    if (
+        not handle.transcript.plan
+        or handle is not screen.selected
+        or screen.app.screen is not screen
+    ):
         return
     from keel.tui.screens.plan_review import PlanReview
 

@@ -150,7 +150,11 @@ class _Builder:
                 message = render("todo_list", items=event.items)
                 self._step(event.ts, source="system", message=message, extra=extra)
             case PlanModeChanged() if before.plan_mode != event.active:  # the model is told
-                extra = {"origin": "keel", "keel_event": "plan_mode.changed", "active": event.active}
+                extra = {
+                    "origin": "keel",
+                    "keel_event": "plan_mode.changed",
+                    "active": event.active,
+                }
                 message = render("plan_mode", active=event.active)
                 self._step(event.ts, source="user", message=message, extra=extra)
             case SessionFinished():
