@@ -94,6 +94,10 @@ class MainScreen(Screen[None]):
         self.status.show_stats(handle.name, handle.stats)
         self.query_one(TodoPanel).show_items(handle.transcript.todo)
         self.offer_approval(handle)
+        if handle.transcript.plan:  # a plan it made while another session was on screen
+            from keel.tui.planning import offer_plan
+
+            offer_plan(self, handle)
 
     # ------------------------------------------------------------ events from the sessions
 
