@@ -14,10 +14,12 @@ from keel.agent.protocol import (
     BudgetSet,
     ContextMasked,
     ContextSummarized,
+    PlanModeChanged,
     ProfileChanged,
     SessionFinished,
     SessionStarted,
     SubagentFinished,
+    TodoUpdated,
     TokenUsage,
     ToolCall,
     ToolFinished,
@@ -109,6 +111,11 @@ def _apply_session(state: SessionState, event: AnyEvent) -> SessionState:
                 "undo_restored", files=event.files, restored=event.restored, named=event.named
             )
             return _replace(state, history=(*state.history, user(note)))
+        case TodoUpdated():
+            return _replace(state, todo=tuple(event.items))
+        case PlanModeChanged() if event.active != state.plan_mode:  # the model's next turn is told
+            note = render("plan_mode", active=event.active)
+            return _replace(state, plan_mode=event.active, history=(*state.history, user(note)))
     return state
 
 

@@ -21,6 +21,8 @@ from keel.agent.loop_guard import (
     stop_repeats,
 )
 from keel.agent.model.client import ChatModel, ModelReply
+from keel.agent.planning.mode import plan_mode_refusal
+from keel.agent.planning.todo_events import todo_update
 from keel.agent.protocol import (
     AnyEvent,
     AssistantDelta,
@@ -97,7 +99,8 @@ class AgentLoop:
             registry=self.registry,
             tool_context=self.tool_context,
             files=facts.files,
-            edits_allowed=self.approvals.verdict("edit_file", ToolKind.EDIT) != "deny",
+            edits_allowed=self.approvals.verdict("edit_file", ToolKind.EDIT) != "deny"
+            and not self.state.plan_mode,  # a plan is the answer then: no nudge to make a change
             commands_allowed=self.approvals.verdict("run_command", ToolKind.EXEC) == "allow",
             test_command=facts.test_command if facts.test_command_runs else None,
             window=self.context.window,
@@ -238,6 +241,8 @@ class AgentLoop:
             duration_ms=int((time.monotonic() - started) * 1000),
         )
         self.emit(finished)
+        if status == "ok" and (update := todo_update(call.name, shown_args, call.id)):
+            self.emit(update)
         return finished, [repeat.then] if repeat is not None and repeat.then is not None else []
 
     async def _validated_run(
@@ -245,6 +250,8 @@ class AgentLoop:
     ) -> tuple[ToolResult, ToolStatus]:
         parsed = call.arguments if "_raw" in shown_args else shown_args  # decoded once, for display
         tool, args = self.registry.validate(call.name, parsed)
+        if self.state.plan_mode and (refused := plan_mode_refusal(tool.name)) is not None:
+            return ToolResult(output=refused, ok=False), "denied"
         if (blocked := await self.hooks.before_tool(call.id, call.name, shown_args)) is not None:
             return ToolResult(output=render("hook_blocked", reason=blocked), ok=False), "denied"
         refusal = await self.approvals.refusal(call, tool, shown_args, self.ask_person)

@@ -103,8 +103,24 @@ class Undo(OpBase):
     checkpoint: str = ""
 
 
+class SetPlanMode(OpBase):
+    """Enter or leave plan mode (only the read tools run; the model ends with a plan): queued behind the
+    running turn, answered by plan_mode.changed."""
+
+    type: Literal["set_plan_mode"] = "set_plan_mode"
+    active: bool
+
+
 Op = Annotated[
-    UserPrompt | Continue | Interrupt | Approve | Compact | SetBudget | Shutdown | Undo,
+    UserPrompt
+    | Continue
+    | Interrupt
+    | Approve
+    | Compact
+    | SetBudget
+    | Shutdown
+    | Undo
+    | SetPlanMode,
     Field(discriminator="type"),
 ]
 
@@ -486,6 +502,29 @@ class HookRan(Event):
     duration_ms: int = 0
 
 
+class TodoItem(Model):
+    """One item of the model's checklist (the `todo` tool)."""
+
+    content: str
+    status: Literal["pending", "in_progress", "done"] = "pending"
+
+
+class TodoUpdated(Event):
+    """The model wrote its checklist anew (the `todo` tool): `items` is the whole list now."""
+
+    type: Literal["todo.updated"] = "todo.updated"
+    call_id: str = ""
+    items: list[TodoItem] = Field(default_factory=list)
+
+
+class PlanModeChanged(Event):
+    """The session entered or left plan mode: while `active`, only the read tools run and the model ends
+    with a plan; the model is told of the change in its next turn."""
+
+    type: Literal["plan_mode.changed"] = "plan_mode.changed"
+    active: bool
+
+
 AnyEvent = Annotated[
     SessionStarted
     | TurnStarted
@@ -510,6 +549,8 @@ AnyEvent = Annotated[
     | SubagentStarted
     | SubagentFinished
     | HookRan
+    | TodoUpdated
+    | PlanModeChanged
     | SessionFinished,
     Field(discriminator="type"),
 ]

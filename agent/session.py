@@ -41,10 +41,12 @@ from keel.agent.protocol import (
     FinishStatus,
     Interrupt,
     Op,
+    PlanModeChanged,
     ProfileChanged,
     SessionFinished,
     SessionStarted,
     SetBudget,
+    SetPlanMode,
     Shutdown,
     ToolCall,
     TurnAborted,
@@ -71,7 +73,7 @@ from keel.tools.skill import SkillTool
 if TYPE_CHECKING:
     from keel.tools.mcp.servers import McpServers
 
-TurnOp = UserPrompt | Continue | Compact | Undo
+TurnOp = UserPrompt | Continue | Compact | Undo | SetPlanMode
 
 
 class Session:
@@ -263,7 +265,7 @@ class Session:
 
     def submit(self, op: Op) -> None:
         """Hand an op to the session; it never blocks."""
-        if isinstance(op, (UserPrompt, Continue, Compact, Undo)):
+        if isinstance(op, (UserPrompt, Continue, Compact, Undo, SetPlanMode)):
             self._work.put_nowait(op)
         elif isinstance(op, Interrupt):
             if self._turn is not None and not self._turn.done():
@@ -369,7 +371,9 @@ class Session:
         while True:
             item = await self._work.get()
             self._turn_id = item.id
-            if isinstance(item, Compact | Undo):
+            if isinstance(item, SetPlanMode):  # between turns, so no turn changes its mode midway
+                work = self._set_plan_mode(item.active)
+            elif isinstance(item, Compact | Undo):
                 work = self._compact() if isinstance(item, Compact) else self._undo(item)
             else:
                 work = self._run_task(item)
@@ -443,6 +447,11 @@ class Session:
                     update={"fatal": False}
                 )
             )
+
+    async def _set_plan_mode(self, active: bool) -> None:
+        """plan_mode.changed, unless the session is in that mode already."""
+        if self.state.plan_mode != active:
+            self._emit(PlanModeChanged(active=active))
 
     async def _undo(self, op: Undo) -> None:
         """keel's /undo, recorded (the model's next turn is told what it restored); the restored files'

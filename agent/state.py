@@ -11,7 +11,7 @@ from typing import Any
 
 from keel.agent.messages import Message
 from keel.agent.model.client import ToolProtocolName
-from keel.agent.protocol import FinishStatus, TokenUsage
+from keel.agent.protocol import FinishStatus, TodoItem, TokenUsage
 from keel.agent.strategies.state import StrategyState
 from keel.prompts import plural
 
@@ -56,6 +56,8 @@ class SessionState:
     calls: int = 0  # call ids keel generated so far
     turn_id: str = ""  # the last turn's id
     task_open: bool = False  # a task turn started and has not ended
+    todo: tuple[TodoItem, ...] = ()  # the model's checklist, as its last `todo` call wrote it
+    plan_mode: bool = False  # only the read tools run; the model ends with a plan
 
     @property
     def task_tokens(self) -> int:

@@ -7,7 +7,7 @@ from pathlib import Path
 from textual.app import App, ComposeResult
 from tui_support import CALC_DIFF, FIXED_TS, fixed_history
 
-from keel.agent.protocol import ApprovalRequested
+from keel.agent.protocol import ApprovalRequested, PlanModeChanged, TodoItem, TodoUpdated
 from keel.agent.settings import SessionSettings
 from keel.tui.app import KeelApp
 from keel.tui.screens.approval_modal import ApprovalModal
@@ -92,3 +92,19 @@ def test_approval_modal(snap_compare):
         await pilot.app.push_screen(ApprovalModal(request, "agent 1"))
 
     assert snap_compare(demo_app(), terminal_size=SIZE, run_before=open_modal)
+
+
+def test_main_screen_with_a_todo_list_in_plan_mode(snap_compare):
+    """The model's checklist beside the transcript, and plan mode in the status line."""
+    history = fixed_history()
+    items = [
+        TodoItem(content="read calc.py", status="done"),
+        TodoItem(content="make add() add", status="in_progress"),
+        TodoItem(content="run the tests", status="pending"),
+    ]
+    history[2:2] = [
+        PlanModeChanged(ts=FIXED_TS, active=True),
+        TodoUpdated(ts=FIXED_TS, call_id="call_0", items=items),
+    ]
+    app = KeelApp(demo_settings(), history=history)
+    assert snap_compare(app, terminal_size=SIZE, run_before=steady_cursor)

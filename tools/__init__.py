@@ -21,6 +21,7 @@ def default_tools() -> list[Tool[Any]]:
     from keel.tools.run_command import RunCommandTool
     from keel.tools.search import SearchTool
     from keel.tools.task import TaskTool
+    from keel.tools.todo import TodoTool
     from keel.tools.write_file import WriteFileTool
 
     return [
@@ -35,6 +36,7 @@ def default_tools() -> list[Tool[Any]]:
         RunCommandTool(),
         JobOutputTool(),
         TaskTool(),
+        TodoTool(),
     ]
 
 

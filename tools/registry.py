@@ -21,6 +21,23 @@ def _strip_titles(schema: Any) -> Any:
     return schema
 
 
+def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """Nested models' `$ref`s replaced by their definitions: not every server or model follows a `$ref`."""
+    definitions = schema.get("$defs", {})
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref", "")
+            if ref.startswith("#/$defs/"):
+                return inline(definitions[ref.removeprefix("#/$defs/")])
+            return {k: inline(v) for k, v in node.items() if k != "$defs"}
+        if isinstance(node, list):
+            return [inline(v) for v in node]
+        return node
+
+    return inline(schema)  # type: ignore[no-any-return]
+
+
 @cache
 def schema_of(tool: type[Tool[Any]]) -> dict[str, Any]:
     """The OpenAI function-calling schema of a tool, derived from its Args model once per process (read-only)."""
@@ -29,7 +46,7 @@ def schema_of(tool: type[Tool[Any]]) -> dict[str, Any]:
         "function": {
             "name": tool.name,
             "description": tool.description,
-            "parameters": _strip_titles(tool.Args.model_json_schema()),
+            "parameters": _strip_titles(_inline_refs(tool.Args.model_json_schema())),
         },
     }
 

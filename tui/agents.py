@@ -133,6 +133,20 @@ class AgentHandle:
         """keel's /undo, done by the session (it tells its model); undo.applied or an error says how it went."""
         self._send(lambda protocol: protocol.Undo(checkpoint=checkpoint))
 
+    def set_plan_mode(self, active: bool) -> None:
+        """Enter or leave plan mode; the session switches between turns (plan_mode.changed says when), the
+        status bar shows the mode asked for at once."""
+        self._send(lambda protocol: protocol.SetPlanMode(active=active))
+        self.stats.plan_mode = active
+        self._notify(self, [Change("stats")])
+
+    def accept_plan(self, text: str) -> None:
+        """The person's go-ahead: plan mode ends and the plan (as accepted or edited) is the next prompt,
+        carried out by this same session with every tool."""
+        self.transcript.plan = ""
+        self.set_plan_mode(False)
+        self.prompt(text)
+
     def approve(self, call_id: str, decision: ApprovalDecision) -> None:
         self.pending_approvals = [a for a in self.pending_approvals if a.call_id != call_id]
         self._send(lambda protocol: protocol.Approve(call_id=call_id, decision=decision))

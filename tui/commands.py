@@ -62,6 +62,11 @@ def command_help() -> list[CommandHelp]:
             "/sessions [N|ID]",
             "show the session list and this directory's past sessions; /sessions N (or ID) reopens one",
         ),
+        CommandHelp(
+            "/plan [PROMPT|off]",
+            "plan mode: only the read tools run and the agent answers with a plan, which you accept "
+            "(the session carries it out) or edit; with a prompt, plan it now; off leaves it (F4)",
+        ),
         CommandHelp("/help", "this help"),
         CommandHelp("/quit", "quit keel (running agents are stopped); /exit too"),
         CommandHelp("/exit", "quit keel", listed=False),

@@ -12,7 +12,7 @@ AgentStatus = Literal[
 ]
 ToolState = Literal["running", "approval", "ok", "unchanged", "failed", "denied"]
 NoticeLevel = Literal["info", "warning", "error", "success"]
-ChangeKind = Literal["added", "updated", "delta", "stats", "approval"]
+ChangeKind = Literal["added", "updated", "delta", "stats", "approval", "todo", "plan"]
 
 _FINISHED_STATUS: dict[str, AgentStatus] = {
     "completed": "done",
@@ -104,6 +104,7 @@ class SessionStats:
         ""  # what a local model is busy with before it answers (loading, reading the prompt)
     )
     children: list[ChildAgent] = field(default_factory=list)  # subagents, oldest first
+    plan_mode: bool = False  # only the read tools run; the model answers with a plan
 
 
 @dataclass
@@ -116,6 +117,8 @@ class Transcript:
     _tools: dict[str, int] = field(default_factory=dict)
     _assembled: bool = False
     _fatal: str = ""  # the last fatal error shown, so the task's end does not repeat it
+    todo: list[Any] = field(default_factory=list)  # the model's checklist (todo.updated items)
+    plan: str = ""  # a plan the model ended with in plan mode, waiting for the person's decision
 
     def add(self, entry: Entry) -> Change:
         self.entries.append(entry)
@@ -169,6 +172,19 @@ class Transcript:
         if event.exit_code != 0:
             return [self.note(f"{event.hook_event} hook failed: {event.reason}", "warning")]
         return []
+
+    def _on_todo_updated(self, event: Any) -> list[Change]:
+        self.todo = list(event.items)
+        return [Change("todo")]
+
+    def _on_plan_mode_changed(self, event: Any) -> list[Change]:
+        self.stats.plan_mode, self.plan = event.active, ""
+        text = (
+            "plan mode: only the read tools run; the agent answers with a plan for you to accept or edit"
+            if event.active
+            else "plan mode off: every tool works again"
+        )
+        return [self.note(text), Change("stats"), Change("plan")]
 
     def _on_user_message(self, event: Any) -> list[Change]:
         changes = self._end_stream()
@@ -351,7 +367,11 @@ class Transcript:
             f"this task: {fmt.plural(event.steps, 'step')}, {fmt.tokens(stats.used)} tokens"
             f" · session: {fmt.tokens(stats.session_tokens)} tokens, {fmt.cost(stats.cost)}"
         )
-        if event.status == "completed":
+        if event.status == "completed" and self.stats.plan_mode and event.final_message.strip():
+            self.plan = event.final_message
+            changes.append(self.note(f"plan ready: accept or edit it · {summary}", "success"))
+            changes.append(Change("plan"))
+        elif event.status == "completed":
             changes.append(self.note(f"done · {summary}", "success"))
         else:
             # "interrupted by the user", or the fatal error just shown, says nothing new

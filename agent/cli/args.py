@@ -110,6 +110,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ID",
         help="continue a stopped session (with a prompt: a new task in it)",
     )
+    run.add_argument(
+        "--plan",
+        action="store_true",
+        help="plan mode: only the read tools run (writes and commands are refused), the model answers "
+        "with a plan, keel prints it and exits 0 with no file changed; `keel run --resume ID PROMPT` "
+        "without --plan then carries it out",
+    )
     add_debug_flag(run, argparse.SUPPRESS)
     add_model_flags(run, argparse.SUPPRESS)
 

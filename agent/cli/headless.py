@@ -20,11 +20,14 @@ from keel.agent.protocol import (
     Interrupt,
     ModelProgress,
     ModelRetry,
+    PlanModeChanged,
     ProfileChanged,
     SessionFinished,
     SessionStarted,
+    SetPlanMode,
     SubagentFinished,
     SubagentStarted,
+    TodoUpdated,
     ToolFinished,
     ToolStarted,
     UserPrompt,
@@ -56,6 +59,14 @@ def subagent_line(event: SubagentStarted | SubagentFinished) -> str:
         return f"subagent {name} started ({event.child_session_id}): {_one_line(event.description, 80)}"
     status = event.status.replace("_", " ")
     return f"subagent {name} {status} ({event.child_session_id}), {event.usage.total_tokens} tokens"
+
+
+def todo_line(event: TodoUpdated) -> str:
+    """The model's checklist in one line: how much is done and what it works on now."""
+    done = sum(item.status == "done" for item in event.items)
+    now = [item.content for item in event.items if item.status == "in_progress"]
+    doing = f"; now: {_one_line(now[0], 80)}" if now else ""
+    return f"todo: {done}/{len(event.items)} done{doing}"
 
 
 def progress_line(event: ModelProgress) -> str:
@@ -116,6 +127,11 @@ class TextPrinter(Printer):
         elif isinstance(event, HookRan) and (event.blocked or event.exit_code != 0):
             what = "blocked" if event.blocked else f"failed ({event.exit_code})"
             print(f"keel: {event.hook_event} hook {what}: {_one_line(event.reason)}", file=self.err)
+        elif isinstance(event, TodoUpdated):
+            print(f"keel: {todo_line(event)}", file=self.err)
+        elif isinstance(event, PlanModeChanged):
+            mode = "only the read tools run" if event.active else "every tool runs"
+            print(f"keel: plan mode {'on' if event.active else 'off'}: {mode}", file=self.err)
 
     def finish(self, finished: SessionFinished) -> None:
         if finished.final_message:
@@ -168,8 +184,10 @@ async def run_headless(
     prompt: str | None,
     output_format: OutputFormat,
     resume: Path | None = None,
+    plan: bool = False,
 ) -> int:
-    """Run one task to its end and return the process exit code."""
+    """Run one task to its end and return the process exit code; `plan`: in plan mode (a resumed session
+    planning before leaves it without)."""
     printer = PRINTERS[output_format]()
     finished: SessionFinished | None = None
     named = named_command(settings.cwd, prompt) if prompt else None
@@ -184,6 +202,8 @@ async def run_headless(
     loop.add_signal_handler(signal.SIGTERM, lambda: session.submit(Interrupt()))
     try:
         async with session:
+            if plan or session.state.plan_mode:
+                session.submit(SetPlanMode(active=plan))
             session.submit(UserPrompt(text=prompt) if prompt else Continue())
             async for event in session.events():
                 printer.handle(event)

@@ -76,7 +76,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from keel.agent.runtime import tune_gc
 
     tune_gc()
-    return asyncio.run(run_headless(settings, prompt, args.output_format, resume))
+    plan = bool(getattr(args, "plan", False))
+    return asyncio.run(run_headless(settings, prompt, args.output_format, resume, plan))
 
 
 def _cmd_sessions(args: argparse.Namespace) -> int:

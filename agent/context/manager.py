@@ -181,4 +181,10 @@ def summary_block(state: SessionState, window: int) -> str:
             break
         chain.insert(0, summary)
     prompts = [p for p in state.user_prompts if p != state.task_prompt][-10:]
-    return render("summary_block", task=state.task_prompt, user_messages=prompts, summaries=chain)
+    return render(
+        "summary_block",
+        task=state.task_prompt,
+        user_messages=prompts,
+        summaries=chain,
+        items=state.todo,  # the model's checklist, restated so that a long task keeps its plan
+    )

@@ -34,9 +34,11 @@ from keel.agent.protocol import (
     AssistantMessage,
     ContextSummarized,
     Error,
+    PlanModeChanged,
     SessionFinished,
     SessionStarted,
     SubagentFinished,
+    TodoUpdated,
     TokenUsage,
     ToolCall,
     ToolFinished,
@@ -46,6 +48,7 @@ from keel.agent.protocol import (
 )
 from keel.agent.state import SessionState
 from keel.agent.store import read_events
+from keel.prompts import render
 
 SCHEMA_VERSION = "ATIF-v1.8"
 NOTES = (
@@ -155,6 +158,19 @@ class _Builder:
                     "fatal": event.fatal,
                 }
                 self._step(event.ts, source="system", message=event.message, extra=extra)
+            case TodoUpdated():  # the model's checklist, as its todo call left it
+                items = [item.model_dump() for item in event.items]
+                extra = {"keel_event": "todo.updated", "call_id": event.call_id, "items": items}
+                message = render("todo_list", items=event.items)
+                self._step(event.ts, source="system", message=message, extra=extra)
+            case PlanModeChanged() if before.plan_mode != event.active:  # the model is told
+                extra = {
+                    "origin": "keel",
+                    "keel_event": "plan_mode.changed",
+                    "active": event.active,
+                }
+                message = render("plan_mode", active=event.active)
+                self._step(event.ts, source="user", message=message, extra=extra)
             case SessionFinished():
                 self.status = event.status
 

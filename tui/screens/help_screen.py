@@ -24,6 +24,8 @@ KEYS = [
     ("PgUp / PgDn", "scroll the transcript (its scrollbar shows while you read above the end)"),
     ("Ctrl+N", "new agent"),
     ("F2", "sessions side by side (again, or Esc, to go back; Enter opens a column)"),
+    ("F4", "plan mode on or off (only the read tools run; the agent ends with a plan)"),
+    ("Ctrl+S / Esc in a plan", "accept it (as edited) / keep planning"),
     ("Ctrl+PgUp / Ctrl+PgDn", "previous / next session"),
     ("Tab", "move between the session list, transcript and prompt"),
     ("Enter on a tool", "expand or collapse it"),

@@ -18,6 +18,7 @@ from keel.tui.pool import AgentPool, FanOutError
 from keel.tui.widgets.prompt_input import PromptInput
 from keel.tui.widgets.session_list import SessionList
 from keel.tui.widgets.status_bar import StatusBar
+from keel.tui.widgets.todo_panel import TodoPanel
 from keel.tui.widgets.transcript_view import TranscriptView
 
 if TYPE_CHECKING:  # the screens not on the first frame load when first opened
@@ -35,6 +36,7 @@ class MainScreen(Screen[None]):
         Binding("escape", "interrupt", "Interrupt"),
         Binding("ctrl+n", "new_session", "New agent"),
         Binding("f2", "side_by_side", "Side by side"),
+        Binding("f4", "plan_mode", "Plan mode"),
         Binding("ctrl+pageup,alt+up", "cycle(-1)", "Previous session", show=False),
         Binding("ctrl+pagedown,alt+down", "cycle(1)", "Next session", show=False),
         Binding("f1", "help", "Help"),
@@ -56,6 +58,7 @@ class MainScreen(Screen[None]):
         # containers: every container is one more layer to lay out and paint on each append.
         yield StatusBar(id="status")
         yield SessionList(self.pool.handles, id="sessions")
+        yield TodoPanel(id="todo")
         yield TranscriptView(self.selected.transcript, id="transcript")
         yield PromptInput(self.pool.base.cwd, placeholder=PLACEHOLDER, id="prompt")
 
@@ -79,6 +82,7 @@ class MainScreen(Screen[None]):
         handle = self.selected
         self.sessions.highlight_handle(handle)
         self.status.show_stats(handle.name, handle.stats)
+        self.query_one(TodoPanel).show_items(handle.transcript.todo)
         self.offer_approval(handle)
         self.query_one(PromptInput).focus()
         self.call_after_refresh(self.post_message, self.Painted())
@@ -88,7 +92,12 @@ class MainScreen(Screen[None]):
         self.sessions.highlight_handle(handle)
         await self.transcript.show(handle.transcript)
         self.status.show_stats(handle.name, handle.stats)
+        self.query_one(TodoPanel).show_items(handle.transcript.todo)
         self.offer_approval(handle)
+        if handle.transcript.plan:  # a plan it made while another session was on screen
+            from keel.tui.planning import offer_plan
+
+            offer_plan(self, handle)
 
     # ------------------------------------------------------------ events from the sessions
 
@@ -100,6 +109,8 @@ class MainScreen(Screen[None]):
         if handle is self.selected:
             if "stats" in kinds:
                 self.status.show_stats(handle.name, handle.stats)
+            if "todo" in kinds:
+                self.query_one(TodoPanel).show_items(handle.transcript.todo)
             for change in message.changes:
                 if change.kind == "added":
                     await self.transcript.added(change.index)
@@ -112,6 +123,10 @@ class MainScreen(Screen[None]):
         if "approval" in kinds:
             self.offer_approval(handle)
         self._drop_answered_approval()
+        if "plan" in kinds:
+            from keel.tui.planning import offer_plan
+
+            offer_plan(self, handle)
 
     def offer_approval(self, handle: AgentHandle) -> None:
         """Ask now when the session is on screen; otherwise flag it and say so."""
@@ -218,6 +233,10 @@ class MainScreen(Screen[None]):
             await self._undo(handle, argument)
         elif command.name == "sessions":
             await self._past_sessions(handle, argument)
+        elif command.name == "plan":
+            from keel.tui.planning import plan_command
+
+            plan_command(self, handle, argument)
         elif command.name == "help":
             self.action_help()
         elif command.name in ("quit", "exit"):
@@ -287,6 +306,12 @@ class MainScreen(Screen[None]):
     def action_interrupt(self) -> None:
         if self.selected.interrupt():
             self.selected.note("interrupting…", "warning")
+
+    def action_plan_mode(self) -> None:
+        """F4: plan mode on or off for the selected session."""
+        from keel.tui.planning import switch
+
+        switch(self.selected, not self.selected.stats.plan_mode)
 
     def action_new_session(self) -> None:
         from keel.tui.screens.new_session_dialog import NewSessionDialog

@@ -25,6 +25,8 @@ def status_text(name: str, stats: SessionStats) -> Text:
         f"session {fmt.tokens(stats.session_tokens)} tokens · {fmt.cost(stats.cost)}",
         f"{stats.status} · {stats.activity}" if stats.activity else stats.status,
     ]
+    if stats.plan_mode:
+        parts.insert(1, ("plan mode", "bold"))
     text = Text()
     for position, part in enumerate(parts):
         if position:
