@@ -109,11 +109,11 @@ def test_a_run_with_tool_calls_exports_as_its_log_says(scripted_server, tmp_path
 
 def test_a_summarized_session_is_a_chain_of_linked_segments(scripted_server, tmp_path):
     script = LongSession(steps=24)
-    server = scripted_server(script, context_limit=4096)
+    server = scripted_server(script, context_limit=6144)
     repo = big_repo(tmp_path / "repo")
     home = tmp_path / "home"
     run = run_streamed(
-        server.url, "--context-window", "4096", "--budget", "10000000", "read every module",
+        server.url, "--context-window", "6144", "--budget", "10000000", "read every module",
         cwd=repo, home=home, timeout=300,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
