@@ -12,6 +12,7 @@ from keel.agent.config import LoopSettings
 from keel.agent.context.manager import ContextManager
 from keel.agent.errors import ContextWindowExceeded, ToolsUnsupported
 from keel.agent.git.checkpoints import CheckpointGuard
+from keel.agent.images.attach import attached
 from keel.agent.loop_guard import (
     LOOP_STOP,
     LOOP_WARN,
@@ -25,6 +26,7 @@ from keel.agent.protocol import (
     AssistantDelta,
     AssistantMessage,
     Error,
+    ImageAttached,
     ToolCall,
     ToolFinished,
     ToolProtocolChanged,
@@ -136,10 +138,13 @@ class AgentLoop:
                 raise TaskComplete(ending.answer)
             return
         then: list[UserMessage] = []
+        images: list[ImageAttached] = []
         for number, call in enumerate(read.calls):
             unrun = read.not_run if number == 0 else []
             note = render("calls_not_run", names=unrun) if unrun else ""
-            then += await self._execute(strategy, call, note)
+            then += await self._execute(strategy, call, note, images)
+        for image in images:  # after every result: a tool result must follow its call's message
+            self.emit(image)
         # after their results: no call is left unanswered
         stop_after_unknown_calls(self.state, self.policy, self.registry.names(), read.calls)
         if then:
@@ -181,9 +186,11 @@ class AgentLoop:
     def _on_delta(self, text: str) -> None:
         self.emit(AssistantDelta(text=text))
 
-    async def _execute(self, strategy: Strategy, call: ToolCall, note: str) -> list[UserMessage]:
-        """Run one call and log its result; `note` is appended to the result (calls of the reply not run).
-        Returns what the strategy has to say after the reply's results."""
+    async def _execute(
+        self, strategy: Strategy, call: ToolCall, note: str, images: list[ImageAttached]
+    ) -> list[UserMessage]:
+        """Run one call and log its result; `note` is appended to the result (calls of the reply not run),
+        an image it read to `images`. Returns what the strategy has to say after the reply's results."""
         started = time.monotonic()
         shown_args = _arguments_for_display(call.arguments)
         signature = call_signature(call.name, shown_args)
@@ -214,6 +221,8 @@ class AgentLoop:
                 duration_ms=int((time.monotonic() - started) * 1000),
             )
         )
+        if result.image is not None:
+            images.append(attached(result.image, "tool", call.id))
         return [repeat.then] if repeat is not None and repeat.then is not None else []
 
     async def _validated_run(

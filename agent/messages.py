@@ -12,6 +12,19 @@ from keel.agent.protocol import ToolCall
 Role = Literal["system", "user", "assistant", "tool"]
 
 
+class ImagePart(BaseModel):
+    """An image in a user message, as litellm's OpenAI-style content part carries it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    media_type: str
+    data: str = Field(repr=False)  # base64
+
+    def wire(self) -> dict[str, Any]:
+        url = f"data:{self.media_type};base64,{self.data}"
+        return {"type": "image_url", "image_url": {"url": url}}
+
+
 class Message(BaseModel):
     """One message of the history; `tool_calls` on assistant messages, `tool_call_id` on tool results."""
 
@@ -22,6 +35,9 @@ class Message(BaseModel):
     tool_calls: list[ToolCall] = []
     tool_call_id: str | None = None
     name: str | None = None
+    images: tuple[
+        ImagePart, ...
+    ] = ()  # on user messages: the person's images, or those read_file read
     token_count: int | None = Field(default=None, exclude=True)
     # a plain (excluded) field, not a private attribute: it is read for every message of every request
     native_wire: dict[str, Any] | None = Field(default=None, exclude=True, repr=False)
@@ -43,6 +59,25 @@ def tool_result(call: ToolCall, output: str) -> Message:
     return Message(role="tool", content=output, tool_call_id=call.id, name=call.name)
 
 
+def content_of(message: Message) -> str | list[dict[str, Any]]:
+    """The message's content: its text, or content parts when it carries images."""
+    if not message.images:
+        return message.content
+    text = [{"type": "text", "text": message.content}] if message.content else []
+    return [*text, *(image.wire() for image in message.images)]
+
+
+def _joined(first: str | list[dict[str, Any]], second: str | list[dict[str, Any]]) -> Any:
+    """Two user messages' contents as one (text protocol); parts when either has images."""
+    if isinstance(first, str) and isinstance(second, str):
+        return first + "\n\n" + second
+
+    def parts(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{"type": "text", "text": content}] if isinstance(content, str) else content
+
+    return [*parts(first), *parts(second)]
+
+
 def _native(message: Message) -> dict[str, Any]:
     if message.role == "assistant" and message.tool_calls:
         return {
@@ -59,7 +94,7 @@ def _native(message: Message) -> dict[str, Any]:
         }
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
-    return {"role": message.role, "content": message.content}
+    return {"role": message.role, "content": content_of(message)}
 
 
 def _cached_native(message: Message) -> dict[str, Any]:
@@ -84,9 +119,10 @@ def to_wire(
     wire: list[dict[str, Any]] = []
     for message in messages:
         role = "user" if message.role == "tool" else message.role
-        content = _text_result(message) if message.role == "tool" else message.content
+        content = _text_result(message) if message.role == "tool" else content_of(message)
         if wire and role == "user" and wire[-1]["role"] == "user":
-            wire[-1]["content"] += "\n\n" + content  # providers want user/assistant to alternate
+            # providers want user/assistant to alternate
+            wire[-1]["content"] = _joined(wire[-1]["content"], content)
         else:
             wire.append({"role": role, "content": content})
     return wire

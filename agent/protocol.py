@@ -57,6 +57,9 @@ class OpBase(Model):
 class UserPrompt(OpBase):
     type: Literal["user_prompt"] = "user_prompt"
     text: str
+    images: list[str] = Field(
+        default_factory=list
+    )  # image files sent with it (relative to the workspace)
 
 
 class Continue(OpBase):
@@ -444,6 +447,22 @@ class SessionFinished(Event):
     session_usage: TokenUsage = Field(default_factory=TokenUsage)
 
 
+class ImageAttached(Event):
+    """An image given to the model: with the person's prompt (`origin` user) or read by read_file (`call_id`).
+    `data` is its base64 bytes; empty when it was not sent, and `note` then says why (a model that does not
+    take images, a file too large), which the model is told instead."""
+
+    type: Literal["image.attached"] = "image.attached"
+    name: str
+    origin: Literal["user", "tool"] = "user"
+    call_id: str = ""
+    media_type: str = ""
+    size: int = 0
+    sha256: str = ""
+    data: str = Field(default="", repr=False)
+    note: str = ""
+
+
 AnyEvent = Annotated[
     SessionStarted
     | TurnStarted
@@ -465,6 +484,7 @@ AnyEvent = Annotated[
     | Error
     | UndoApplied
     | VerificationFinished
+    | ImageAttached
     | SessionFinished,
     Field(discriminator="type"),
 ]

@@ -20,6 +20,7 @@ def default_tools() -> list[Tool[Any]]:
     from keel.tools.read_file import ReadFileTool
     from keel.tools.run_command import RunCommandTool
     from keel.tools.search import SearchTool
+    from keel.tools.web_fetch import WebFetchTool
     from keel.tools.write_file import WriteFileTool
 
     return [
@@ -33,6 +34,7 @@ def default_tools() -> list[Tool[Any]]:
         LintTool(),
         RunCommandTool(),
         JobOutputTool(),
+        WebFetchTool(),
     ]
 
 

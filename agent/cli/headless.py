@@ -15,6 +15,7 @@ from keel.agent.protocol import (
     AssistantDelta,
     Continue,
     Error,
+    ImageAttached,
     Interrupt,
     ModelProgress,
     ModelRetry,
@@ -98,6 +99,8 @@ class TextPrinter(Printer):
             print(f"  ✗ {_one_line(event.output)}", file=self.err)
         elif isinstance(event, VerificationFinished):
             print(f"keel: {verification_line(event)}", file=self.err)
+        elif isinstance(event, ImageAttached) and event.note:
+            print(f"keel: image {event.name} not sent: {event.note}", file=self.err)
 
     def finish(self, finished: SessionFinished) -> None:
         if finished.final_message:
@@ -133,8 +136,9 @@ class StreamJsonPrinter(Printer):
     def handle(self, event: AnyEvent) -> None:
         if isinstance(event, Error) and event.fatal:
             print(f"keel: error: {event.error_class}: {event.message}", file=self.err)
-        if not isinstance(event, AssistantDelta):
-            self.out.write(event.model_dump_json() + "\n")
+        if not isinstance(event, AssistantDelta):  # an image's bytes stay in the session log
+            exclude = {"data"} if isinstance(event, ImageAttached) else None
+            self.out.write(event.model_dump_json(exclude=exclude) + "\n")
             self.out.flush()
 
 
@@ -150,6 +154,7 @@ async def run_headless(
     prompt: str | None,
     output_format: OutputFormat,
     resume: Path | None = None,
+    images: list[str] | None = None,
 ) -> int:
     """Run one task to its end and return the process exit code."""
     printer = PRINTERS[output_format]()
@@ -163,7 +168,7 @@ async def run_headless(
     loop.add_signal_handler(signal.SIGTERM, lambda: session.submit(Interrupt()))
     try:
         async with session:
-            session.submit(UserPrompt(text=prompt) if prompt else Continue())
+            session.submit(UserPrompt(text=prompt, images=images or []) if prompt else Continue())
             async for event in session.events():
                 printer.handle(event)
                 if isinstance(event, SessionFinished):

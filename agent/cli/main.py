@@ -62,6 +62,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     cwd = _workspace(args)
     prompt = _read_prompt(args)
+    from keel.agent.cli.images import image_paths
+
+    images = image_paths(args.image, prompt)
     resume = None
     if args.resume is not None:
         resume = find_session(args.resume)
@@ -76,7 +79,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from keel.agent.runtime import tune_gc
 
     tune_gc()
-    return asyncio.run(run_headless(settings, prompt, args.output_format, resume))
+    return asyncio.run(run_headless(settings, prompt, args.output_format, resume, images))
 
 
 def _cmd_sessions(args: argparse.Namespace) -> int:
