@@ -22,7 +22,7 @@ def image_paths(text: str, cwd: Path) -> list[str]:
     """The existing image files the prompt names, in order, once each (relative paths are from `cwd`)."""
     found: list[str] = []
     for word in _words(text):
-        word = word.strip("\"'()[]<>,;")
+        word = word.strip("\"'()[]<>,;").rstrip(".?!:")
         if word.startswith("file://"):
             word = unquote(urlsplit(word).path)
         if not word.lower().endswith(IMAGE_SUFFIXES):
