@@ -10,7 +10,8 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from keel_cli import git_repo, run_streamed
+from atif import Trajectory
+from keel_cli import git_repo, run_keel, run_streamed
 
 from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
 from keel.tools.images.image_file import MAX_IMAGE_BYTES
@@ -157,3 +158,27 @@ def test_a_resumed_session_sends_the_same_images_again(scripted_server, tmp_path
     logged = (home / "sessions" / f"{session}.jsonl").read_text().splitlines()
     images = [json.loads(line) for line in logged if '"image.attached"' in line]
     assert images[0]["data"] == base64.b64encode(png()).decode()
+
+
+def test_the_atif_export_carries_the_images_as_content_parts(scripted_server, tmp_path):
+    server = scripted_server(read_png_then_answer())
+    repo = git_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    home = tmp_path / "home"
+    (repo / "diagram.png").write_bytes(png(3, 2))
+    (repo / "shot.png").write_bytes(png())
+    result = run(server, repo, home, VISION, "--image", "shot.png", "compare with diagram.png")
+    assert result.returncode == 0, result.stderr
+    session = result.events[0]["session_id"]
+    exported = run_keel("export", session, "--format", "atif", cwd=repo, home=home)
+    assert exported.returncode == 0, exported.stderr
+    trajectory = Trajectory.model_validate_json(exported.stdout.splitlines()[0])
+
+    prompt = trajectory.steps[0]
+    assert isinstance(prompt.message, list)
+    assert [part.type for part in prompt.message] == ["text", "image"]
+    assert prompt.message[0].text == "compare with diagram.png"
+    assert prompt.message[1].source.path == data_url(png())
+    [result_] = [s for s in trajectory.steps if s.observation][0].observation.results
+    assert isinstance(result_.content, list)
+    assert "diagram.png is an image" in result_.content[0].text
+    assert result_.content[1].source.path == data_url(png(3, 2))
