@@ -174,3 +174,17 @@ def test_html_to_text_keeps_structure_and_drops_markup() -> None:
     )
     assert title == "T"
     assert text == "## Sub\n\n1. one\n2. two [here]\n\n| a | b |\n| 1 | 2 |\n\nx & y"
+
+
+def test_an_untrusted_repository_cannot_turn_the_network_on_for_it(scripted_server, site, tmp_path):
+    repo = git_repo(
+        tmp_path / "repo", {"a.txt": "a\n", ".keel/config.toml": "[sandbox]\nnetwork = true\n"}
+    )
+    home = tmp_path / "home"
+    server = scripted_server(fetch_then_answer(f"{site}/page") * 2)
+    untrusted = run_streamed(server.url, "read the docs", cwd=repo, home=home)
+    assert untrusted.returncode == 0, untrusted.stderr
+    assert "network is not allowed" in fetched(untrusted)["output"]
+    trusted = run_streamed(server.url, "--trust", "read the docs", cwd=repo, home=home)
+    assert trusted.returncode == 0, trusted.stderr
+    assert "# Widgets" in fetched(trusted)["output"]
