@@ -63,7 +63,7 @@ def test_an_image_flag_reaches_a_vision_model_as_an_image_url_part(scripted_serv
     result = run(server, repo, tmp_path / "home", VISION, "--image", str(shot), "what is this?")
     assert result.returncode == 0, result.stderr
 
-    [user] = [m for m in server.requests[0].messages if m["role"] == "user"][:1]
+    user = next(m for m in server.requests[0].messages if m["role"] == "user")
     assert user["content"][0] == {"type": "text", "text": "what is this?"}
     assert image_parts([user]) == [{"type": "image_url", "image_url": {"url": data_url(png())}}]
     [event] = [e for e in result.events if e["type"] == "image.attached"]
@@ -80,7 +80,7 @@ def test_a_text_only_model_gets_a_note_instead(scripted_server, tmp_path):
     assert result.returncode == 0, result.stderr
     messages = server.requests[0].messages
     assert image_parts(messages) == []
-    [user] = [m for m in messages if m["role"] == "user"][:1]
+    user = next(m for m in messages if m["role"] == "user")
     assert user["content"].startswith("what is this?")
     assert "The image shot.png was not sent: this model does not take images" in user["content"]
 
@@ -178,7 +178,9 @@ def test_the_atif_export_carries_the_images_as_content_parts(scripted_server, tm
     assert [part.type for part in prompt.message] == ["text", "image"]
     assert prompt.message[0].text == "compare with diagram.png"
     assert prompt.message[1].source.path == data_url(png())
-    [result_] = [s for s in trajectory.steps if s.observation][0].observation.results
+    observed = next(s for s in trajectory.steps if s.observation)
+    assert observed.observation is not None
+    [result_] = observed.observation.results
     assert isinstance(result_.content, list)
     assert "diagram.png is an image" in result_.content[0].text
     assert result_.content[1].source.path == data_url(png(3, 2))
