@@ -184,3 +184,13 @@ def test_the_atif_export_carries_the_images_as_content_parts(scripted_server, tm
     assert isinstance(result_.content, list)
     assert "diagram.png is an image" in result_.content[0].text
     assert result_.content[1].source.path == data_url(png(3, 2))
+
+
+def test_a_secret_in_the_text_beside_an_image_is_redacted_on_the_wire():
+    from keel.agent.model.redact import MASK, Redactor, _redact_message
+
+    secret = "cnry7x0123456789abcdef01234567"
+    image = {"type": "image_url", "image_url": {"url": data_url(png())}}
+    message = {"role": "user", "content": [{"type": "text", "text": f"token {secret}"}, image]}
+    clean = _redact_message(message, Redactor((secret,)).redact)
+    assert clean["content"] == [{"type": "text", "text": f"token {MASK}"}, image]
