@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,6 +17,7 @@ from keel.tools.base import ToolContext
 from keel.tools.exec.sandbox_policy import SandboxPolicy
 from keel.tools.registry import ToolRegistry
 from keel.tools.web_fetch import WebFetchTool
+from keel.tools.webfetch.fetching import FetchError, fetch
 from keel.tools.webfetch.html_text import html_to_text
 
 PAGE = (
@@ -188,3 +190,16 @@ def test_an_untrusted_repository_cannot_turn_the_network_on_for_it(scripted_serv
     trusted = run_streamed(server.url, "--trust", "read the docs", cwd=repo, home=home)
     assert trusted.returncode == 0, trusted.stderr
     assert "# Widgets" in fetched(trusted)["output"]
+
+
+async def test_the_bytes_read_are_capped_and_a_silent_server_times_out(site: str) -> None:
+    page = await fetch(f"{site}/big", max_bytes=1000)
+    assert page.cut and len(page.body) == 1000
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen()  # accepts connections, never answers
+    try:
+        with pytest.raises(FetchError, match="did not answer within 0.5 s"):
+            await fetch(f"http://127.0.0.1:{silent.getsockname()[1]}/", timeout=0.5)
+    finally:
+        silent.close()
