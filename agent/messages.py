@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from keel.agent.protocol import ToolCall
+from keel.prompts import render
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -59,10 +60,14 @@ def tool_result(call: ToolCall, output: str) -> Message:
     return Message(role="tool", content=output, tool_call_id=call.id, name=call.name)
 
 
-def content_of(message: Message) -> str | list[dict[str, Any]]:
-    """The message's content: its text, or content parts when it carries images."""
+def content_of(message: Message, images: bool = True) -> str | list[dict[str, Any]]:
+    """The message's content: its text, or content parts when it carries images (a note instead of them for
+    a model that takes none: a session resumed with another model)."""
     if not message.images:
         return message.content
+    if not images:
+        note = render("images_not_sent", count=len(message.images))
+        return f"{message.content}\n\n{note}" if message.content else note
     text = [{"type": "text", "text": message.content}] if message.content else []
     return [*text, *(image.wire() for image in message.images)]
 
@@ -78,7 +83,7 @@ def _joined(first: str | list[dict[str, Any]], second: str | list[dict[str, Any]
     return [*parts(first), *parts(second)]
 
 
-def _native(message: Message) -> dict[str, Any]:
+def _native(message: Message, images: bool) -> dict[str, Any]:
     if message.role == "assistant" and message.tool_calls:
         return {
             "role": "assistant",
@@ -94,14 +99,15 @@ def _native(message: Message) -> dict[str, Any]:
         }
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
-    return {"role": message.role, "content": content_of(message)}
+    return {"role": message.role, "content": content_of(message, images)}
 
 
-def _cached_native(message: Message) -> dict[str, Any]:
-    """Each message is converted once; the same dict is returned every time, so nobody may change it."""
+def _cached_native(message: Message, images: bool) -> dict[str, Any]:
+    """Each message is converted once; the same dict is returned every time, so nobody may change it (a
+    session's `images` never changes)."""
     wire = message.native_wire
     if wire is None:
-        wire = message.native_wire = _native(message)
+        wire = message.native_wire = _native(message, images)
     return wire
 
 
@@ -110,16 +116,16 @@ def _text_result(message: Message) -> str:
 
 
 def to_wire(
-    messages: Sequence[Message], protocol: Literal["native", "text"]
+    messages: Sequence[Message], protocol: Literal["native", "text"], images: bool = True
 ) -> list[dict[str, Any]]:
     """The messages in OpenAI chat format (read-only: native ones are cached on the messages); in the
-    text protocol tool results travel as user messages."""
+    text protocol tool results travel as user messages. `images`: whether the model takes images."""
     if protocol == "native":
-        return [_cached_native(m) for m in messages]
+        return [_cached_native(m, images) for m in messages]
     wire: list[dict[str, Any]] = []
     for message in messages:
         role = "user" if message.role == "tool" else message.role
-        content = _text_result(message) if message.role == "tool" else content_of(message)
+        content = _text_result(message) if message.role == "tool" else content_of(message, images)
         if wire and role == "user" and wire[-1]["role"] == "user":
             # providers want user/assistant to alternate
             wire[-1]["content"] = _joined(wire[-1]["content"], content)

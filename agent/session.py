@@ -151,6 +151,7 @@ class Session:
             self._emit,
             self._current,
         )
+        self.context.images = self.tool_context.takes_images
         self.approvals = Approvals(settings.approval)
         self.checkpoints = (
             CheckpointGuard(self.root, self.id, on_error=self._checkpoint_failed)

@@ -194,3 +194,20 @@ def test_a_secret_in_the_text_beside_an_image_is_redacted_on_the_wire():
     message = {"role": "user", "content": [{"type": "text", "text": f"token {secret}"}, image]}
     clean = _redact_message(message, Redactor((secret,)).redact)
     assert clean["content"] == [{"type": "text", "text": f"token {MASK}"}, image]
+
+
+def test_a_session_resumed_with_a_text_only_model_leaves_its_images_out(scripted_server, tmp_path):
+    server = scripted_server([Reply(text="A red pixel."), Reply(text="No image here.")])
+    repo = git_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    home = tmp_path / "home"
+    (repo / "shot.png").write_bytes(png())
+    first = run(server, repo, home, VISION, "--image", "shot.png", "what is this?")
+    assert first.returncode == 0, first.stderr
+    session = first.events[0]["session_id"]
+    again = run(server, repo, home, TEXT_ONLY, "--resume", session, "and now?")
+    assert again.returncode == 0, again.stderr
+    after = server.requests[1].messages
+    assert image_parts(after) == []
+    prompt = next(m for m in after if m["role"] == "user")
+    assert prompt["content"].startswith("what is this?")
+    assert "An image sent with this message earlier is left out" in prompt["content"]
