@@ -9,7 +9,6 @@ from keel.prompts import render
 from keel.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 from keel.tools.exec.sandbox_policy import SandboxMode, SandboxPolicy
 from keel.tools.webfetch.fetching import MAX_BYTES, FetchError, Page, fetch
-from keel.tools.webfetch.html_text import html_to_text
 
 DEFAULT_CHARS = 20_000
 MAX_CHARS = 100_000
@@ -37,6 +36,10 @@ def readable(page: Page) -> tuple[str, str, str]:
     kind = page.content_type.split(";")[0].strip().lower()
     head = page.body[:512].lstrip().lower()
     if kind in _HTML or (not kind and head.startswith((b"<!doctype html", b"<html"))):
+        from keel.tools.webfetch.html_text import (
+            html_to_text,
+        )  # html.parser: only when a page is read
+
         title, text = html_to_text(page.text())
         return "HTML as text", title, text
     if not kind or any(kind.startswith(t) or kind.endswith(t) for t in _TEXT):

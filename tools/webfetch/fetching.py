@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
-import httpx
+if TYPE_CHECKING:  # imported when a page is fetched: a session that never fetches never pays for it
+    import httpx
 
 MAX_REDIRECTS = 5
 MAX_BYTES = 2_000_000
@@ -56,6 +58,8 @@ def check_url(url: str) -> str:
 
 async def fetch(url: str, *, max_bytes: int = MAX_BYTES, timeout: float = TIMEOUT_SECONDS) -> Page:
     """GET `url`, following at most MAX_REDIRECTS redirects to http(s) URLs, reading at most `max_bytes`."""
+    import httpx
+
     current = check_url(url)
     redirects: list[str] = []
     try:
