@@ -36,9 +36,8 @@ class Message(BaseModel):
     tool_calls: list[ToolCall] = []
     tool_call_id: str | None = None
     name: str | None = None
-    images: tuple[
-        ImagePart, ...
-    ] = ()  # on user messages: the person's images, or those read_file read
+    # on user messages: the person's images, or those read_file read
+    images: tuple[ImagePart, ...] = ()
     token_count: int | None = Field(default=None, exclude=True)
     # a plain (excluded) field, not a private attribute: it is read for every message of every request
     native_wire: dict[str, Any] | None = Field(default=None, exclude=True, repr=False)

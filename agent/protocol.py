@@ -57,9 +57,8 @@ class OpBase(Model):
 class UserPrompt(OpBase):
     type: Literal["user_prompt"] = "user_prompt"
     text: str
-    images: list[str] = Field(
-        default_factory=list
-    )  # image files sent with it (relative to the workspace)
+    # image files sent with it (relative to the workspace, or absolute)
+    images: list[str] = Field(default_factory=list)
 
 
 class Continue(OpBase):

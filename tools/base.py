@@ -42,9 +42,8 @@ class ToolResult(BaseModel):
     ok: bool = True
     diff: str | None = None
     unchanged: bool = False  # it succeeded without changing anything (front ends show it apart)
-    image: ImageData | None = (
-        None  # an image for the model, sent after the step's results (read_file)
-    )
+    # an image for the model (read_file's), sent after the step's results
+    image: ImageData | None = None
 
 
 @dataclass
@@ -90,9 +89,8 @@ class ToolContext:
     jobs: JobTable | None = None
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     sandbox: SandboxPolicy = field(default_factory=_default_sandbox)
-    takes_images: bool = (
-        False  # the session's model takes images (read_file then gives it an image)
-    )
+    # the session's model takes images (read_file then gives it an image)
+    takes_images: bool = False
 
     def __post_init__(self) -> None:
         self.root = Path(os.path.realpath(self.root))
