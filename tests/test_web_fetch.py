@@ -203,3 +203,9 @@ async def test_the_bytes_read_are_capped_and_a_silent_server_times_out(site: str
             await fetch(f"http://127.0.0.1:{silent.getsockname()[1]}/", timeout=0.5)
     finally:
         silent.close()
+
+
+def test_an_acp_editor_sees_web_fetch_as_a_fetch() -> None:
+    from keel.agent.acp.tool_calls import tool_kind
+
+    assert tool_kind("web_fetch") == "fetch"
