@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -45,6 +46,19 @@ class _Site(BaseHTTPRequestHandler):
             self.send_header("Location", target)
             self.send_header("Content-Length", "0")
             self.end_headers()
+            return
+        if self.path == "/drip":  # a byte every 0.2 s: each read is quick, the whole is not
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", "40")
+            self.end_headers()
+            try:
+                for _ in range(40):
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                    time.sleep(0.2)
+            except (BrokenPipeError, ConnectionResetError):  # the fetch gave up, as it should
+                pass
             return
         kinds = {"/page": (PAGE, "text/html; charset=utf-8"), "/big": (BIG, "text/html")}
         body, kind = kinds.get(self.path, ("\x89PNG\r\n\x1a\n\x00\x00", "image/png"))
@@ -203,6 +217,8 @@ async def test_the_bytes_read_are_capped_and_a_silent_server_times_out(site: str
             await fetch(f"http://127.0.0.1:{silent.getsockname()[1]}/", timeout=0.5)
     finally:
         silent.close()
+    with pytest.raises(FetchError, match="did not answer within 1 s"):
+        await fetch(f"{site}/drip", timeout=1)
 
 
 def test_an_acp_editor_sees_web_fetch_as_a_fetch() -> None:

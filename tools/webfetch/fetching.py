@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -57,17 +58,21 @@ def check_url(url: str) -> str:
 
 
 async def fetch(url: str, *, max_bytes: int = MAX_BYTES, timeout: float = TIMEOUT_SECONDS) -> Page:
-    """GET `url`, following at most MAX_REDIRECTS redirects to http(s) URLs, reading at most `max_bytes`."""
+    """GET `url`, following at most MAX_REDIRECTS redirects to http(s) URLs, reading at most `max_bytes`,
+    all within `timeout` seconds (a server that sends a byte at a time cannot stretch it)."""
     import httpx
 
     current = check_url(url)
     redirects: list[str] = []
     try:
-        async with httpx.AsyncClient(
-            timeout=httpx.Timeout(timeout),
-            follow_redirects=False,
-            headers={"User-Agent": USER_AGENT},
-        ) as client:
+        async with (
+            asyncio.timeout(timeout),
+            httpx.AsyncClient(
+                timeout=httpx.Timeout(timeout),
+                follow_redirects=False,
+                headers={"User-Agent": USER_AGENT},
+            ) as client,
+        ):
             while True:
                 async with client.stream("GET", current) as response:
                     location = response.headers.get("location")
@@ -89,7 +94,7 @@ async def fetch(url: str, *, max_bytes: int = MAX_BYTES, timeout: float = TIMEOU
                         cut=cut,
                         redirects=redirects,
                     )
-    except httpx.TimeoutException:
+    except (httpx.TimeoutException, TimeoutError):
         raise FetchError(
             f"{current} did not answer within {timeout:g} s; try again later"
         ) from None
