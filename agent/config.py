@@ -143,6 +143,8 @@ class RunSettings(Strict):
     checkpoints: bool = True
     # ask the server for each call's token ids and logprobs and log them (for training exports)
     record_tokens: bool = False
+    # whether the model takes images (prompt images, read_file of a PNG); unset: as litellm's model map says
+    images: bool | None = None
     # the command that runs the project's tests, as `keel setup` verified it (the system prompt says it)
     test_command: str | None = None
     # keel may run test_command itself to verify a change (never an untrusted repository's: agent/config_trust)

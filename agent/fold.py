@@ -7,6 +7,7 @@ from dataclasses import fields
 from typing import Any
 
 from keel.agent.context.masking import mask_history
+from keel.agent.images.folding import with_image
 from keel.agent.messages import Message, tool_result, user
 from keel.agent.protocol import (
     AnyEvent,
@@ -14,6 +15,7 @@ from keel.agent.protocol import (
     BudgetSet,
     ContextMasked,
     ContextSummarized,
+    ImageAttached,
     PlanModeChanged,
     ProfileChanged,
     SessionFinished,
@@ -106,6 +108,8 @@ def _apply_session(state: SessionState, event: AnyEvent) -> SessionState:
             return _replace(state, task_open=False)
         case SubagentFinished():  # a child's tokens count against the task's budget
             return _spend(state, event.usage, event.cost)
+        case ImageAttached():
+            return _replace(state, history=with_image(state.history, event))
         case UndoApplied(files=[_, *_]):  # the model's next turn learns what keel's undo put back
             note = render(
                 "undo_restored", files=event.files, restored=event.restored, named=event.named

@@ -13,6 +13,7 @@ from keel.agent.context.manager import ContextManager
 from keel.agent.errors import ContextWindowExceeded, ToolsUnsupported
 from keel.agent.git.checkpoints import CheckpointGuard
 from keel.agent.hooks.session_hooks import Hooks
+from keel.agent.images.attach import attached
 from keel.agent.loop_guard import (
     LOOP_STOP,
     LOOP_WARN,
@@ -28,6 +29,7 @@ from keel.agent.protocol import (
     AssistantDelta,
     AssistantMessage,
     Error,
+    ImageAttached,
     ToolCall,
     ToolFinished,
     ToolProtocolChanged,
@@ -140,12 +142,15 @@ class AgentLoop:
             return
         then: list[UserMessage] = []
         results: list[ToolFinished] = []
+        images: list[ImageAttached] = []
         for number, call in enumerate(read.calls):
             unrun = read.not_run if number == 0 else []
             note = render("calls_not_run", names=unrun) if unrun else ""
-            finished, said = await self._execute(strategy, call, note)
+            finished, said = await self._execute(strategy, call, note, images)
             results.append(finished)
             then += said
+        for image in images:  # after every result: a tool result must follow its call's message
+            self.emit(image)
         # after their results: no call is left unanswered
         stop_after_unknown_calls(self.state, self.policy, self.registry.names(), read.calls)
         if then:
@@ -203,10 +208,11 @@ class AgentLoop:
         self.emit(AssistantDelta(text=text))
 
     async def _execute(
-        self, strategy: Strategy, call: ToolCall, note: str
+        self, strategy: Strategy, call: ToolCall, note: str, images: list[ImageAttached]
     ) -> tuple[ToolFinished, list[UserMessage]]:
-        """Run one call and log its result; `note` is appended to the result (calls of the reply not run).
-        Returns the result's event and what the strategy has to say after the reply's results."""
+        """Run one call and log its result; `note` is appended to the result (calls of the reply not run),
+        an image it read to `images`. Returns the result's event and what the strategy has to say after the
+        reply's results."""
         started = time.monotonic()
         shown_args = _arguments_for_display(call.arguments)
         signature = call_signature(call.name, shown_args)
@@ -243,6 +249,8 @@ class AgentLoop:
         self.emit(finished)
         if status == "ok" and (update := todo_update(call.name, shown_args, call.id)):
             self.emit(update)
+        if result.image is not None:
+            images.append(attached(result.image, "tool", call.id))
         return finished, [repeat.then] if repeat is not None and repeat.then is not None else []
 
     async def _validated_run(

@@ -57,6 +57,8 @@ class OpBase(Model):
 class UserPrompt(OpBase):
     type: Literal["user_prompt"] = "user_prompt"
     text: str
+    # image files sent with it (relative to the workspace, or absolute)
+    images: list[str] = Field(default_factory=list)
 
 
 class Continue(OpBase):
@@ -525,6 +527,22 @@ class PlanModeChanged(Event):
     active: bool
 
 
+class ImageAttached(Event):
+    """An image given to the model: with the person's prompt (`origin` user) or read by read_file (`call_id`).
+    `data` is its base64 bytes; empty when it was not sent, and `note` then says why (a model that does not
+    take images, a file too large), which the model is told instead."""
+
+    type: Literal["image.attached"] = "image.attached"
+    name: str
+    origin: Literal["user", "tool"] = "user"
+    call_id: str = ""
+    media_type: str = ""
+    size: int = 0
+    sha256: str = ""
+    data: str = Field(default="", repr=False)
+    note: str = ""
+
+
 AnyEvent = Annotated[
     SessionStarted
     | TurnStarted
@@ -551,6 +569,7 @@ AnyEvent = Annotated[
     | HookRan
     | TodoUpdated
     | PlanModeChanged
+    | ImageAttached
     | SessionFinished,
     Field(discriminator="type"),
 ]

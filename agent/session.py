@@ -20,6 +20,8 @@ from keel.agent.fold import apply, fold, unanswered_calls
 from keel.agent.git.checkpoints import CheckpointError, CheckpointGuard
 from keel.agent.git.undo import undo_in_session
 from keel.agent.hooks.session_hooks import Hooks
+from keel.agent.images.attach import prompt_images
+from keel.agent.images.vision import takes_images
 from keel.agent.leftovers import remove_leftover_temp_files
 from keel.agent.loop import AgentLoop, TaskComplete
 from keel.agent.model.client import ChatModel, ModelClient, context_window_of
@@ -126,6 +128,7 @@ class Session:
         self.tool_context = ToolContext(
             root=self.root, scratch=keel_home() / "scratch" / self.id, sandbox=settings.sandbox
         )
+        self.tool_context.takes_images = takes_images(settings.model, settings.images)
         if prior:
             remove_leftover_temp_files(prior, self.tool_context)
         self.mcp: McpServers | None = None
@@ -162,6 +165,7 @@ class Session:
             self._emit,
             self._current,
         )
+        self.context.images = self.tool_context.takes_images
         self.approvals = Approvals(settings.approval)
         self.checkpoints = (
             CheckpointGuard(self.root, self.id, on_error=self._checkpoint_failed)
@@ -485,6 +489,8 @@ class Session:
                 if blocked is not None:
                     return "error", "", f"a UserPromptSubmit hook blocked the prompt: {blocked}"
                 self._emit(UserMessage(text=text))
+                for image in prompt_images(op.images, self.root, self.tool_context.takes_images):
+                    self._emit(image)
                 self._estimate_budget(op.text)
             await self.loop.run()
         except TaskComplete as done:

@@ -109,6 +109,7 @@ def test_every_run_setting_of_the_config_reaches_the_session(tmp_path):
         "stall_timeout": 7.0,
         "checkpoints": False,
         "record_tokens": True,
+        "images": True,
         "test_command": "python3 -m pytest -q",
         "run_test_command": False,
         "context": {"summarize_at": 0.5, "keep_tool_outputs": 5},

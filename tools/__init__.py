@@ -22,6 +22,7 @@ def default_tools() -> list[Tool[Any]]:
     from keel.tools.search import SearchTool
     from keel.tools.task import TaskTool
     from keel.tools.todo import TodoTool
+    from keel.tools.web_fetch import WebFetchTool
     from keel.tools.write_file import WriteFileTool
 
     return [
@@ -37,6 +38,7 @@ def default_tools() -> list[Tool[Any]]:
         JobOutputTool(),
         TaskTool(),
         TodoTool(),
+        WebFetchTool(),
     ]
 
 

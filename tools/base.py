@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from keel.tools.images.image_file import ImageData
+
 if TYPE_CHECKING:
     from keel.tools.exec.jobs import JobTable
     from keel.tools.exec.sandbox_policy import SandboxPolicy
@@ -40,6 +42,8 @@ class ToolResult(BaseModel):
     ok: bool = True
     diff: str | None = None
     unchanged: bool = False  # it succeeded without changing anything (front ends show it apart)
+    # an image for the model (read_file's), sent after the step's results
+    image: ImageData | None = None
 
 
 @dataclass
@@ -85,6 +89,8 @@ class ToolContext:
     jobs: JobTable | None = None
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     sandbox: SandboxPolicy = field(default_factory=_default_sandbox)
+    # the session's model takes images (read_file then gives it an image)
+    takes_images: bool = False
 
     def __post_init__(self) -> None:
         self.root = Path(os.path.realpath(self.root))

@@ -9,8 +9,10 @@ from pathlib import Path
 
 from pydantic import Field
 
+from keel.prompts import render
 from keel.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 from keel.tools.editing.fileio import SNIFF_BYTES, NotTextError, decode_bytes
+from keel.tools.images.image_file import ImageError, load_image, media_type_of
 
 MAX_LINE_CHARS = 2000
 MAX_OUTPUT_CHARS = 100_000
@@ -130,6 +132,28 @@ def render_lines(lines: list[str], offset: int, limit: int) -> str:
     return text
 
 
+def _image_type(path: Path) -> str | None:
+    """The file's image type by its first bytes (PNG, JPEG, GIF, WebP), None for any other file."""
+    try:
+        with path.open("rb") as handle:
+            return media_type_of(handle.read(16))
+    except OSError:
+        return None
+
+
+def _read_image(ctx: ToolContext, path: Path, media_type: str) -> ToolResult:
+    """An image: given to a model that takes images (after the step's results), a clear no to others."""
+    name = ctx.relative(path)
+    if not ctx.takes_images:
+        raise ToolError(render("image_not_readable", name=name, media_type=media_type))
+    try:
+        image = load_image(path, name)
+    except ImageError as exc:
+        raise ToolError(str(exc)) from None
+    ctx.note_read(path)
+    return ToolResult(output=render("image_read", image=image), image=image)
+
+
 class ReadFileTool(Tool[ReadFileArgs]):
     name = "read_file"
     kind = ToolKind.READ
@@ -155,6 +179,8 @@ class ReadFileTool(Tool[ReadFileArgs]):
         if not stat.S_ISREG(st.st_mode):
             raise ToolError(f"{name} is not a regular file (a device, socket or pipe); not read")
         size = st.st_size
+        if image_type := _image_type(path):
+            return _read_image(ctx, path, image_type)
         ranged = bool({"offset", "limit"} & args.model_fields_set)
         if size > HUGE_FILE_BYTES and not ranged:
             raise ToolError(

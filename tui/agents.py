@@ -117,8 +117,9 @@ class AgentHandle:
         self.stats.budget = settings.budget
         self._notify(self, [Change("stats")])
 
-    def prompt(self, text: str) -> None:
-        self._send(lambda protocol: protocol.UserPrompt(text=text))
+    def prompt(self, text: str, images: list[str] | None = None) -> None:
+        """A task; `images` are image files sent with it (the core reads them, or says why not)."""
+        self._send(lambda protocol: protocol.UserPrompt(text=text, images=images or []))
         self._notify(self, [self.transcript.set_status("running")])
 
     def compact(self) -> None:

@@ -186,6 +186,13 @@ class Transcript:
         )
         return [self.note(text), Change("stats"), Change("plan")]
 
+    def _on_image_attached(self, event: Any) -> list[Change]:
+        if event.note:
+            return [self.note(f"image {event.name} not sent: {event.note}", "warning")]
+        size = f"{event.size / 1e3:.1f} KB"
+        source = "read by read_file" if event.origin == "tool" else "sent with the prompt"
+        return [self.note(f"image {event.name} ({event.media_type}, {size}) {source}")]
+
     def _on_user_message(self, event: Any) -> list[Change]:
         changes = self._end_stream()
         changes.append(self.add(UserEntry(event.text, event.origin)))

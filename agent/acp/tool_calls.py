@@ -29,6 +29,7 @@ _KINDS: dict[str, ToolKind] = {
     "lint": "execute",
     "run_command": "execute",
     "job_output": "execute",
+    "web_fetch": "fetch",
 }
 MAX_OUTPUT_CHARS = 20_000  # a tool's output shown in the editor; the model saw it all
 _HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")

@@ -98,6 +98,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--prompt-file", type=Path, help="read the task from a file")
     run.add_argument("--cwd", type=Path, default=argparse.SUPPRESS, help="workspace directory")
     run.add_argument(
+        "--image",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="send an image (PNG, JPEG, GIF or WebP, up to 3 MB) with the prompt; repeatable. Models "
+        "that take images see it; others are told it was not sent",
+    )
+    run.add_argument(
         "--output-format",
         choices=["text", "json", "stream-json"],
         default="text",

@@ -95,7 +95,10 @@ MODEL_FLAGS = (
         choices=("read-only", "workspace-write", "full-access"),
     ),
     ModelFlag(
-        "--allow-network", "sandbox.network", "let sandboxed commands use the network", switch=True
+        "--allow-network",
+        "sandbox.network",
+        "let sandboxed commands and the web_fetch tool use the network",
+        switch=True,
     ),
     ModelFlag(
         "--record-tokens",

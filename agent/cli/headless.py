@@ -17,6 +17,7 @@ from keel.agent.protocol import (
     Continue,
     Error,
     HookRan,
+    ImageAttached,
     Interrupt,
     ModelProgress,
     ModelRetry,
@@ -132,6 +133,8 @@ class TextPrinter(Printer):
         elif isinstance(event, PlanModeChanged):
             mode = "only the read tools run" if event.active else "every tool runs"
             print(f"keel: plan mode {'on' if event.active else 'off'}: {mode}", file=self.err)
+        elif isinstance(event, ImageAttached) and event.note:
+            print(f"keel: image {event.name} not sent: {event.note}", file=self.err)
 
     def finish(self, finished: SessionFinished) -> None:
         if finished.final_message:
@@ -167,8 +170,9 @@ class StreamJsonPrinter(Printer):
     def handle(self, event: AnyEvent) -> None:
         if isinstance(event, Error) and event.fatal:
             print(f"keel: error: {event.error_class}: {event.message}", file=self.err)
-        if not isinstance(event, AssistantDelta):
-            self.out.write(event.model_dump_json() + "\n")
+        if not isinstance(event, AssistantDelta):  # an image's bytes stay in the session log
+            exclude = {"data"} if isinstance(event, ImageAttached) else None
+            self.out.write(event.model_dump_json(exclude=exclude) + "\n")
             self.out.flush()
 
 
@@ -185,6 +189,7 @@ async def run_headless(
     output_format: OutputFormat,
     resume: Path | None = None,
     plan: bool = False,
+    images: list[str] | None = None,
 ) -> int:
     """Run one task to its end and return the process exit code; `plan`: in plan mode (a resumed session
     planning before leaves it without)."""
@@ -204,7 +209,7 @@ async def run_headless(
         async with session:
             if plan or session.state.plan_mode:
                 session.submit(SetPlanMode(active=plan))
-            session.submit(UserPrompt(text=prompt) if prompt else Continue())
+            session.submit(UserPrompt(text=prompt, images=images or []) if prompt else Continue())
             async for event in session.events():
                 printer.handle(event)
                 if isinstance(event, SessionFinished):

@@ -62,6 +62,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     cwd = _workspace(args)
     prompt = _read_prompt(args)
+    from keel.agent.cli.images import image_paths
+
+    images = image_paths(args.image, prompt)
     resume = None
     if args.resume is not None:
         resume = find_session(args.resume)
@@ -77,7 +80,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     tune_gc()
     plan = bool(getattr(args, "plan", False))
-    return asyncio.run(run_headless(settings, prompt, args.output_format, resume, plan))
+    return asyncio.run(run_headless(settings, prompt, args.output_format, resume, plan, images))
 
 
 def _cmd_sessions(args: argparse.Namespace) -> int:

@@ -54,6 +54,7 @@ class ContextManager:
         self._prefix_key: tuple[str, int, int] | None = None
         self._prefix_messages: list[Message] = []
         self._last_raw = 0
+        self.images = True  # the model takes images (the session says which)
 
     @property
     def trigger(self) -> int:
@@ -105,7 +106,7 @@ class ContextManager:
             # it carries a note: converge, or wrap up
             status = status_line(state.task_tokens, state.budget, context, self.window, note)
             messages.append(user(status))
-        return to_wire(messages, state.tool_protocol)
+        return to_wire(messages, state.tool_protocol, self.images)
 
     def after_model_call(self, usage: TokenUsage) -> None:
         """Learn from the reply's prompt tokens and report the budget (the reply is already applied)."""

@@ -95,6 +95,13 @@ def _redact_message(message: dict[str, Any], redact: Callable[[str], str]) -> di
     clean = dict(message)
     if isinstance(clean.get("content"), str):
         clean["content"] = redact(clean["content"])
+    elif isinstance(
+        clean.get("content"), list
+    ):  # content parts (a message with images): their text
+        clean["content"] = [
+            {**part, "text": redact(part["text"])} if isinstance(part.get("text"), str) else part
+            for part in clean["content"]
+        ]
     if clean.get("tool_calls"):
         clean["tool_calls"] = [
             {

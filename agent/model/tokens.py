@@ -12,6 +12,7 @@ from typing import Any
 from keel.agent.messages import Message
 
 MESSAGE_OVERHEAD = 4  # role and separators, as chat formats add them
+IMAGE_TOKENS = 1_000  # an image as providers bill it, roughly (a 1024×1024 one is ~765 for OpenAI, ~1,400 for Anthropic)
 
 
 def use_bundled_tiktoken_files() -> None:
@@ -53,7 +54,7 @@ def count_message(message: Message) -> int:
     """Tokens of one message, cached on it: a message is counted once in its life."""
     cached = message.token_count
     if cached is None:
-        cached = MESSAGE_OVERHEAD + count_text(message.content)
+        cached = MESSAGE_OVERHEAD + count_text(message.content) + IMAGE_TOKENS * len(message.images)
         for call in message.tool_calls:
             cached += count_text(call.name) + count_text(call.arguments) + MESSAGE_OVERHEAD
         message.token_count = cached

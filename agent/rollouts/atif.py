@@ -14,7 +14,9 @@ from typing import Any
 
 from atif import (
     Agent,
+    ContentPart,
     FinalMetrics,
+    ImageSource,
     Metrics,
     Observation,
     ObservationResult,
@@ -34,6 +36,7 @@ from keel.agent.protocol import (
     AssistantMessage,
     ContextSummarized,
     Error,
+    ImageAttached,
     PlanModeChanged,
     SessionFinished,
     SessionStarted,
@@ -171,6 +174,8 @@ class _Builder:
                 }
                 message = render("plan_mode", active=event.active)
                 self._step(event.ts, source="user", message=message, extra=extra)
+            case ImageAttached():
+                self._image(event)
             case SessionFinished():
                 self.status = event.status
 
@@ -216,6 +221,19 @@ class _Builder:
         else:
             step.observation.results.append(result)
 
+    def _image(self, event: ImageAttached) -> None:
+        """An image joins what it came with: the prompt's user step, or read_file's observation."""
+        part = _image_part(event)
+        if event.origin == "user":
+            users = [step for step in self.steps if step.source == "user"]
+            if users:
+                users[-1].message = [*_parts(users[-1].message), part]
+            return
+        step = self.by_call.get(event.call_id)
+        for result in step.observation.results if step and step.observation else []:
+            if result.source_call_id == event.call_id:
+                result.content = [*_parts(result.content or ""), part]
+
     def _summarized(self, event: ContextSummarized) -> None:
         """The summary closes the segment; the next opens with what the model saw after it."""
         self._step(
@@ -253,7 +271,14 @@ class _Builder:
             )
             self.by_call.update({call.id: step for call in message.tool_calls})
         elif message.role == "user":
-            self._step(None, source="user", message=message.content, is_copied_context=True)
+            images = [
+                ContentPart(type="image", source=_image_source(image.media_type, image.data))
+                for image in message.images
+            ]
+            text: str | list[ContentPart] = (
+                [*_parts(message.content), *images] if images else message.content
+            )
+            self._step(None, source="user", message=text, is_copied_context=True)
 
     def trajectories(self, extra: dict[str, Any] | None) -> list[Trajectory]:
         count = len(self.segments)
@@ -277,6 +302,27 @@ class _Builder:
             )
             for index, steps in enumerate(self.segments)
         ]
+
+
+def _parts(content: str | list[ContentPart]) -> list[ContentPart]:
+    """A message or result as ATIF content parts (text becomes one text part)."""
+    if isinstance(content, str):
+        return [ContentPart(type="text", text=content)] if content else []
+    return content
+
+
+def _image_source(media_type: str, data: str) -> ImageSource:
+    """The image inline, as a data: URL (ATIF's `path` takes a URL), so the trajectory stands alone."""
+    return ImageSource.model_validate(
+        {"media_type": media_type, "path": f"data:{media_type};base64,{data}"}
+    )
+
+
+def _image_part(event: ImageAttached) -> ContentPart:
+    """The image as a content part; one that was not sent as the note the model read instead."""
+    if not event.data:
+        return ContentPart(type="text", text=render("image_attached", event=event))
+    return ContentPart(type="image", source=_image_source(event.media_type, event.data))
 
 
 def _final_metrics(steps: list[Step]) -> FinalMetrics:

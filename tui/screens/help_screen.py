@@ -29,6 +29,13 @@ KEYS = [
     ("Ctrl+PgUp / Ctrl+PgDn", "previous / next session"),
     ("Tab", "move between the session list, transcript and prompt"),
     ("Enter on a tool", "expand or collapse it"),
+    (
+        "an image path",
+        (
+            "a PNG, JPEG, GIF or WebP file named in the prompt (typed, pasted or dropped) is "
+            "sent with it as an image, to models that take images"
+        ),
+    ),
     ("Ctrl+Q", "quit (running agents are stopped)"),
 ]
 

@@ -202,7 +202,9 @@ class MainScreen(Screen[None]):
             handle.note("queued: it runs when the current turn ends (Esc interrupts the turn)")
         elif not handle.started:
             handle.note(f"starting a session with {handle.stats.model}…")
-        handle.prompt(text)
+        from keel.tui.image_paths import image_paths
+
+        handle.prompt(text, image_paths(text, handle.settings.cwd))
         self.app.start(handle)
 
     async def run_command(self, command: SlashCommand) -> None:

@@ -1,0 +1,1 @@
+"""Support for the web_fetch tool: bounded HTTP fetching and HTML turned into readable text."""
