@@ -6,14 +6,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import fields
 from typing import Any
 
-from keel.agent.context.masking import mask_history
+from keel.agent.masked_outputs import mask_history
 from keel.agent.messages import Message, tool_result, user
 from keel.agent.protocol import (
     AnyEvent,
+    ApprovalDecided,
     AssistantMessage,
     BudgetSet,
     ContextMasked,
     ContextSummarized,
+    FileSeen,
     ProfileChanged,
     SessionFinished,
     SessionStarted,
@@ -80,17 +82,14 @@ def _apply_session(state: SessionState, event: AnyEvent) -> SessionState:
             signature = call_signature(event.name, event.arguments)
             return _replace(state, repeated_call=signature, repeats=state.repeats_of(signature))
         case ToolFinished():
-            return _tool_finished(state, event)
+            return _tool_finished(_saw(state, event.seen), event)
+        case ApprovalDecided(decision="allow_session"):
+            return _replace(state, allowed_for_session=state.allowed_for_session | {event.name})
         case ContextMasked():
-            history, _ = mask_history(state.history, state.masked_upto, event.masked_upto)
-            return _replace(
-                state,
-                history=history,
-                masked_upto=max(state.masked_upto, event.masked_upto),
-                epoch=state.epoch + 1,
-            )
+            return after_masking(state, event.masked_upto)
         case ContextSummarized():
-            return _summarized(state, event)
+            after = after_summary(state, event.summary, event.kept_messages)
+            return _spend(after, event.usage, event.cost)
         case ToolProtocolChanged():
             return _replace(state, tool_protocol=event.tool_protocol)
         case ProfileChanged():
@@ -105,7 +104,9 @@ def _apply_session(state: SessionState, event: AnyEvent) -> SessionState:
             note = render(
                 "undo_restored", files=event.files, restored=event.restored, named=event.named
             )
-            return _replace(state, history=(*state.history, user(note)))
+            return _replace(_saw(state, event.seen), history=(*state.history, user(note)))
+        case UndoApplied():
+            return _saw(state, event.seen)
     return state
 
 
@@ -190,17 +191,39 @@ def _tool_finished(state: SessionState, event: ToolFinished) -> SessionState:
     return _replace(state, history=(*state.history, tool_result(call, event.output)))
 
 
-def _summarized(state: SessionState, event: ContextSummarized) -> SessionState:
-    """All but the last `kept_messages` messages are replaced by the summary; the summary call is spent."""
-    kept = event.kept_messages
-    state = _replace(
+def after_masking(state: SessionState, upto: int) -> SessionState:
+    """The history with tool outputs before `upto` masked (context.masked; the manager measures it first)."""
+    history, _ = mask_history(state.history, state.masked_upto, upto)
+    return _replace(
+        state, history=history, masked_upto=max(state.masked_upto, upto), epoch=state.epoch + 1
+    )
+
+
+def after_summary(state: SessionState, summary: str, kept: int) -> SessionState:
+    """All but the last `kept` messages replaced by the summary (context.summarized, before its call is
+    spent; the manager measures it first)."""
+    return _replace(
         state,
         history=state.history[len(state.history) - kept :] if kept else (),
-        summaries=(*state.summaries, event.summary),
+        summaries=(*state.summaries, summary),
         masked_upto=0,
         epoch=state.epoch + 1,
     )
-    return _spend(state, event.usage, event.cost)
+
+
+def _saw(state: SessionState, seen: Sequence[FileSeen]) -> SessionState:
+    """The agent's stamps of the files a call (or an undo) read or changed; a file gone is forgotten."""
+    if not seen:
+        return state
+    stamps, changed = dict(state.read_stamps), set(state.changed_files)
+    for file in seen:
+        if file.mtime_ns is None:
+            stamps.pop(file.path, None)
+        else:
+            stamps[file.path] = (file.mtime_ns, file.size)
+        if file.changed:
+            changed.add(file.path)
+    return _replace(state, read_stamps=stamps, changed_files=frozenset(changed))
 
 
 def _aborted(state: SessionState, event: TurnAborted) -> SessionState:

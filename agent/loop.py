@@ -11,6 +11,7 @@ from keel.agent.approval import Approvals, AskPerson
 from keel.agent.config import LoopSettings
 from keel.agent.context.manager import ContextManager
 from keel.agent.errors import ContextWindowExceeded, ToolsUnsupported
+from keel.agent.files_seen import seen_since, snapshot
 from keel.agent.git.checkpoints import CheckpointGuard
 from keel.agent.loop_guard import (
     LOOP_STOP,
@@ -191,6 +192,7 @@ class AgentLoop:
         stop_repeats(call.name, repeats)
         repeat = strategy.on_repeated_call(call.name, signature, repeats, self.workspace())
         self.emit(ToolStarted(call_id=call.id, name=call.name, arguments=shown_args))
+        before = snapshot(self.tool_context)
         status: ToolStatus = "ok"
         if repeat is not None and repeat.result is not None:
             result = repeat.result
@@ -212,6 +214,7 @@ class AgentLoop:
                 output=result.output,
                 diff=result.diff,
                 duration_ms=int((time.monotonic() - started) * 1000),
+                seen=seen_since(self.tool_context, before),
             )
         )
         return [repeat.then] if repeat is not None and repeat.then is not None else []
