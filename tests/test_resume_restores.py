@@ -27,7 +27,7 @@ from keel.tools.base import ToolKind
 @pytest.fixture
 def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
-    big = "".join(f"def f{j}(x):\n    return x * {j}  # filler line\n" for j in range(150))
+    big = "".join(f"def f{j}(x):\n    return x * {j}  # filler line\n" for j in range(200))
     return git_repo(tmp_path / "repo", {"notes.txt": "one\ntwo\n", "big.py": big})
 
 
@@ -108,11 +108,11 @@ async def test_a_file_read_before_a_resume_may_be_written_after_it(scripted_serv
 
 
 async def test_a_long_tool_output_is_the_same_live_and_resumed(scripted_server, workspace):
-    """A read longer than a resume keeps of one text (a quarter of an 8,000-token window) was whole in the live
+    """A read longer than a resume keeps of one text (a quarter of a 16,000-token window) was whole in the live
     history and cut in the resumed one: the fold property test failed on it, depending on what its scripted
     model had read before (a model shared between examples, so a replay read other lines)."""
-    server = scripted_server([tool("read_file", path="big.py", limit=300), "read it"])
-    config = settings(server.url, workspace, context_window=8_000)
+    server = scripted_server([tool("read_file", path="big.py", limit=400), "read it"])
+    config = settings(server.url, workspace, context_window=16_000)
     async with Session(config) as session:
         session.submit(UserPrompt(text="read big.py"))
         await until_finished(session)
