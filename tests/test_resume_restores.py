@@ -68,7 +68,9 @@ async def test_a_tool_allowed_for_the_session_stays_allowed_after_a_resume(
     ]
 
     server = scripted_server([tool("run_command", command="echo two > two.txt"), "done"])
-    async with Session(settings(server.url, workspace, approval="auto-edit", interactive=True), resume=log) as resumed:
+    async with Session(
+        settings(server.url, workspace, approval="auto-edit", interactive=True), resume=log
+    ) as resumed:
         assert resumed.approvals.verdict("run_command", ToolKind.EXEC) == "allow"
 
         def refuse(event: AnyEvent) -> None:
