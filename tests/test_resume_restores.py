@@ -10,10 +10,10 @@ from keel_cli import git_repo
 from session_support import until_finished
 
 from keel.agent.protocol import (
+    AnyEvent,
     ApprovalDecided,
     ApprovalRequested,
     Approve,
-    AnyEvent,
     ToolFinished,
     UserPrompt,
 )
