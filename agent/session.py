@@ -309,11 +309,13 @@ class Session:
         """Log the event, apply it to the state, then publish it: the one place the state changes."""
         if self._closed:
             return
-        logged = self.log.append(event)  # once it failed, it fails again: nothing goes on unlogged
-        # secrets redacted in the log: the state is the fold of what a resume will read
-        after = apply(self.state, logged)
+        after = apply(self.state, event)
+        shown = _with_totals(event, after)  # as front ends and the log get it
+        logged = self.log.append(shown)  # once it failed, it fails again: nothing goes on unlogged
+        if logged is not shown:  # secrets were redacted in the log: fold what a resume will read
+            after = apply(self.state, logged)
         self.state = after
-        self._events.put_nowait(_with_totals(event, after))
+        self._events.put_nowait(shown)
         if isinstance(event, UserMessage) and event.purpose == "correction":
             kept = self.profile.compact or self.settings.profile_chosen
             reason = None if kept else early_failures(after)
@@ -517,8 +519,8 @@ class Session:
 
 
 def _with_totals(event: AnyEvent, after: SessionState) -> AnyEvent:
-    """The event as front ends see it: with the task's and the session's usage after it, which the fold
-    derives (keel.agent.protocol.DERIVED_TOTALS; the log does not store them)."""
+    """The event as it is published and logged: with the task's and the session's usage after it, as the fold
+    derives them (keel.agent.protocol.DERIVED_TOTALS); whoever makes the event leaves them out."""
     if DERIVED_TOTALS <= type(event).model_fields.keys():
         totals = {"task_usage": after.task_usage, "session_usage": after.usage}
         return event.model_copy(update=totals)

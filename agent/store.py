@@ -19,17 +19,7 @@ from keel.agent.errors import SessionInUse, SessionLogError, UsageError
 from keel.agent.git.lock import hold
 from keel.agent.log_lines import read_line_events
 from keel.agent.model.redact import Redactor
-from keel.agent.protocol import (
-    DERIVED_TOTALS,
-    AnyEvent,
-    AssistantDelta,
-    ModelProgress,
-    SessionStarted,
-    parse_event,
-)
-
-# what an event shows but the log does not keep: what the fold derives, and `ok` (derived from `status`)
-_NOT_LOGGED = frozenset({*DERIVED_TOTALS, "ok"})
+from keel.agent.protocol import AnyEvent, AssistantDelta, ModelProgress, SessionStarted, parse_event
 
 
 def sessions_dir() -> Path:
@@ -102,9 +92,7 @@ class SessionLog:
         if self._closed:
             raise ValueError(f"the session log {self.path} is closed")
         tokens = getattr(event, "tokens", None)  # token ids hold no text: only the rest is scanned
-        line = event.model_dump_json(
-            exclude=_NOT_LOGGED | ({"tokens"} if tokens is not None else set())
-        )
+        line = event.model_dump_json(exclude={"tokens"} if tokens is not None else None)
         redacted = self.redactor.redact(line)
         changed = redacted != line
         if tokens is not None:

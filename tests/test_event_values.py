@@ -1,5 +1,6 @@
 """Events are values built once: frozen, with their envelope (id, turn, time) set where they are made; what the
-fold derives (usage totals, a tool call's `ok`) is shown to front ends but not stored in the log."""
+fold derives (usage totals) is added from the session's state as the event is published, and a tool call's
+`ok` is derived from its status."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from keel_cli import git_repo
 from pydantic import ValidationError
 from session_support import until_finished
 
+from keel.agent.fold import apply
 from keel.agent.protocol import (
     AnyEvent,
     AssistantMessage,
@@ -25,6 +27,7 @@ from keel.agent.protocol import (
 )
 from keel.agent.session import Session
 from keel.agent.settings import SessionSettings
+from keel.agent.state import SessionState
 from keel.agent.store import read_events
 from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
 
@@ -62,7 +65,7 @@ def test_a_tool_call_is_ok_by_its_status_and_older_lines_still_read() -> None:
     assert parse_event(totals).type == "budget.updated"
 
 
-def test_totals_and_ok_are_published_but_not_logged(
+def test_published_totals_are_the_fold_of_the_log_up_to_the_event(
     scripted_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
@@ -87,9 +90,15 @@ def test_totals_and_ok_are_published_but_not_logged(
     end = seen[-1]
     assert isinstance(end, SessionFinished) and end.session_usage.total_tokens > 0
     assert end.task_usage == end.session_usage == end.usage
+    logged = read_events(log)
+    assert [e.id for e in logged] == [e.id for e in seen if e.type != "assistant.delta"]
+    state = SessionState(session_id="")
+    with_totals = 0
+    for event in logged:
+        state = apply(state, event)
+        if isinstance(event, AssistantMessage | BudgetUpdated | SessionFinished):
+            assert (event.task_usage, event.session_usage) == (state.task_usage, state.usage)
+            with_totals += 1
+    assert with_totals >= 5  # two replies, their budget.updated, the end
     lines = [json.loads(line) for line in log.read_text().splitlines()]
-    assert not any("task_usage" in line or "session_usage" in line for line in lines)
-    finished = [line for line in lines if line["type"] == "tool.finished"]
-    assert finished and all("ok" not in line for line in finished)
-    logged = {e.id: e for e in read_events(log)}
-    assert all(e.id in logged for e in seen if e.type != "assistant.delta")
+    assert [line["ok"] for line in lines if line["type"] == "tool.finished"] == [True]

@@ -10,8 +10,8 @@ from keel.agent.protocol.base import Event, Model, TokenUsage, ToolCall
 from keel.agent.protocol.error_classes import ErrorClass, error_class_of
 from keel.agent.protocol.ops import ApprovalDecision
 
-# Totals the fold derives (keel.agent.fold): the session publishes them with the event from its state after
-# it; the log does not store them (a log written before still has them; nothing reads them back).
+# Totals the fold derives (keel.agent.fold): whoever makes an event leaves them out; the session publishes (and
+# logs) it with its state's totals after it. Nothing reads them back: a resume folds its own.
 DERIVED_TOTALS = frozenset({"task_usage", "session_usage"})
 
 
@@ -158,10 +158,12 @@ class ToolFinished(Event):
     type: Literal["tool.finished"] = "tool.finished"
     call_id: str
     name: str
+    status: ToolStatus = (
+        "ok"  # before the output: a line too long to load whole is read from its head
+    )
     output: str
     diff: str | None = None
     duration_ms: int = 0
-    status: ToolStatus = "ok"
     seen: list[FileSeen] = Field(default_factory=list)
 
     @model_validator(mode="before")
