@@ -9,7 +9,6 @@ from typing import Any
 
 from keel.agent.approval import Approvals, AskPerson
 from keel.agent.config import LoopSettings
-from keel.agent.context.bounds import fit_text, token_limit
 from keel.agent.context.manager import ContextManager
 from keel.agent.errors import ContextWindowExceeded, ToolsUnsupported
 from keel.agent.files_seen import seen_since, snapshot
@@ -212,9 +211,7 @@ class AgentLoop:
                 call_id=call.id,
                 name=call.name,
                 status=status,
-                # within the share of the window a resume keeps of one text: the model reads live what a
-                # resumed session would (keel.agent.context.bounds)
-                output=fit_text(result.output, token_limit(self.context.window)),
+                output=result.output,
                 diff=result.diff,
                 duration_ms=int((time.monotonic() - started) * 1000),
                 seen=seen_since(self.tool_context, before),

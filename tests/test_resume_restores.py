@@ -110,9 +110,9 @@ async def test_a_file_read_before_a_resume_may_be_written_after_it(scripted_serv
 
 
 async def test_a_long_tool_output_is_the_same_live_and_resumed(scripted_server, workspace):
-    """A read longer than a resume keeps of one text (a quarter of a 16,000-token window) was whole in the live
-    history and cut in the resumed one: the fold property test failed on it, depending on what its scripted
-    model had read before (a model shared between examples, so a replay read other lines)."""
+    """A read over a quarter of the window, well within the window, was whole in the live history and cut in
+    the resumed one (a resume cut every text over a quarter): the fold property test failed on it, depending on
+    what its scripted model had read before (one model for all examples, so a replay read other lines)."""
     server = scripted_server([tool("read_file", path="big.py", limit=400), "read it"])
     config = settings(server.url, workspace, context_window=16_000)
     async with Session(config) as session:
