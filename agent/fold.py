@@ -9,6 +9,7 @@ from typing import Any
 from keel.agent.masked_outputs import mask_history
 from keel.agent.messages import Message, tool_result, user
 from keel.agent.protocol import (
+    DERIVED_TOTALS,
     AnyEvent,
     ApprovalDecided,
     AssistantMessage,
@@ -108,6 +109,16 @@ def _apply_session(state: SessionState, event: AnyEvent) -> SessionState:
         case UndoApplied():
             return _saw(state, event.seen)
     return state
+
+
+def with_totals(event: AnyEvent, after: SessionState) -> AnyEvent:
+    """The event as it is published and logged: with the task's and the session's usage in `after`, the state
+    it leads to (keel.agent.protocol.DERIVED_TOTALS); whoever makes the event leaves them out."""
+    if DERIVED_TOTALS <= type(event).model_fields.keys():
+        return event.model_copy(
+            update={"task_usage": after.task_usage, "session_usage": after.usage}
+        )
+    return event
 
 
 def fold(events: Iterable[AnyEvent], state: SessionState) -> SessionState:

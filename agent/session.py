@@ -17,7 +17,7 @@ from keel.agent.context.summarizer import Summarizer
 from keel.agent.diagnostics import internal_error_event
 from keel.agent.errors import ProviderError, SessionLogError
 from keel.agent.files_seen import recall, seen_since, snapshot
-from keel.agent.fold import apply, fold, unanswered_calls
+from keel.agent.fold import apply, fold, unanswered_calls, with_totals
 from keel.agent.git.checkpoints import CheckpointError, CheckpointGuard
 from keel.agent.git.undo import undo_in_session
 from keel.agent.leftovers import remove_leftover_temp_files
@@ -27,7 +27,6 @@ from keel.agent.model.redact import RedactingModel, Redactor
 from keel.agent.profile import ModelProfile
 from keel.agent.profile_switch import as_small, early_failures
 from keel.agent.protocol import (
-    DERIVED_TOTALS,
     RUNNING_TURN,
     AnyEvent,
     ApprovalDecided,
@@ -310,7 +309,7 @@ class Session:
         if self._closed:
             return
         after = apply(self.state, event)
-        shown = _with_totals(event, after)  # as front ends and the log get it
+        shown = with_totals(event, after)  # as front ends and the log get it
         logged = self.log.append(shown)  # once it failed, it fails again: nothing goes on unlogged
         if logged is not shown:  # secrets were redacted in the log: fold what a resume will read
             after = apply(self.state, logged)
@@ -325,7 +324,7 @@ class Session:
     def _publish_unlogged(self, event: AnyEvent) -> None:
         """Hand front ends an event the broken log cannot take: how the session ended."""
         self.state = apply(self.state, event)
-        self._events.put_nowait(_with_totals(event, self.state))
+        self._events.put_nowait(with_totals(event, self.state))
 
     def _resume(self) -> None:
         """Close the turn a dead process left open, and grant the task a fresh budget on top of what it used."""
@@ -516,12 +515,3 @@ class Session:
             self._pending_approvals.pop(call.id, None)
         self._emit(ApprovalDecided(call_id=call.id, name=tool.name, decision=decision))
         return decision
-
-
-def _with_totals(event: AnyEvent, after: SessionState) -> AnyEvent:
-    """The event as it is published and logged: with the task's and the session's usage after it, as the fold
-    derives them (keel.agent.protocol.DERIVED_TOTALS); whoever makes the event leaves them out."""
-    if DERIVED_TOTALS <= type(event).model_fields.keys():
-        totals = {"task_usage": after.task_usage, "session_usage": after.usage}
-        return event.model_copy(update=totals)
-    return event
