@@ -71,7 +71,7 @@ def _apply_session(state: SessionState, event: AnyEvent) -> SessionState:
             return _new_task(state, event.text)
         case UserMessage():  # keel's correction or nudge: a step of its own
             return _replace(
-                state,
+                _saw(state, event.seen),
                 history=(*state.history, user(event.text)),
                 steps=state.steps + (event.purpose != "context"),
                 corrections=state.corrections + (event.purpose == "correction"),

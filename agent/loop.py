@@ -101,7 +101,14 @@ class AgentLoop:
         )
 
     async def run(self) -> None:
-        for event in await self.strategy().prepare_task(self.workspace()):
+        before = snapshot(self.tool_context)
+        prepared = await self.strategy().prepare_task(self.workspace())
+        seen = seen_since(
+            self.tool_context, before
+        )  # files a strategy gives the model, marked read
+        for event in prepared:
+            if seen and isinstance(event, UserMessage):
+                event, seen = event.model_copy(update={"seen": seen}), []
             self.emit(event)
         while True:
             await self.step()

@@ -124,3 +124,18 @@ async def test_a_long_tool_output_is_the_same_live_and_resumed(scripted_server, 
     tool_messages = [m for m in live if m.role == "tool"]
     assert len(tool_messages) == 1, "the read is in the history (not summarized away)"
     assert [m.model_dump() for m in resumed.state.history] == [m.model_dump() for m in live]
+
+
+async def test_files_a_small_model_is_given_with_its_task_are_known_after_a_resume(
+    scripted_server, workspace
+):
+    server = scripted_server(["I would change notes.txt."])
+    config = settings(server.url, workspace, compact_prompt=True)
+    async with Session(config) as session:
+        session.submit(UserPrompt(text="Change notes.txt so that it says three"))
+        await until_finished(session)
+        live_stamps = dict(session.tool_context.read_stamps)
+    assert workspace / "notes.txt" in live_stamps  # given with the task, marked read
+    resumed = Session(config, resume=session.log.path)
+    await resumed.close()
+    assert resumed.tool_context.read_stamps == live_stamps

@@ -49,6 +49,17 @@ class TurnAborted(Event):
     reason: Literal["interrupted", "crashed"] = "interrupted"
 
 
+class FileSeen(Model):
+    """A file as a tool call (or keel's undo) left it: its stamp when the agent last read or wrote it, or no
+    stamp (it is gone: forgotten); `changed` when the agent changed it. The "read it before you write it"
+    rule checks these, so a resumed session keeps them."""
+
+    path: str
+    mtime_ns: int | None = None
+    size: int = 0
+    changed: bool = False
+
+
 class UserMessage(Event):
     """A message to the model in the user's turn: the user's prompt, or one keel wrote (`purpose` says why)."""
 
@@ -60,6 +71,9 @@ class UserMessage(Event):
     # repeating a read it has; the next reply is asked without tools), or the failures keel's checks found in
     # the files changed before the task could end (agent/verification)
     purpose: Literal["correction", "nudge", "context", "answer", "verification"] | None = None
+    seen: list[FileSeen] = Field(
+        default_factory=list
+    )  # context: the files given with it, marked read
 
 
 class AssistantDelta(Event):
@@ -137,17 +151,6 @@ class ToolStarted(Event):
 
 ToolStatus = Literal["ok", "unchanged", "error", "denied"]
 SUCCEEDED: frozenset[str] = frozenset({"ok", "unchanged"})  # unchanged: it ran, but nothing changed
-
-
-class FileSeen(Model):
-    """A file as a tool call (or keel's undo) left it: its stamp when the agent last read or wrote it, or no
-    stamp (it is gone: forgotten); `changed` when the agent changed it. The "read it before you write it"
-    rule checks these, so a resumed session keeps them."""
-
-    path: str
-    mtime_ns: int | None = None
-    size: int = 0
-    changed: bool = False
 
 
 class ToolFinished(Event):
