@@ -103,9 +103,8 @@ class AgentLoop:
     async def run(self) -> None:
         before = snapshot(self.tool_context)
         prepared = await self.strategy().prepare_task(self.workspace())
-        seen = seen_since(
-            self.tool_context, before
-        )  # files a strategy gives the model, marked read
+        # the files a strategy gives the model with the task, marked read, go on its message
+        seen = seen_since(self.tool_context, before)
         for event in prepared:
             if seen and isinstance(event, UserMessage):
                 event, seen = event.model_copy(update={"seen": seen}), []
