@@ -16,6 +16,7 @@ from session_support import until_finished
 
 from keel.agent.fold import apply
 from keel.agent.protocol import (
+    RUNNING_TURN,
     AnyEvent,
     AssistantMessage,
     BudgetUpdated,
@@ -102,3 +103,20 @@ def test_published_totals_are_the_fold_of_the_log_up_to_the_event(
     assert with_totals >= 5  # two replies, their budget.updated, the end
     lines = [json.loads(line) for line in log.read_text().splitlines()]
     assert [line["ok"] for line in lines if line["type"] == "tool.finished"] == [True]
+
+
+async def test_a_session_started_inside_another_turn_makes_its_own_turn_ids(
+    scripted_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A child session started while a parent's turn runs: its events carry its own turns, not the parent's."""
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    repo = git_repo(tmp_path / "repo", {"notes.txt": "one\n"})
+    server = scripted_server(["It says one."])
+    config = SessionSettings(cwd=repo, model="openai/any", api_base=server.url)
+    RUNNING_TURN.set("the-parent-turn")  # this test's task only
+    async with Session(config) as child:
+        prompt = UserPrompt(text="what do the notes say?")
+        child.submit(prompt)
+        seen = await until_finished(child)
+    assert seen[0].type == "session.started" and seen[0].turn_id == ""
+    assert {e.turn_id for e in seen[1:]} == {prompt.id}
