@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Collection
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from keel.agent.config import ApprovalPolicy
@@ -20,15 +20,20 @@ _RULES: dict[ApprovalPolicy, dict[ToolKind, Verdict]] = {
 }
 
 
+def _none_allowed() -> Collection[str]:
+    return ()
+
+
 @dataclass
 class Approvals:
-    """A session's policy plus the tools a person allowed for the rest of the session."""
+    """A session's policy plus the tools a person allowed for the rest of the session: `allowed_for_session`
+    reads them from the session's state, where each person's answer (approval.decided) is folded."""
 
     policy: ApprovalPolicy
-    allowed_for_session: set[str] = field(default_factory=set)
+    allowed_for_session: Callable[[], Collection[str]] = _none_allowed
 
     def verdict(self, tool_name: str, kind: ToolKind) -> Verdict:
-        if tool_name in self.allowed_for_session:
+        if tool_name in self.allowed_for_session():
             return "allow"
         return _RULES[self.policy][kind]
 
@@ -66,8 +71,6 @@ class Approvals:
         if ask_person is None:
             return self.unattended(tool.name)
         decision = await ask_person(call, tool, shown_args)
-        if decision == "allow_session":
-            self.allowed_for_session.add(tool.name)
         if decision in ("allow_once", "allow_session"):
             return None
         return (

@@ -6,15 +6,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import fields
 from typing import Any
 
-from keel.agent.context.masking import mask_history
 from keel.agent.images.folding import with_image
+from keel.agent.masked_outputs import mask_history
 from keel.agent.messages import Message, tool_result, user
 from keel.agent.protocol import (
+    DERIVED_TOTALS,
     AnyEvent,
+    ApprovalDecided,
     AssistantMessage,
     BudgetSet,
     ContextMasked,
     ContextSummarized,
+    FileSeen,
     ImageAttached,
     PlanModeChanged,
     ProfileChanged,
@@ -73,7 +76,7 @@ def _apply_session(state: SessionState, event: AnyEvent) -> SessionState:
             return _new_task(state, event.text)
         case UserMessage():  # keel's correction or nudge: a step of its own
             return _replace(
-                state,
+                _saw(state, event.seen),
                 history=(*state.history, user(event.text)),
                 steps=state.steps + (event.purpose != "context"),
                 corrections=state.corrections + (event.purpose == "correction"),
@@ -85,17 +88,14 @@ def _apply_session(state: SessionState, event: AnyEvent) -> SessionState:
             signature = call_signature(event.name, event.arguments)
             return _replace(state, repeated_call=signature, repeats=state.repeats_of(signature))
         case ToolFinished():
-            return _tool_finished(state, event)
+            return _tool_finished(_saw(state, event.seen), event)
+        case ApprovalDecided(decision="allow_session"):
+            return _replace(state, allowed_for_session=state.allowed_for_session | {event.name})
         case ContextMasked():
-            history, _ = mask_history(state.history, state.masked_upto, event.masked_upto)
-            return _replace(
-                state,
-                history=history,
-                masked_upto=max(state.masked_upto, event.masked_upto),
-                epoch=state.epoch + 1,
-            )
+            return after_masking(state, event.masked_upto)
         case ContextSummarized():
-            return _summarized(state, event)
+            after = after_summary(state, event.summary, event.kept_messages)
+            return _spend(after, event.usage, event.cost)
         case ToolProtocolChanged():
             return _replace(state, tool_protocol=event.tool_protocol)
         case ProfileChanged():
@@ -114,13 +114,25 @@ def _apply_session(state: SessionState, event: AnyEvent) -> SessionState:
             note = render(
                 "undo_restored", files=event.files, restored=event.restored, named=event.named
             )
-            return _replace(state, history=(*state.history, user(note)))
+            return _replace(_saw(state, event.seen), history=(*state.history, user(note)))
+        case UndoApplied():
+            return _saw(state, event.seen)
         case TodoUpdated():
             return _replace(state, todo=tuple(event.items))
         case PlanModeChanged() if event.active != state.plan_mode:  # the model's next turn is told
             note = render("plan_mode", active=event.active)
             return _replace(state, plan_mode=event.active, history=(*state.history, user(note)))
     return state
+
+
+def with_totals(event: AnyEvent, after: SessionState) -> AnyEvent:
+    """The event as it is published and logged: with the task's and the session's usage in `after`, the state
+    it leads to (keel.agent.protocol.DERIVED_TOTALS); whoever makes the event leaves them out."""
+    if DERIVED_TOTALS <= type(event).model_fields.keys():
+        return event.model_copy(
+            update={"task_usage": after.task_usage, "session_usage": after.usage}
+        )
+    return event
 
 
 def fold(events: Iterable[AnyEvent], state: SessionState) -> SessionState:
@@ -204,17 +216,39 @@ def _tool_finished(state: SessionState, event: ToolFinished) -> SessionState:
     return _replace(state, history=(*state.history, tool_result(call, event.output)))
 
 
-def _summarized(state: SessionState, event: ContextSummarized) -> SessionState:
-    """All but the last `kept_messages` messages are replaced by the summary; the summary call is spent."""
-    kept = event.kept_messages
-    state = _replace(
+def after_masking(state: SessionState, upto: int) -> SessionState:
+    """The history with tool outputs before `upto` masked (context.masked; the manager measures it first)."""
+    history, _ = mask_history(state.history, state.masked_upto, upto)
+    return _replace(
+        state, history=history, masked_upto=max(state.masked_upto, upto), epoch=state.epoch + 1
+    )
+
+
+def after_summary(state: SessionState, summary: str, kept: int) -> SessionState:
+    """All but the last `kept` messages replaced by the summary (context.summarized, before its call is
+    spent; the manager measures it first)."""
+    return _replace(
         state,
         history=state.history[len(state.history) - kept :] if kept else (),
-        summaries=(*state.summaries, event.summary),
+        summaries=(*state.summaries, summary),
         masked_upto=0,
         epoch=state.epoch + 1,
     )
-    return _spend(state, event.usage, event.cost)
+
+
+def _saw(state: SessionState, seen: Sequence[FileSeen]) -> SessionState:
+    """The agent's stamps of the files a call (or an undo) read or changed; a file gone is forgotten."""
+    if not seen:
+        return state
+    stamps, changed = dict(state.read_stamps), set(state.changed_files)
+    for file in seen:
+        if file.mtime_ns is None:
+            stamps.pop(file.path, None)
+        else:
+            stamps[file.path] = (file.mtime_ns, file.size)
+        if file.changed:
+            changed.add(file.path)
+    return _replace(state, read_stamps=stamps, changed_files=frozenset(changed))
 
 
 def _aborted(state: SessionState, event: TurnAborted) -> SessionState:

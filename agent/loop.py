@@ -11,6 +11,7 @@ from keel.agent.approval import Approvals, AskPerson
 from keel.agent.config import LoopSettings
 from keel.agent.context.manager import ContextManager
 from keel.agent.errors import ContextWindowExceeded, ToolsUnsupported
+from keel.agent.files_seen import seen_since, snapshot
 from keel.agent.git.checkpoints import CheckpointGuard
 from keel.agent.hooks.session_hooks import Hooks
 from keel.agent.images.attach import attached
@@ -109,7 +110,13 @@ class AgentLoop:
         )
 
     async def run(self) -> None:
-        for event in await self.strategy().prepare_task(self.workspace()):
+        before = snapshot(self.tool_context)
+        prepared = await self.strategy().prepare_task(self.workspace())
+        # the files a strategy gives the model with the task, marked read, go on its message
+        seen = seen_since(self.tool_context, before)
+        for event in prepared:
+            if seen and isinstance(event, UserMessage):
+                event, seen = event.model_copy(update={"seen": seen}), []
             self.emit(event)
         while True:
             await self.step()
@@ -220,6 +227,7 @@ class AgentLoop:
         stop_repeats(call.name, repeats)
         repeat = strategy.on_repeated_call(call.name, signature, repeats, self.workspace())
         self.emit(ToolStarted(call_id=call.id, name=call.name, arguments=shown_args))
+        before = snapshot(self.tool_context)
         status: ToolStatus = "ok"
         if repeat is not None and repeat.result is not None:
             result = repeat.result
@@ -245,6 +253,7 @@ class AgentLoop:
             output=result.output,
             diff=result.diff,
             duration_ms=int((time.monotonic() - started) * 1000),
+            seen=seen_since(self.tool_context, before),
         )
         self.emit(finished)
         if status == "ok" and (update := todo_update(call.name, shown_args, call.id)):

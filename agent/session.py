@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
@@ -16,7 +17,8 @@ from keel.agent.context.manager import ContextManager
 from keel.agent.context.summarizer import Summarizer
 from keel.agent.diagnostics import internal_error_event
 from keel.agent.errors import ProviderError, SessionLogError
-from keel.agent.fold import apply, fold, unanswered_calls
+from keel.agent.files_seen import recall, seen_since, snapshot
+from keel.agent.fold import apply, fold, unanswered_calls, with_totals
 from keel.agent.git.checkpoints import CheckpointError, CheckpointGuard
 from keel.agent.git.undo import undo_in_session
 from keel.agent.hooks.session_hooks import Hooks
@@ -29,15 +31,14 @@ from keel.agent.model.redact import RedactingModel, Redactor
 from keel.agent.profile import ModelProfile
 from keel.agent.profile_switch import as_small, early_failures
 from keel.agent.protocol import (
+    RUNNING_TURN,
     AnyEvent,
+    ApprovalDecided,
     ApprovalDecision,
     ApprovalRequested,
     Approve,
-    AssistantMessage,
     BudgetSet,
-    BudgetUpdated,
     Compact,
-    ContextSummarized,
     Continue,
     Error,
     FinishStatus,
@@ -57,6 +58,7 @@ from keel.agent.protocol import (
     UserMessage,
     UserPrompt,
     error_class_of,
+    running_turn,
 )
 from keel.agent.settings import SessionSettings
 from keel.agent.skills.catalog import find_skills
@@ -131,6 +133,7 @@ class Session:
         self.tool_context.takes_images = takes_images(settings.model, settings.images)
         if prior:
             remove_leftover_temp_files(prior, self.tool_context)
+            recall(self.tool_context, self.state)
         self.mcp: McpServers | None = None
         if settings.mcp_servers:  # the SDK is imported only when a server is configured
             from keel.tools.mcp.servers import McpServers
@@ -166,7 +169,7 @@ class Session:
             self._current,
         )
         self.context.images = self.tool_context.takes_images
-        self.approvals = Approvals(settings.approval)
+        self.approvals = Approvals(settings.approval, lambda: self.state.allowed_for_session)
         self.checkpoints = (
             CheckpointGuard(self.root, self.id, on_error=self._checkpoint_failed)
             if settings.checkpoints
@@ -192,7 +195,6 @@ class Session:
         self._work: asyncio.Queue[TurnOp] = asyncio.Queue()
         self._pending_approvals: dict[str, asyncio.Future[ApprovalDecision]] = {}
         self._turn: asyncio.Task[None] | None = None
-        self._turn_id = ""  # the running turn's; every event it causes carries it
         self._worker: asyncio.Task[None] | None = None
         self._closing = False
         self._closed = False
@@ -241,6 +243,15 @@ class Session:
         await self.close()
 
     def start(self) -> None:
+        """Announce the session and start its worker, outside any turn (even when started inside another
+        session's turn, as a child session is): their events carry no turn id."""
+        outside = contextvars.copy_context()
+        outside.run(RUNNING_TURN.set, "")
+        outside.run(self._announce)
+        self._worker = asyncio.create_task(self._work_loop(), context=outside)
+
+    def _announce(self) -> None:
+        """session.started, the config's notices, and on resume the close of a turn left open."""
         text = self.settings.tool_protocol == "text" or self.state.tool_protocol == "text"
         self._emit(
             SessionStarted(
@@ -265,7 +276,6 @@ class Session:
             self._emit(Error(error_class="UntrustedConfig", message=notice))
         if self._resumed:
             self._resume()
-        self._worker = asyncio.create_task(self._work_loop())
 
     def submit(self, op: Op) -> None:
         """Hand an op to the session; it never blocks."""
@@ -321,18 +331,13 @@ class Session:
         """Log the event, apply it to the state, then publish it: the one place the state changes."""
         if self._closed:
             return
-        if not event.turn_id:
-            event.turn_id = self._turn_id
         after = apply(self.state, event)
-        if isinstance(
-            event, AssistantMessage | ContextSummarized | BudgetUpdated | SessionFinished
-        ):
-            event.task_usage, event.session_usage = after.task_usage, after.usage
-        logged = self.log.append(event)  # once it failed, it fails again: nothing goes on unlogged
-        if logged is not event:  # secrets were redacted in the log: fold what a resume will read
+        shown = with_totals(event, after)  # as front ends and the log get it
+        logged = self.log.append(shown)  # once it failed, it fails again: nothing goes on unlogged
+        if logged is not shown:  # secrets were redacted in the log: fold what a resume will read
             after = apply(self.state, logged)
         self.state = after
-        self._events.put_nowait(event)
+        self._events.put_nowait(shown)
         if isinstance(event, UserMessage) and event.purpose == "correction":
             kept = self.profile.compact or self.settings.profile_chosen
             reason = None if kept else early_failures(after)
@@ -341,10 +346,8 @@ class Session:
 
     def _publish_unlogged(self, event: AnyEvent) -> None:
         """Hand front ends an event the broken log cannot take: how the session ended."""
-        if not event.turn_id:
-            event.turn_id = self._turn_id
         self.state = apply(self.state, event)
-        self._events.put_nowait(event)
+        self._events.put_nowait(with_totals(event, self.state))
 
     def _resume(self) -> None:
         """Close the turn a dead process left open, and grant the task a fresh budget on top of what it used."""
@@ -374,18 +377,18 @@ class Session:
             pass  # the first turn reports it
         while True:
             item = await self._work.get()
-            self._turn_id = item.id
             if isinstance(item, SetPlanMode):  # between turns, so no turn changes its mode midway
                 work = self._set_plan_mode(item.active)
             elif isinstance(item, Compact | Undo):
                 work = self._compact() if isinstance(item, Compact) else self._undo(item)
             else:
                 work = self._run_task(item)
-            self._turn = asyncio.create_task(work)
+            turn = contextvars.copy_context()  # every event the turn's work makes carries its id
+            turn.run(RUNNING_TURN.set, item.id)
+            self._turn = asyncio.create_task(work, context=turn)
             await asyncio.wait([self._turn])
             if self._turn.cancelled():  # cancelled before it ran
                 self._abort_unstarted(item)
-            self._turn_id = ""
 
     async def _start_mcp(self) -> None:
         """MCP servers start before the first turn; one that fails is a notice, and its tools are left out."""
@@ -408,8 +411,11 @@ class Session:
         if isinstance(op, UserPrompt | Continue):
             self._finish("interrupted", "", "interrupted before it started", op.id)
 
-    def _finish(self, status: FinishStatus, final: str, reason: str, turn_id: str = "") -> None:
-        """The task's session.finished; when the log cannot take it, an error end published unlogged."""
+    def _finish(
+        self, status: FinishStatus, final: str, reason: str, turn_id: str | None = None
+    ) -> None:
+        """The task's session.finished (of the running turn, or of `turn_id`, a turn that never ran); when
+        the log cannot take it, an error end published unlogged."""
         state = self.state
         end = SessionFinished(
             status=status,
@@ -418,7 +424,7 @@ class Session:
             steps=state.steps,
             cost=state.cost,
             reason=reason,
-            turn_id=turn_id,
+            turn_id=running_turn() if turn_id is None else turn_id,
         )
         try:
             self._emit(end)
@@ -465,8 +471,9 @@ class Session:
         except CheckpointError as exc:
             self._emit(Error(error_class="CheckpointError", message=f"undo failed: {exc}"))
             return
+        before = snapshot(self.tool_context)
         self.tool_context.note_restored([self.tool_context.root / f.path for f in undone.files])
-        self._emit(undone)
+        self._emit(undone.model_copy(update={"seen": seen_since(self.tool_context, before)}))
 
     async def _run_task(self, op: UserPrompt | Continue) -> None:
         """Run a task to its end; every way it can end is turned into one session.finished here."""
@@ -541,6 +548,8 @@ class Session:
             )
         )
         try:
-            return await future
+            decision = await future
         finally:
             self._pending_approvals.pop(call.id, None)
+        self._emit(ApprovalDecided(call_id=call.id, name=tool.name, decision=decision))
+        return decision

@@ -6,6 +6,7 @@ The state is immutable; it changes only by `keel.agent.fold.apply(state, event)`
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +59,13 @@ class SessionState:
     task_open: bool = False  # a task turn started and has not ended
     todo: tuple[TodoItem, ...] = ()  # the model's checklist, as its last `todo` call wrote it
     plan_mode: bool = False  # only the read tools run; the model ends with a plan
+    allowed_for_session: frozenset[str] = (
+        frozenset()
+    )  # tools a person allowed for the rest of the session
+    # what the agent has seen of files, for "read it before you write it": each file's (mtime_ns, size) when
+    # it last read or wrote it, by absolute path, and the files it changed
+    read_stamps: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    changed_files: frozenset[str] = frozenset()
 
     @property
     def task_tokens(self) -> int:

@@ -1,9 +1,11 @@
 """The session is a fold of its events: over generated scripted sessions, the live final state equals the state
-rebuilt from the session log (usage, steps, budget, history, summaries, tool protocol).
+rebuilt from the session log (usage, steps, budget, history, summaries, tool protocol, the tools a person
+allowed for the session, the files read and changed), and a resumed session's tools know what the live ones did.
 
 Each example runs a real Session against the scripted server over HTTP: tool calls, malformed calls, empty
-replies, summaries (small windows and `Compact`), masking, the switch to the text tool protocol, budget stops
-and interrupts, then folds the logged events into a fresh state and compares.
+replies, summaries (small windows and `Compact`), masking, the switch to the text tool protocol, budget stops,
+interrupts, writes and commands a person approves or denies, then folds the logged events into a fresh state
+and compares. Each example has a fresh repository and model, so a replay of an example is the same run.
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ from keel_cli import git_repo
 from keel.agent.fold import fold
 from keel.agent.protocol import (
     AnyEvent,
+    ApprovalDecided,
+    ApprovalDecision,
+    ApprovalRequested,
+    Approve,
     Compact,
     ContextSummarized,
     Error,
@@ -45,6 +51,7 @@ from keel.agent.testing.scripted_server import (
     ScriptedToolCall,
 )
 from keel.agent.testing.scripted_wire import estimate_completion_tokens
+from keel.tools.base import FileStamp, ToolKind
 
 EXAMPLES = int(os.environ.get("FOLD_EXAMPLES", "50"))
 SUMMARY_MARK = "You are summarizing your own work"
@@ -52,12 +59,15 @@ FILES = 6
 
 # what the scripted model does on one step of a task
 ACTIONS = ["read", "read", "read", "bad_json", "unknown_tool", "empty", "malformed", "switch"]
+ACTIONS += ["write", "run"]
+DECISIONS: list[ApprovalDecision] = ["allow_once", "allow_session", "deny"]
 
 
 @dataclass
 class Prompt:
     actions: list[str]
     interrupt: bool = False
+    decision: ApprovalDecision = "allow_session"  # a person's answer to each approval the task asks
 
 
 @dataclass
@@ -65,11 +75,15 @@ class Plan:
     window: int
     protocol: str
     ops: list[Prompt | Compact | SetBudget]
+    approval: str = "full-auto"
 
 
 def plans() -> st.SearchStrategy[Plan]:
     prompt = st.builds(
-        Prompt, st.lists(st.sampled_from(ACTIONS), max_size=7), st.booleans().map(lambda b: b)
+        Prompt,
+        st.lists(st.sampled_from(ACTIONS), max_size=7),
+        st.booleans().map(lambda b: b),
+        st.sampled_from(DECISIONS),
     )
     op = st.one_of(
         prompt,
@@ -83,6 +97,7 @@ def plans() -> st.SearchStrategy[Plan]:
         window=st.sampled_from([4_500, 6_000, 9_000, 32_768]),
         protocol=st.sampled_from(["auto", "auto", "text"]),
         ops=st.lists(op, min_size=1, max_size=5),
+        approval=st.sampled_from(["full-auto", "auto-edit"]),
     )
 
 
@@ -96,6 +111,7 @@ class Model:
     def __init__(self) -> None:
         self.actions: list[str] = []
         self.reads = 0
+        self.writes = 0
         self.summaries = 0
 
     def start(self, actions: list[str], interrupt: bool) -> None:
@@ -126,6 +142,12 @@ class Model:
             return self._call("no_such_tool", {"x": 1}, native)
         if action == "sleep":
             return self._call("run_command", {"command": "sleep 30"}, native)
+        if action == "write":  # a file it read (or one it did not: refused), or a new one
+            self.writes += 1
+            path = f"mod{self.reads % FILES}.py" if self.writes % 2 else f"new{self.writes}.txt"
+            return self._call("write_file", {"path": path, "content": f"v{self.writes}\n"}, native)
+        if action == "run":  # asks a person under auto-edit
+            return self._call("run_command", {"command": "true"}, native)
         if action == "malformed":
             return Reply(text="<tool_call>not json at all</tool_call>" if not native else "")
         return Reply(text="")  # empty: keel asks again
@@ -143,6 +165,8 @@ class Run:
     live: SessionState
     log: Path
     config: SessionSettings
+    stamps: dict[Path, FileStamp]  # the live tools' knowledge of files
+    changed: set[Path]
 
 
 async def until(session: Session, done: type | tuple[type, ...], on_event: Any = None) -> None:
@@ -164,15 +188,22 @@ async def drive(plan: Plan, model: Model, server: ScriptedServer, repo: Path) ->
         retry_base_delay=0.01,
         checkpoints=False,
         max_steps=12,
+        approval=plan.approval,  # type: ignore[arg-type]
+        interactive=True,
     )
     async with Session(config) as session:
         for op in plan.ops:
             if isinstance(op, Prompt):
                 model.start(op.actions, op.interrupt)
 
-                def interrupt(event: AnyEvent) -> None:
-                    if isinstance(event, ToolStarted) and event.name == "run_command":
+                def interrupt(event: AnyEvent, decision: ApprovalDecision = op.decision) -> None:
+                    if (
+                        isinstance(event, ToolStarted)
+                        and event.arguments.get("command") == "sleep 30"
+                    ):
                         session.submit(Interrupt())
+                    elif isinstance(event, ApprovalRequested):
+                        session.submit(Approve(call_id=event.call_id, decision=decision))
 
                 session.submit(UserPrompt(text=f"task with {len(op.actions)} steps"))
                 await until(session, SessionFinished, interrupt)
@@ -182,18 +213,26 @@ async def drive(plan: Plan, model: Model, server: ScriptedServer, repo: Path) ->
             else:
                 session.submit(op)
         live = session.state
-    return Run(live=live, log=session.log.path, config=config)
+        stamps, changed = (
+            dict(session.tool_context.read_stamps),
+            set(session.tool_context.changed_files),
+        )
+    return Run(live, session.log.path, config, stamps, changed)
+
+
+def resumed_session(run: Run) -> Session:
+    """The session `keel run --resume` starts from: a Session built on the log (not started)."""
+
+    async def build() -> Session:
+        session = Session(run.config, resume=run.log)
+        await session.close()
+        return session
+
+    return asyncio.run(build())
 
 
 def resumed_state(run: Run) -> SessionState:
-    """The state `keel run --resume` starts from: a Session built on the log (not started)."""
-
-    async def build() -> SessionState:
-        session = Session(run.config, resume=run.log)
-        await session.close()
-        return session.state
-
-    return asyncio.run(build())
+    return resumed_session(run).state
 
 
 def served_usage(requests: list[RecordedRequest]) -> TokenUsage:
@@ -224,17 +263,42 @@ def snapshot(state: SessionState) -> dict[str, Any]:
 
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scripted_server: Any) -> Any:
+    """The scripted model (playing each example's model in turn), its server, and a fresh repository per
+    example: hypothesis runs the examples with one fixture, and a replay must see what the first run saw."""
     monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
     lines = "".join(f"def f{j}(x):\n    return x * {j}  # filler line\n" for j in range(60))
-    repo = git_repo(tmp_path / "repo", {f"mod{i}.py": lines for i in range(FILES)})
-    model = Model()
-    return model, scripted_server(model), repo
+    repos = iter(range(1_000_000))
+
+    def fresh_repo() -> Path:
+        files = {f"mod{i}.py": lines for i in range(FILES)}
+        return git_repo(tmp_path / f"repo{next(repos)}", files)
+
+    box: list[Model] = [Model()]
+    return box, scripted_server(lambda request: box[0](request)), fresh_repo
 
 
 @settings(
     max_examples=EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@example(  # a command allowed for the session (the next is not asked), a write of a file read, a denial
+    plan=Plan(
+        window=32_768,
+        protocol="auto",
+        approval="auto-edit",
+        ops=[
+            Prompt(["read", "run", "write", "write", "run"]),
+            Prompt(["run", "read", "write"], decision="deny"),
+        ],
+    )
+)
+@example(  # a read longer than a resume keeps of one text, near keel's "Your reply was empty"
+    plan=Plan(
+        window=4_500,
+        protocol="auto",
+        ops=[Prompt(["read", "empty", "empty", "read"]), Prompt(["read"])],
+    )
 )
 @example(  # masking, then summaries at the threshold
     plan=Plan(window=4_500, protocol="auto", ops=[Prompt(["read"] * 7), Prompt(["read"] * 7)])
@@ -256,14 +320,24 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scripted_server: Any)
 )
 @given(plan=plans())
 def test_live_state_equals_the_state_folded_from_the_log(world: Any, plan: Plan) -> None:
-    model, server, repo = world
+    box, server, fresh_repo = world
+    model = box[0] = Model()
     served = len(server.requests)
-    run = asyncio.run(drive(plan, model, server, repo))
+    run = asyncio.run(drive(plan, model, server, fresh_repo()))
     events = read_events(run.log)
     initial = SessionState(session_id=run.live.session_id, max_steps=run.live.max_steps)
     assert snapshot(fold(events, initial)) == snapshot(run.live)
-    assert snapshot(resumed_state(run)) == snapshot(run.live)
+    resumed = resumed_session(run)
+    assert snapshot(resumed.state) == snapshot(run.live)
     assert run.live.usage == served_usage(server.requests[served:])
+    # what the tools knew and a person allowed, given back to the resumed session
+    assert resumed.tool_context.read_stamps == run.stamps
+    assert resumed.tool_context.changed_files == run.changed
+    for name in ("run_command", "write_file"):
+        allowed = name in run.live.allowed_for_session
+        assert (resumed.approvals.verdict(name, ToolKind.EXEC) == "allow") == (
+            allowed or plan.approval == "full-auto"
+        )
     for logged in events:  # what the examples exercised: pytest --hypothesis-show-statistics
         if isinstance(logged, ContextSummarized):
             event(f"summarized ({logged.reason})")
@@ -273,3 +347,5 @@ def test_live_state_equals_the_state_folded_from_the_log(world: Any, plan: Plan)
             event("correction")
         elif logged.type in ("context.masked", "tool_protocol.changed", "turn.aborted"):
             event(logged.type)
+        elif isinstance(logged, ApprovalDecided):
+            event(f"approval {logged.decision}")

@@ -1,5 +1,6 @@
-"""What a resumed session loads into its context: no one text of its log over a share of the model's window,
-so a huge prompt or output in an old log cannot make every request overflow (it is cut, with a note)."""
+"""What a resumed session loads into its context: a text of its log over the model's whole window, which no live
+session could have held, is cut to a share of the window (with a note), so a huge prompt or output in an old log
+cannot make every request overflow. Any other text is loaded whole, as the live session had it."""
 
 from __future__ import annotations
 
@@ -30,10 +31,14 @@ def token_limit(window: int) -> int:
     return max(MIN_TOKENS, window // WINDOW_SHARE)
 
 
-def fit_text(text: str, tokens: int) -> str:
-    """`text` when it is within `tokens`; else its head and tail, with a note of what was cut, within them.
-    A text no longer in characters than `tokens` is within them and is not counted."""
-    if len(text) <= tokens:
+def fit_text(text: str, tokens: int, over: int | None = None) -> str:
+    """`text` when it is within `over` tokens (default: `tokens`); else its head and tail, with a note of what
+    was cut, within `tokens`. A text no longer in characters than `over` is within it and is not counted, nor
+    is one too long in characters to be."""
+    over = tokens if over is None else over
+    if len(text) <= over:
+        return text
+    if over > tokens and len(text) <= over * MAX_CHARS_PER_TOKEN and count_text(text) <= over:
         return text
     candidate = cut_text(text, tokens * MAX_CHARS_PER_TOKEN)
     counted = count_text(candidate)
@@ -56,17 +61,20 @@ def cut_text(text: str, limit: int) -> str:
     return f"{text[:head]}\n{note}\n{text[len(text) - tail :]}"
 
 
-def bound_event(event: AnyEvent, tokens: int) -> AnyEvent:
-    """The event with each text the model would read fitted to `tokens` (itself when none is over)."""
+def bound_event(event: AnyEvent, tokens: int, over: int | None = None) -> AnyEvent:
+    """The event with each text the model would read that is over `over` tokens (default: `tokens`) fitted
+    to `tokens` (itself when none is over)."""
     if isinstance(event, UserMessage):
-        return _with(event, "text", fit_text(event.text, tokens))
+        return _with(event, "text", fit_text(event.text, tokens, over))
     if isinstance(event, ToolFinished):
-        return _with(event, "output", fit_text(event.output, tokens))
+        return _with(event, "output", fit_text(event.output, tokens, over))
     if isinstance(event, ContextSummarized):
-        return _with(event, "summary", fit_text(event.summary, tokens))
+        return _with(event, "summary", fit_text(event.summary, tokens, over))
     if isinstance(event, AssistantMessage):
-        calls = [_with(c, "arguments", fit_text(c.arguments, tokens)) for c in event.tool_calls]
-        text = fit_text(event.text, tokens)
+        calls = [
+            _with(c, "arguments", fit_text(c.arguments, tokens, over)) for c in event.tool_calls
+        ]
+        text = fit_text(event.text, tokens, over)
         if text is not event.text or any(a is not b for a, b in zip(calls, event.tool_calls)):
             return event.model_copy(update={"text": text, "tool_calls": calls})
     return event
@@ -78,6 +86,7 @@ def _with(model: M, name: str, value: str) -> M:
 
 
 def bound_events(events: Iterable[AnyEvent], window: int) -> list[AnyEvent]:
-    """A resumed log's events as the session folds them: every text within `token_limit(window)`."""
+    """A resumed log's events as the session folds them: a text over the whole window cut to
+    `token_limit(window)`; the rest as they were (the live session held them: its resume holds them too)."""
     tokens = token_limit(window)
-    return [bound_event(event, tokens) for event in events]
+    return [bound_event(event, tokens, window) for event in events]

@@ -8,10 +8,11 @@ from typing import Any
 from keel.agent.config import ContextSettings
 from keel.agent.context.budget import budget_note, status_line
 from keel.agent.context.ledger import TokenLedger
-from keel.agent.context.masking import mask_boundary, mask_history
+from keel.agent.context.masking import mask_boundary
 from keel.agent.context.summarizer import Summarizer
 from keel.agent.errors import ContextWindowExceeded
-from keel.agent.fold import apply
+from keel.agent.fold import after_masking, after_summary
+from keel.agent.masked_outputs import mask_history
 from keel.agent.messages import Message, system, to_wire, user
 from keel.agent.model.tokens import count_json, count_text
 from keel.agent.protocol import (
@@ -118,8 +119,6 @@ class ContextManager:
                 budget=state.budget,
                 context_tokens=usage.prompt_tokens,
                 context_window=self.window,
-                task_usage=state.task_usage,
-                session_usage=state.usage,
             )
         )
 
@@ -135,12 +134,13 @@ class ContextManager:
             )
             if upto > state.masked_upto:
                 _, masked = mask_history(state.history, state.masked_upto, upto)
-                event = ContextMasked(
-                    masked_upto=upto, masked=masked, tokens_before=before, tokens_after=0
+                after = self.context_tokens(after_masking(state, upto))
+                self.emit(
+                    ContextMasked(
+                        masked_upto=upto, masked=masked, tokens_before=before, tokens_after=after
+                    )
                 )
-                event.tokens_after = self.context_tokens(apply(state, event))
-                self.emit(event)
-                before = event.tokens_after
+                before = after
         if before >= self.trigger:
             await self.compact(reason="threshold")
 
@@ -158,9 +158,10 @@ class ContextManager:
                     raise
                 continue
             break
+        after = after_summary(state, summary.text, summary.kept_messages)
         event = ContextSummarized(
             tokens_before=before,
-            tokens_after=0,
+            tokens_after=self.context_tokens(after),
             summary=summary.text,
             kept_messages=summary.kept_messages,
             reason=reason,
@@ -168,7 +169,6 @@ class ContextManager:
             cost=summary.cost,
             tokens=summary.tokens,
         )
-        event.tokens_after = self.context_tokens(apply(state, event))
         self.emit(event)
 
 

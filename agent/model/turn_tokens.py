@@ -53,7 +53,7 @@ class TokenCollector:
         """The call's tokens; `missing` says what the server did not return, or why what it did is unusable."""
         tokens = turn_tokens(self.prompt_ids, self.completion_ids, self.logprobs)
         if tokens.missing and self.relay and self.completion_ids is not None:
-            tokens.missing += f" ({self.relay})"
+            return tokens.model_copy(update={"missing": f"{tokens.missing} ({self.relay})"})
         return tokens
 
 

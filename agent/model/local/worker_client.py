@@ -8,6 +8,7 @@ the next request starts a new one.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import itertools
 import os
 import signal
@@ -67,6 +68,8 @@ class _Pending:
     loop: asyncio.AbstractEventLoop
     queue: asyncio.Queue[Piece | Done | Failed | _Gone]
     on_progress: ProgressListener
+    # the asking task's: its progress events carry the turn that asked (keel.agent.protocol.RUNNING_TURN)
+    context: contextvars.Context = field(default_factory=contextvars.copy_context)
 
 
 def describe_exit(returncode: int) -> str:
@@ -202,7 +205,9 @@ class ModelWorker:
         if message.id is not None:
             pending = self._pending.get(message.id)
             if pending is not None:
-                pending.loop.call_soon_threadsafe(pending.on_progress, message)
+                pending.loop.call_soon_threadsafe(
+                    pending.on_progress, message, context=pending.context
+                )
             return
         process.ready = message.stage == "ready"
         self._stage = message
@@ -211,7 +216,7 @@ class ModelWorker:
         if process.ready:
             self._listeners.clear()
         for pending in list(self._pending.values()):
-            pending.loop.call_soon_threadsafe(pending.on_progress, message)
+            pending.loop.call_soon_threadsafe(pending.on_progress, message, context=pending.context)
 
     def _deliver(self, reply_id: int, message: Piece | Done | Failed | _Gone) -> None:
         pending = self._pending.get(reply_id)

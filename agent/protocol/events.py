@@ -1,140 +1,18 @@
-"""The protocol between the core and its front ends: ops go in, events come out, nothing else crosses."""
+"""Events: what the core tells its front ends, and what a session's log holds (a session's state is their fold)."""
 
 from __future__ import annotations
 
-import secrets
-import time
-from typing import Annotated, Any, Literal, Self, get_args
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
+from pydantic import Field, TypeAdapter, computed_field, field_validator, model_validator
 
+from keel.agent.protocol.base import Event, Model, TokenUsage, ToolCall
+from keel.agent.protocol.error_classes import ErrorClass, error_class_of
+from keel.agent.protocol.ops import ApprovalDecision
 
-class Model(BaseModel):
-    """Base for protocol models: strict about unknown fields, so typos fail loudly."""
-
-    model_config = ConfigDict(extra="forbid")
-
-
-class TokenUsage(Model):
-    """Tokens as the provider reports them (or as estimated when it reports none)."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    total_tokens: int = 0
-    cached_tokens: int = 0
-
-    def __add__(self, other: TokenUsage) -> TokenUsage:
-        return TokenUsage(
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-            total_tokens=self.total_tokens + other.total_tokens,
-            cached_tokens=self.cached_tokens + other.cached_tokens,
-        )
-
-
-class ToolCall(Model):
-    """One call the model asked for; `arguments` is the raw JSON text, validated only at dispatch."""
-
-    id: str
-    name: str
-    arguments: str = ""
-
-
-# ---------------------------------------------------------------- ops (front end -> core)
-
-
-def new_op_id() -> str:
-    """A short random id; an op that starts a turn lends it to the turn and to every event of the turn."""
-    return secrets.token_hex(6)
-
-
-class OpBase(Model):
-    """Every op has an id, generated unless the front end names it."""
-
-    id: str = Field(default_factory=new_op_id)
-
-
-class UserPrompt(OpBase):
-    type: Literal["user_prompt"] = "user_prompt"
-    text: str
-    # image files sent with it (relative to the workspace, or absolute)
-    images: list[str] = Field(default_factory=list)
-
-
-class Continue(OpBase):
-    """Go on with the current task without a new message (after a budget stop, a crash or an interrupt)."""
-
-    type: Literal["continue"] = "continue"
-
-
-class Interrupt(OpBase):
-    """Stop the running turn (or drop the queued ones); each is answered by `turn.aborted`."""
-
-    type: Literal["interrupt"] = "interrupt"
-
-
-ApprovalDecision = Literal["allow_once", "allow_session", "deny"]
-
-
-class Approve(OpBase):
-    type: Literal["approve"] = "approve"
-    call_id: str
-    decision: ApprovalDecision
-
-
-class Compact(OpBase):
-    """Ask for a summary of the context now (the TUI's /compact)."""
-
-    type: Literal["compact"] = "compact"
-
-
-class SetBudget(OpBase):
-    type: Literal["set_budget"] = "set_budget"
-    budget: int | None
-
-
-class Shutdown(OpBase):
-    type: Literal["shutdown"] = "shutdown"
-
-
-class Undo(OpBase):
-    """Put the workspace back before its last turn that changed it, or at checkpoint `checkpoint` (an id
-    prefix): the TUI's /undo. Queued behind the running turn; answered by undo.applied (or an error)."""
-
-    type: Literal["undo"] = "undo"
-    checkpoint: str = ""
-
-
-class SetPlanMode(OpBase):
-    """Enter or leave plan mode (only the read tools run; the model ends with a plan): queued behind the
-    running turn, answered by plan_mode.changed."""
-
-    type: Literal["set_plan_mode"] = "set_plan_mode"
-    active: bool
-
-
-Op = Annotated[
-    UserPrompt
-    | Continue
-    | Interrupt
-    | Approve
-    | Compact
-    | SetBudget
-    | Shutdown
-    | Undo
-    | SetPlanMode,
-    Field(discriminator="type"),
-]
-
-
-# ---------------------------------------------------------------- events (core -> front ends)
-
-
-class Event(Model):
-    """`turn_id` names the op (and so the turn) that caused the event; "" outside any turn."""
-
-    ts: float = Field(default_factory=time.time)
-    turn_id: str = ""
+# Totals the fold derives (keel.agent.fold): whoever makes an event leaves them out; the session publishes (and
+# logs) it with its state's totals after it. Nothing reads them back: a resume folds its own.
+DERIVED_TOTALS = frozenset({"task_usage", "session_usage"})
 
 
 class SessionStarted(Event):
@@ -171,6 +49,17 @@ class TurnAborted(Event):
     reason: Literal["interrupted", "crashed"] = "interrupted"
 
 
+class FileSeen(Model):
+    """A file as a tool call (or keel's undo) left it: its stamp when the agent last read or wrote it, or no
+    stamp (it is gone: forgotten); `changed` when the agent changed it. The "read it before you write it"
+    rule checks these, so a resumed session keeps them."""
+
+    path: str
+    mtime_ns: int | None = None
+    size: int = 0
+    changed: bool = False
+
+
 class UserMessage(Event):
     """A message to the model in the user's turn: the user's prompt, or one keel wrote (`purpose` says why)."""
 
@@ -182,6 +71,9 @@ class UserMessage(Event):
     # repeating a read it has; the next reply is asked without tools), or the failures keel's checks found in
     # the files changed before the task could end (agent/verification)
     purpose: Literal["correction", "nudge", "context", "answer", "verification"] | None = None
+    seen: list[FileSeen] = Field(
+        default_factory=list
+    )  # context: the files given with it, marked read
 
 
 class AssistantDelta(Event):
@@ -241,6 +133,15 @@ class ApprovalRequested(Event):
     reason: str
 
 
+class ApprovalDecided(Event):
+    """A person's answer to approval.requested; `allow_session` allows the tool for the rest of the session."""
+
+    type: Literal["approval.decided"] = "approval.decided"
+    call_id: str
+    name: str
+    decision: ApprovalDecision
+
+
 class ToolStarted(Event):
     type: Literal["tool.started"] = "tool.started"
     call_id: str
@@ -254,26 +155,34 @@ SUCCEEDED: frozenset[str] = frozenset({"ok", "unchanged"})  # unchanged: it ran,
 
 class ToolFinished(Event):
     """`status` says how the call ended (unchanged: it succeeded but changed nothing, as a write of the
-    content a file already has; denied: the approval policy or the person refused it); `ok` is whether
-    it succeeded (ok or unchanged), kept for older readers."""
+    content a file already has; denied: the approval policy or the person refused it); `seen` the files it
+    read or changed. `ok` (succeeded: ok or unchanged) is derived from `status`, shown but not stored."""
 
     type: Literal["tool.finished"] = "tool.finished"
     call_id: str
     name: str
-    ok: bool = True
+    status: ToolStatus = (
+        "ok"  # before the output: a line too long to load whole is read from its head
+    )
     output: str
     diff: str | None = None
     duration_ms: int = 0
-    status: ToolStatus = "ok"
+    seen: list[FileSeen] = Field(default_factory=list)
 
-    @model_validator(mode="after")
-    def _agree(self) -> Self:
-        """Either field may be given (a log written before `status` has only `ok`); they must agree."""
-        if "status" in self.model_fields_set:
-            self.ok = self.status in SUCCEEDED
-        else:
-            self.status = "ok" if self.ok else "error"
-        return self
+    @model_validator(mode="before")
+    @classmethod
+    def _from_ok(cls, data: Any) -> Any:
+        """A log written before `status` has only `ok`; one written before it was dropped has both."""
+        if isinstance(data, dict) and "ok" in data:
+            data = dict(data)
+            ok = data.pop("ok")
+            data.setdefault("status", "ok" if ok else "error")
+        return data
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def ok(self) -> bool:
+        return self.status in SUCCEEDED
 
 
 class ContextSummarized(Event):
@@ -362,52 +271,6 @@ class BudgetUpdated(Event):
     session_usage: TokenUsage = Field(default_factory=TokenUsage)
 
 
-ErrorClass = Literal[
-    # the provider's, as it (or litellm) names them
-    "AuthenticationError",
-    "PermissionDeniedError",
-    "NotFoundError",
-    "BadRequestError",
-    "ConflictError",
-    "UnprocessableEntityError",
-    "ContentPolicyViolationError",
-    "RateLimitError",
-    "InternalServerError",
-    "BadGatewayError",
-    "ServiceUnavailableError",
-    "Timeout",
-    "APIConnectionError",
-    "APIError",
-    "ContextWindowExceededError",
-    "ProviderError",  # any other provider failure
-    # the embedded model's
-    "ModelWorkerDied",
-    "LocalModelUnavailable",
-    "LocalModelError",
-    # keel's own
-    "CheckpointError",
-    "McpServerError",  # an MCP server that did not start: its tools are not offered
-    "UntrustedConfig",  # an untrusted repository's config keys that would widen permissions, ignored
-    "SessionLogError",  # the session log could not be written (a full disk): the session stops
-    "InternalError",
-]
-ERROR_CLASSES: frozenset[str] = frozenset(get_args(ErrorClass))
-_ERROR_ALIASES: dict[str, ErrorClass] = {
-    "TimeoutError": "Timeout",
-    "ConnectionError": "APIConnectionError",
-    "ConnectionRefusedError": "APIConnectionError",
-    "ConnectionResetError": "APIConnectionError",
-    "ContextWindowExceeded": "ContextWindowExceededError",
-}
-
-
-def error_class_of(name: str) -> ErrorClass:
-    """The closed-set class for an error's name; a provider class keel does not know is `ProviderError`."""
-    if name in ERROR_CLASSES:
-        return name  # type: ignore[return-value]
-    return _ERROR_ALIASES.get(name, "ProviderError")
-
-
 class Error(Event):
     type: Literal["error"] = "error"
     error_class: ErrorClass
@@ -445,6 +308,9 @@ class UndoApplied(Event):
     undo_id: str = ""
     files: list[RestoredFile] = Field(default_factory=list)
     named: bool = False
+    seen: list[FileSeen] = Field(
+        default_factory=list
+    )  # the agent's stamps of the files it put back
 
 
 class SessionFinished(Event):
@@ -553,6 +419,7 @@ AnyEvent = Annotated[
     | ModelRetry
     | ModelProgress
     | ApprovalRequested
+    | ApprovalDecided
     | ToolStarted
     | ToolFinished
     | ContextSummarized
@@ -575,7 +442,6 @@ AnyEvent = Annotated[
 ]
 
 EVENT_ADAPTER: TypeAdapter[AnyEvent] = TypeAdapter(AnyEvent)
-OP_ADAPTER: TypeAdapter[Op] = TypeAdapter(Op)
 
 
 def parse_event(line: str | bytes) -> AnyEvent:
