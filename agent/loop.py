@@ -4,14 +4,9 @@ tools it calls, the end. What differs by kind of model is the strategy's (agent/
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from keel.agent.approval import Approvals, AskPerson
-from keel.agent.config import LoopSettings
-from keel.agent.context.manager import ContextManager
 from keel.agent.errors import ContextWindowExceeded, ToolsUnsupported
-from keel.agent.git.checkpoints import CheckpointGuard
 from keel.agent.loop_guard import (
     LOOP_STOP,
     LOOP_WARN,
@@ -21,7 +16,6 @@ from keel.agent.loop_guard import (
 )
 from keel.agent.model.client import ChatModel, ModelReply
 from keel.agent.protocol import (
-    AnyEvent,
     AssistantDelta,
     AssistantMessage,
     Error,
@@ -36,14 +30,17 @@ from keel.agent.protocol import (
 from keel.agent.state import SessionState, call_signature
 from keel.agent.strategies.base import Strategy, Workspace
 from keel.prompts import render
-from keel.tools.base import ToolContext, ToolError, ToolKind, ToolResult
+from keel.tools.base import ToolError, ToolKind, ToolResult
 from keel.tools.registry import ToolRegistry, parse_arguments
+
+if TYPE_CHECKING:
+    from keel.agent.services import SessionServices
 
 MAX_CONTEXT_RETRIES = 3
 
 
-class TaskComplete(Exception):
-    """The model answered without calling a tool."""
+class FinalAnswer(Exception):
+    """The model answered without calling a tool: the task ends with that answer (flow, not an error)."""
 
     def __init__(self, final_message: str) -> None:
         super().__init__(final_message)
@@ -52,34 +49,28 @@ class TaskComplete(Exception):
 
 class AgentLoop:
     """Runs steps for one task; it reads the session's state and changes it only by emitting events. Flow
-    leaves it by TaskComplete or LimitExceeded."""
+    leaves it by FinalAnswer or LimitExceeded."""
 
-    def __init__(
-        self,
-        current: Callable[[], SessionState],
-        model: ChatModel,
-        registry: ToolRegistry,
-        tool_context: ToolContext,
-        context: ContextManager,
-        approvals: Approvals,
-        emit: Callable[[AnyEvent], None],
-        strategy: Callable[[], Strategy],
-        ask_person: AskPerson | None,
-        checkpoints: CheckpointGuard | None = None,
-        policy: LoopSettings | None = None,
-    ) -> None:
-        """`strategy` gives the session's current strategy (it changes when the session moves its model)."""
-        self.current = current
-        self.model = model
-        self.registry = registry
-        self.tool_context = tool_context
-        self.context = context
-        self.approvals = approvals
-        self.emit = emit
-        self.ask_person = ask_person
-        self.checkpoints = checkpoints
-        self.policy = policy or LoopSettings()
-        self.strategy = strategy
+    def __init__(self, services: SessionServices) -> None:
+        """The session's services; their strategy and registry change when the session moves its model."""
+        self.services = services
+        self.current = services.hooks.current
+        self.emit = services.hooks.emit
+        self.model: ChatModel = services.model
+        self.tool_context = services.tool_context
+        self.context = services.context
+        self.approvals = services.approvals
+        self.ask_person = services.ask_person
+        self.checkpoints = services.checkpoints
+        self.policy = services.policy
+
+    @property
+    def registry(self) -> ToolRegistry:
+        return self.services.registry
+
+    def strategy(self) -> Strategy:
+        """The session's strategy now (the loop asks at every step)."""
+        return self.services.strategy
 
     @property
     def state(self) -> SessionState:
@@ -133,7 +124,7 @@ class AgentLoop:
             for event in ending.events:
                 self.emit(event)
             if ending.answer is not None:
-                raise TaskComplete(ending.answer)
+                raise FinalAnswer(ending.answer)
             return
         then: list[UserMessage] = []
         for number, call in enumerate(read.calls):
