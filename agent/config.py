@@ -1,4 +1,4 @@
-"""Configuration: TOML files, environment and flags, resolved in DESIGN's order into one pydantic model."""
+"""Configuration: TOML files, environment and flags, resolved in the README's order into one pydantic model."""
 
 from __future__ import annotations
 
