@@ -16,13 +16,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from keel.agent.config_files import (  # noqa: F401 - keel_home and the paths are imported from here too
-    ConfigSources,
-    env_layer,
-    keel_home,
-    repo_root,
-    user_config_path,
-)
+from keel.agent.config_files import ConfigSources, env_layer
 from keel.agent.config_trust import narrowed, untrusted_notice
 from keel.agent.errors import ConfigError
 from keel.tools.exec.sandbox_policy import SandboxPolicy

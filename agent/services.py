@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from keel.agent.approval import Approvals, AskPerson
-from keel.agent.config import DEFAULT_CONTEXT_WINDOW, LoopSettings, keel_home
+from keel.agent.config import DEFAULT_CONTEXT_WINDOW, LoopSettings
+from keel.agent.config_files import keel_home
 from keel.agent.context.bounds import bound_events
 from keel.agent.context.manager import ContextManager
 from keel.agent.context.summarizer import Summarizer

@@ -115,7 +115,7 @@ def _out_dir(args: argparse.Namespace, cwd: Path) -> Path:
         return Path(cwd, args.out).resolve()
     if args.resume:
         raise UsageError("--resume needs --out DIR: the directory of the batch to continue")
-    from keel.agent.config import keel_home
+    from keel.agent.config_files import keel_home
 
     # not the current directory: it is usually the user's repository, which a batch never touches
     return keel_home() / "batches" / time.strftime("%Y%m%d-%H%M%S")

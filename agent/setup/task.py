@@ -17,7 +17,7 @@ from keel.agent.api.tools import (
     default_tools,
     small_model_tools,
 )
-from keel.agent.config import keel_home
+from keel.agent.config_files import keel_home
 from keel.agent.protocol import AnyEvent, SessionFinished, UserPrompt
 from keel.agent.session import Session
 from keel.agent.settings import SessionSettings
