@@ -144,14 +144,15 @@ def test_the_public_surface_check_sees_internals_and_lets_the_api_through(tmp_pa
 
 def test_the_layers_are_folders_that_exist_and_cover_the_code():
     """A renamed folder would leave a check with nothing to check: every layer has its files, the public
-    surface is in the core, and every file of agent/, tools/, tui/ and prompts/ is in some layer."""
+    surface is in the core, and every module of agent/, tools/, tui/ and prompts/ is in some layer."""
     for folder in FRONT_ENDS + HARNESSES + CORE:
         assert (ROOT / folder).is_dir(), folder
     assert all(files_of(layer) for layer in ("core", "front end", "harness"))
     assert all(layer_of(public) == "core" for public in PUBLIC)
     layered = {p for layer in ("core", "front end", "harness") for p in files_of(layer)}
     every = {p for top in ("agent", "tools", "tui", "prompts") for p in (ROOT / top).rglob("*.py")}
-    assert layered == every
+    # the keel.agent package's own __init__ is only its docstring: it may sit above the layers' folders
+    assert every - layered <= {ROOT / "agent/__init__.py"}
     assert layer_of("tui/app.py") == "front end" and layer_of("tests/test_x.py") == "outside"
 
 
