@@ -1,8 +1,8 @@
 """keel, a local coding agent: `import keel` for the Session, the protocol and running a task.
 
-The repository's folders install as this package's parts: agent/ is keel.agent (the core), tools/ keel.tools,
-tui/ keel.tui and prompts/ keel.prompts. Importing keel itself loads nothing else; each name below loads its
-module on first use.
+The repository's folders install as this package's parts: agent/ is keel.agent (the core, its front ends and run
+harnesses: ARCHITECTURE.md), tools/ keel.tools, tui/ keel.tui and prompts/ keel.prompts. Importing keel itself
+loads nothing else; each name below loads its module on first use.
 """
 
 from __future__ import annotations

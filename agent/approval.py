@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from keel.agent.config import ApprovalPolicy
 from keel.agent.protocol import ApprovalDecision, ToolCall
+from keel.prompts import render
 from keel.tools.base import Tool, ToolKind
 
 Verdict = Literal["allow", "ask", "deny"]
@@ -39,20 +40,14 @@ class Approvals:
 
     def denial(self, tool_name: str, kind: ToolKind) -> str:
         """What the model is told when the policy refuses a call outright."""
-        return (
-            f"Denied: the approval policy is {self.policy!r}, which does not allow {kind.value} tools "
-            f"such as {tool_name}. Work with the tools that are allowed, or tell the user what you would "
-            "need to run."
+        return render(
+            "approval_denied", why="policy", policy=self.policy, kind=kind.value, tool=tool_name
         )
 
     @staticmethod
     def unattended(tool_name: str) -> str:
         """What the model is told when a call needs a person and nobody is there to answer."""
-        return (
-            f"Denied: {tool_name} needs a person's approval under this session's policy, and this run is "
-            "headless, so nobody can give it. Continue without it, or finish and say what should be run. "
-            "(The user can allow it with --approval full-auto.)"
-        )
+        return render("approval_denied", why="headless", tool=tool_name)
 
     async def refusal(
         self,
@@ -73,6 +68,4 @@ class Approvals:
         decision = await ask_person(call, tool, shown_args)
         if decision in ("allow_once", "allow_session"):
             return None
-        return (
-            f"Denied: the user did not approve this {tool.name} call. Ask them or try another way."
-        )
+        return render("approval_denied", why="person", tool=tool.name)

@@ -1,4 +1,4 @@
-"""Configuration: TOML files, environment and flags, resolved in DESIGN's order into one pydantic model."""
+"""Configuration: TOML files, environment and flags, resolved in the README's order into one pydantic model."""
 
 from __future__ import annotations
 
@@ -16,13 +16,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from keel.agent.config_files import (  # noqa: F401 - keel_home and the paths are imported from here too
-    ConfigSources,
-    env_layer,
-    keel_home,
-    repo_root,
-    user_config_path,
-)
+from keel.agent.config_files import ConfigSources, env_layer
 from keel.agent.config_trust import narrowed, untrusted_notice
 from keel.agent.errors import ConfigError
 from keel.agent.hooks.config import HookGroup, HooksTable, claude_hooks, joined

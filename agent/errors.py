@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
 
 class ExitCode(IntEnum):
-    """keel's exit codes (DESIGN's contract): what a script or a CI job branches on."""
+    """keel's exit codes (the README's "Using it"): what a script or a CI job branches on."""
 
     OK = 0  # the agent finished
     FAILURE = 1  # the provider failed after retries, an internal error, a declined undo
@@ -41,7 +41,7 @@ def exit_code_for(status: FinishStatus) -> ExitCode:
 
 
 class KeelError(Exception):
-    """Base of keel's own errors; `exit_code` follows DESIGN's contract."""
+    """Base of keel's own errors; `exit_code` follows the README's exit codes."""
 
     exit_code: ClassVar[ExitCode] = ExitCode.FAILURE
 

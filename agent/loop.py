@@ -4,16 +4,10 @@ tools it calls, the end. What differs by kind of model is the strategy's (agent/
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from keel.agent.approval import Approvals, AskPerson
-from keel.agent.config import LoopSettings
-from keel.agent.context.manager import ContextManager
 from keel.agent.errors import ContextWindowExceeded, ToolsUnsupported
 from keel.agent.files_seen import seen_since, snapshot
-from keel.agent.git.checkpoints import CheckpointGuard
-from keel.agent.hooks.session_hooks import Hooks
 from keel.agent.images.attach import attached
 from keel.agent.loop_guard import (
     LOOP_STOP,
@@ -26,7 +20,6 @@ from keel.agent.model.client import ChatModel, ModelReply
 from keel.agent.planning.mode import plan_mode_refusal
 from keel.agent.planning.todo_events import todo_update
 from keel.agent.protocol import (
-    AnyEvent,
     AssistantDelta,
     AssistantMessage,
     Error,
@@ -43,14 +36,17 @@ from keel.agent.state import SessionState, call_signature
 from keel.agent.strategies.base import Strategy, Workspace
 from keel.agent.strategies.ending import Ending
 from keel.prompts import render
-from keel.tools.base import ToolContext, ToolError, ToolKind, ToolResult
+from keel.tools.base import ToolError, ToolKind, ToolResult
 from keel.tools.registry import ToolRegistry, parse_arguments
+
+if TYPE_CHECKING:
+    from keel.agent.services import SessionServices
 
 MAX_CONTEXT_RETRIES = 3
 
 
-class TaskComplete(Exception):
-    """The model answered without calling a tool."""
+class FinalAnswer(Exception):
+    """The model answered without calling a tool: the task ends with that answer (flow, not an error)."""
 
     def __init__(self, final_message: str) -> None:
         super().__init__(final_message)
@@ -59,36 +55,29 @@ class TaskComplete(Exception):
 
 class AgentLoop:
     """Runs steps for one task; it reads the session's state and changes it only by emitting events. Flow
-    leaves it by TaskComplete or LimitExceeded."""
+    leaves it by FinalAnswer or LimitExceeded."""
 
-    hooks = Hooks({})  # the session's own replace these (agent/hooks)
+    def __init__(self, services: SessionServices) -> None:
+        """The session's services; their strategy and registry change when the session moves its model."""
+        self.services = services
+        self.current = services.callbacks.current
+        self.emit = services.callbacks.emit
+        self.model: ChatModel = services.model
+        self.tool_context = services.tool_context
+        self.context = services.context
+        self.approvals = services.approvals
+        self.ask_person = services.ask_person
+        self.checkpoints = services.checkpoints
+        self.policy = services.policy
+        self.hooks = services.hooks
 
-    def __init__(
-        self,
-        current: Callable[[], SessionState],
-        model: ChatModel,
-        registry: ToolRegistry,
-        tool_context: ToolContext,
-        context: ContextManager,
-        approvals: Approvals,
-        emit: Callable[[AnyEvent], None],
-        strategy: Callable[[], Strategy],
-        ask_person: AskPerson | None,
-        checkpoints: CheckpointGuard | None = None,
-        policy: LoopSettings | None = None,
-    ) -> None:
-        """`strategy` gives the session's current strategy (it changes when the session moves its model)."""
-        self.current = current
-        self.model = model
-        self.registry = registry
-        self.tool_context = tool_context
-        self.context = context
-        self.approvals = approvals
-        self.emit = emit
-        self.ask_person = ask_person
-        self.checkpoints = checkpoints
-        self.policy = policy or LoopSettings()
-        self.strategy = strategy
+    @property
+    def registry(self) -> ToolRegistry:
+        return self.services.registry
+
+    def strategy(self) -> Strategy:
+        """The session's strategy now (the loop asks at every step)."""
+        return self.services.strategy
 
     @property
     def state(self) -> SessionState:
@@ -176,7 +165,7 @@ class AgentLoop:
         if go_on is not None:
             self.emit(UserMessage(text=go_on, origin="keel"))
         elif ending.answer is not None:
-            raise TaskComplete(ending.answer)
+            raise FinalAnswer(ending.answer)
 
     async def _call_model(self, strategy: Strategy) -> ModelReply:
         overflows = 0

@@ -6,30 +6,20 @@ import asyncio
 import contextvars
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
-from keel.agent.approval import Approvals
 from keel.agent.commands.markdown import expand_prompt
-from keel.agent.config import DEFAULT_CONTEXT_WINDOW, keel_home
-from keel.agent.context.bounds import bound_events
-from keel.agent.context.budget import auto_budget, count_repo_files
-from keel.agent.context.manager import ContextManager
-from keel.agent.context.summarizer import Summarizer
 from keel.agent.diagnostics import internal_error_event
 from keel.agent.errors import ProviderError, SessionLogError
-from keel.agent.files_seen import recall, seen_since, snapshot
-from keel.agent.fold import apply, fold, unanswered_calls, with_totals
-from keel.agent.git.checkpoints import CheckpointError, CheckpointGuard
+from keel.agent.files_seen import seen_since, snapshot
+from keel.agent.fold import apply, unanswered_calls, with_totals
+from keel.agent.git.checkpoints import CheckpointError
 from keel.agent.git.undo import undo_in_session
-from keel.agent.hooks.session_hooks import Hooks
 from keel.agent.images.attach import prompt_images
-from keel.agent.images.vision import takes_images
-from keel.agent.leftovers import remove_leftover_temp_files
-from keel.agent.loop import AgentLoop, TaskComplete
-from keel.agent.model.client import ChatModel, ModelClient, context_window_of
-from keel.agent.model.redact import RedactingModel, Redactor
+from keel.agent.loop import AgentLoop, FinalAnswer
+from keel.agent.model.client import ChatModel
 from keel.agent.profile import ModelProfile
-from keel.agent.profile_switch import as_small, early_failures
+from keel.agent.profile_switch import early_failures
 from keel.agent.protocol import (
     RUNNING_TURN,
     AnyEvent,
@@ -60,22 +50,14 @@ from keel.agent.protocol import (
     error_class_of,
     running_turn,
 )
+from keel.agent.services import SessionCallbacks, assemble_services
+from keel.agent.session_budget import estimated_budget, resume_budget
 from keel.agent.settings import SessionSettings
-from keel.agent.skills.catalog import find_skills
 from keel.agent.state import LimitExceeded, SessionState
-from keel.agent.store import SessionLog, new_session_id, read_events, sessions_dir
 from keel.agent.strategies.base import Strategy
-from keel.agent.strategies.choose import strategy_for
-from keel.agent.subagents import with_subagents
-from keel.agent.system_prompt import SystemPrompt
-from keel.agent.workspace_facts import WorkspaceFacts, gather_facts, load_instructions
-from keel.tools.base import Tool, ToolContext
+from keel.tools.base import Tool
 from keel.tools.exec.sandbox_mechanism import sandbox_mechanism
 from keel.tools.registry import ToolRegistry
-from keel.tools.skill import SkillTool
-
-if TYPE_CHECKING:
-    from keel.tools.mcp.servers import McpServers
 
 TurnOp = UserPrompt | Continue | Compact | Undo | SetPlanMode
 
@@ -94,103 +76,21 @@ class Session:
         resume: Path | None = None,
         model: ChatModel | None = None,
     ) -> None:
-        """`model` replaces the litellm client (an in-process model, e.g. for benchmarks)."""
+        """`tools` replace the strategy's; `model` the litellm client (an in-process model, e.g. for benchmarks).
+        Its services are assembled in one place (keel.agent.services) and the loop runs on them."""
         self.settings = settings
-        self.root = settings.cwd.resolve()
-        self.id = resume.stem if resume else new_session_id()
-        self.redactor = Redactor.from_environment(extra=settings.secrets)
-        # the log first: it locks the session, so no other process appends while this one reads it
-        self.log = SessionLog(resume or sessions_dir() / f"{self.id}.jsonl", self.redactor)
-        self.window = context_window_of(
-            settings.model, settings.context_window, DEFAULT_CONTEXT_WINDOW, settings.api_base
+        callbacks = SessionCallbacks(
+            self._emit, self._current, self._ask_person, self._checkpoint_failed
         )
-        prior = bound_events(read_events(resume), self.window) if resume else []
-        self.state = fold(prior, SessionState(session_id=self.id, max_steps=settings.max_steps))
-        profile = ModelProfile(
-            compact=settings.compact_prompt,
-            temperature=settings.temperature,
-            parallel_calls=settings.parallel_calls,
-        )
-        moved = self.state.small_profile and not settings.profile_chosen  # before the resume
-        if moved and not profile.compact:
-            profile = as_small(profile, settings.model, settings.api_base)
-        self.profile = profile
-        self.strategy = strategy_for(profile, settings.loop)
-        self._tools_given = tools is not None
-        given = tools if tools is not None else self.strategy.tools()
-        ask = self._ask_person if settings.interactive else None
-        self.registry = ToolRegistry(
-            with_subagents(given, settings, self._emit, self._current, ask),
-            redact=self.redactor.redact,
-        )
-        self.skills = find_skills(self.root)
-        if self.skills and not self._tools_given:  # the model loads a listed skill's body by name
-            self.registry.add([SkillTool()])
-        self._resumed = bool(prior)
-        self.tool_context = ToolContext(
-            root=self.root, scratch=keel_home() / "scratch" / self.id, sandbox=settings.sandbox
-        )
-        self.tool_context.takes_images = takes_images(settings.model, settings.images)
-        if prior:
-            remove_leftover_temp_files(prior, self.tool_context)
-            recall(self.tool_context, self.state)
-        self.mcp: McpServers | None = None
-        if settings.mcp_servers:  # the SDK is imported only when a server is configured
-            from keel.tools.mcp.servers import McpServers
-
-            self.mcp = McpServers.for_session(settings.mcp_servers, self.tool_context)
-        inner = model or ModelClient(
-            model=settings.model,
-            api_base=settings.api_base,
-            retries=settings.retries,
-            retry_base_delay=settings.retry_base_delay,
-            timeout=settings.request_timeout,
-            stall_timeout=settings.stall_timeout,
-            on_retry=self._emit,
-            on_progress=self._emit,
-            context_window=settings.context_window,
-            extra={} if profile.temperature is None else {"temperature": profile.temperature},
-            record_tokens=settings.record_tokens,
-        )
-        self.model = RedactingModel(inner, self.redactor)
-        prompt = SystemPrompt(
-            facts=self._facts(),
-            instructions=load_instructions(self.root),
-            registry=self.registry,
-            style=self.strategy.prompt_style,
-            skills=self.skills,
-        )
-        self.context = ContextManager(
-            prompt,
-            self.window,
-            settings.context,
-            Summarizer(self.model, self.window),
-            self._emit,
-            self._current,
-        )
-        self.context.images = self.tool_context.takes_images
-        self.approvals = Approvals(settings.approval, lambda: self.state.allowed_for_session)
-        self.checkpoints = (
-            CheckpointGuard(self.root, self.id, on_error=self._checkpoint_failed)
-            if settings.checkpoints
-            else None
-        )
-        self.loop = AgentLoop(
-            self._current,
-            self.model,
-            self.registry,
-            self.tool_context,
-            self.context,
-            self.approvals,
-            self._emit,
-            self._strategy,
-            self._ask_person if settings.interactive else None,
-            self.checkpoints,
-            settings.loop,
-        )
-        self.loop.hooks = Hooks(
-            settings.hooks, self.tool_context, self.id, self.log.path, self._emit
-        )
+        self.services = services = assemble_services(settings, callbacks, tools, resume, model)
+        self.id, self.root, self.window = services.id, services.root, services.window
+        self.redactor, self.log = services.redactor, services.log
+        self.state = services.initial_state
+        self.tool_context, self.mcp = services.tool_context, services.mcp
+        self.model, self.context = services.model, services.context
+        self.approvals, self.checkpoints = services.approvals, services.checkpoints
+        self._resumed = services.resumed
+        self.loop = AgentLoop(services)
         self._events: asyncio.Queue[AnyEvent | None] = asyncio.Queue()
         self._work: asyncio.Queue[TurnOp] = asyncio.Queue()
         self._pending_approvals: dict[str, asyncio.Future[ApprovalDecision]] = {}
@@ -199,41 +99,27 @@ class Session:
         self._closing = False
         self._closed = False
 
-    def _strategy(self) -> Strategy:
-        """The strategy for the session's model now (the loop asks at every step)."""
-        return self.strategy
+    @property
+    def strategy(self) -> Strategy:
+        """The strategy for the session's model now (it changes when the session moves to the small profile)."""
+        return self.services.strategy
 
-    def _facts(self) -> WorkspaceFacts:
-        """What the system prompt says about the workspace; a small model's lists the files."""
-        facts = gather_facts(self.root, list_files=self.strategy.prompt_style.lists_files)
-        facts.test_command = self.settings.test_command
-        facts.test_command_runs = self.settings.run_test_command
-        if mount := self.settings.sandbox.workspace_mount:  # the root as the commands see it (/app)
-            facts = facts.model_copy(update={"root": mount})
-        return facts
+    @strategy.setter
+    def strategy(self, strategy: Strategy) -> None:
+        self.services.strategy = strategy
+
+    @property
+    def profile(self) -> ModelProfile:
+        return self.services.profile
+
+    @property
+    def registry(self) -> ToolRegistry:
+        return self.services.registry
 
     def _move_to_small(self, reason: str) -> None:
-        """profile.changed, then the small profile from the next model call on: the compact prompt, the small
-        model's tools (tools a caller gave, and MCP tools, stay), its temperature."""
+        """profile.changed, then the small profile from the next model call on (SessionServices.move_to_small)."""
         self._emit(ProfileChanged(reason=reason))
-        self.profile = as_small(self.profile, self.settings.model, self.settings.api_base)
-        self.strategy = strategy_for(self.profile, self.settings.loop)
-        registry = self.registry
-        if not self._tools_given:
-            registry = ToolRegistry(self.strategy.tools(), redact=self.redactor.redact)
-            registry.add([t for t in self.registry.tools if t.name.startswith("mcp__")])
-            registry.add([t for t in self.registry.tools if t.name == "skill"])
-        self.context.system_prompt = SystemPrompt(
-            facts=self._facts(),
-            instructions=self.context.system_prompt.instructions,
-            registry=registry,
-            style=self.strategy.prompt_style,
-            skills=self.skills,
-        )
-        self.registry = self.loop.registry = registry
-        client = self.model.inner
-        if isinstance(client, ModelClient) and self.profile.temperature is not None:
-            client.extra["temperature"] = self.profile.temperature
+        self.services.move_to_small()
 
     async def __aenter__(self) -> Self:
         self.start()
@@ -354,20 +240,7 @@ class Session:
         state = self.state
         if state.task_open or unanswered_calls(state.history):
             self._emit(TurnAborted(turn_id=state.turn_id, reason="crashed"))
-        grant = self._resume_grant()
-        budget = None if grant is None else state.task_tokens + grant
-        default = self.settings.budget if self.settings.budget is not None else state.default_budget
-        self._emit(BudgetSet(budget=budget, default_budget=default, reason="resume"))
-
-    def _resume_grant(self) -> int | None:
-        """As much as a new run would get: --budget (or the config's), the session's /budget, an estimate."""
-        if self.settings.budget is not None:
-            return self.settings.budget
-        if self.state.default_budget is not None:
-            return self.state.default_budget
-        if not self.settings.auto_budget or not self.state.task_prompt:
-            return None
-        return auto_budget(self.state.task_prompt, count_repo_files(self.root))
+        self._emit(resume_budget(self.settings, state, self.root))
 
     async def _work_loop(self) -> None:
         try:
@@ -498,9 +371,11 @@ class Session:
                 self._emit(UserMessage(text=text))
                 for image in prompt_images(op.images, self.root, self.tool_context.takes_images):
                     self._emit(image)
-                self._estimate_budget(op.text)
+                estimate = estimated_budget(self.settings, self.state, op.text, self.root)
+                if estimate is not None:
+                    self._emit(estimate)
             await self.loop.run()
-        except TaskComplete as done:
+        except FinalAnswer as done:
             return "completed", done.final_message, ""
         except LimitExceeded as stop:
             return stop.status, "", stop.reason
@@ -519,20 +394,9 @@ class Session:
             return "error", "", error.message
         return "completed", "", ""
 
-    def _estimate_budget(self, prompt: str) -> None:
-        """A task with no budget set (flag, config, /budget) gets the estimate from the task."""
-        if self.state.default_budget is not None or not self.settings.auto_budget:
-            return
-        files = count_repo_files(self.root)  # reads the index header: no thread or process needed
-        self._emit(BudgetSet(budget=auto_budget(prompt, files), reason="estimate"))
-
     def _checkpoint_failed(self, message: str) -> None:
-        self._emit(
-            Error(
-                error_class="CheckpointError",
-                message=f"{message}; `keel undo` will not cover this session",
-            )
-        )
+        note = f"{message}; `keel undo` will not cover this session"
+        self._emit(Error(error_class="CheckpointError", message=note))
 
     async def _ask_person(
         self, call: ToolCall, tool: Tool[Any], arguments: dict[str, Any]

@@ -7,7 +7,8 @@ from pathlib import Path
 from pydantic import Field
 
 from keel.agent.config import ApprovalPolicy, KeelConfig, ModelSettings, RunSettings, ToolProtocol
-from keel.agent.model.local.spec import describe_embedded, is_embedded
+from keel.agent.model.local.names import is_embedded
+from keel.agent.model.local.spec import describe_embedded
 from keel.agent.model.prices import context_window
 from keel.agent.model.redact import secrets_in_url
 from keel.agent.model.served_model import ServedModel, describe_served

@@ -14,7 +14,7 @@ from typing import BinaryIO
 
 from pydantic import ValidationError
 
-from keel.agent.config import keel_home
+from keel.agent.config_files import keel_home
 from keel.agent.errors import SessionInUse, SessionLogError, UsageError
 from keel.agent.git.lock import hold
 from keel.agent.log_lines import read_line_events

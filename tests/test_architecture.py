@@ -1,6 +1,6 @@
-"""The layering DESIGN.md fixes: the core (agent/ but its CLI and ACP front ends) and the tools import neither
-the terminal UI nor the CLI or ACP front ends, the terminal UI reaches the core only through its public surface, and every folder installs
-under the one `keel` namespace."""
+"""The layers (ARCHITECTURE.md), by folder: the core (agent/ but its front ends and harnesses, plus tools/ and
+prompts/) imports neither; front ends and harnesses reach the core only through its public surface; harnesses
+import no front end; and every folder installs under the one `keel` namespace."""
 
 from __future__ import annotations
 
@@ -9,15 +9,19 @@ import re
 import subprocess
 import sys
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-FRONT_ENDS = ("keel.tui", "keel.agent.cli", "keel.agent.acp")
-# What a front end may import of the core: the public API, the Session and its protocol, settings and config
-# (config_files is the config's light half, read before the first paint), and the typed errors it catches.
-PUBLIC_CORE = (
+# The layers are folders; the core is every other folder of agent/, with tools/ and prompts/.
+FRONT_ENDS = ("agent/cli", "agent/acp", "tui")
+HARNESSES = ("agent/batch", "agent/bench", "agent/rollouts", "agent/setup", "agent/testing")
+CORE = ("agent", "tools", "prompts")
+# The core's public surface: its API package, the Session and its protocol, settings and config (config_files
+# is the config's light half, read before the first paint), the typed errors, and the prompts' text helpers.
+PUBLIC = (
     "keel.agent.api",
     "keel.agent.protocol",
     "keel.agent.session",
@@ -25,6 +29,7 @@ PUBLIC_CORE = (
     "keel.agent.config",
     "keel.agent.config_files",
     "keel.agent.errors",
+    "keel.prompts",
 )
 
 
@@ -40,34 +45,68 @@ def imported_modules(path: Path) -> set[str]:
     return modules
 
 
-def front_end_imports(path: Path) -> list[str]:
-    names = imported_modules(path)
-    return sorted(n for n in names if any(n == f or n.startswith(f"{f}.") for f in FRONT_ENDS))
+def within(folder: str, name: str) -> bool:
+    """Whether a path (agent/cli/main.py) or module (keel.agent.cli.main) lies in a folder (agent/cli)."""
+    dotted = "keel." + folder.replace("/", ".")
+    return name in (folder, dotted) or name.startswith((f"{folder}/", f"{dotted}."))
 
 
-def core_internals(path: Path) -> list[str]:
-    """The modules of the core (agent/, tools/) a file imports beyond PUBLIC_CORE."""
-    return sorted(
-        name
-        for name in imported_modules(path)
-        if name.startswith(("keel.agent.", "keel.tools.")) or name == "keel.tools"
-        if not any(name == public or name.startswith(f"{public}.") for public in PUBLIC_CORE)
+def layer_of(name: str) -> str:
+    """The layer of a repository path or a keel module: front end, harness, core, or outside (tests, bench)."""
+    if any(within(folder, name) for folder in FRONT_ENDS):
+        return "front end"
+    if any(within(folder, name) for folder in HARNESSES):
+        return "harness"
+    return "core" if any(within(folder, name) for folder in CORE) else "outside"
+
+
+def is_public(module: str) -> bool:
+    """A module of the public surface, a name in one, or a package above one (`from keel.agent import x`)."""
+    return any(
+        module == public or module.startswith(f"{public}.") or public.startswith(f"{module}.")
+        for public in PUBLIC
     )
 
 
-def core_files() -> list[Path]:
-    files = [
-        p
-        for package in ("agent", "tools", "prompts")
-        for p in sorted((ROOT / package).rglob("*.py"))
-    ]
-    front_ends = (ROOT / "agent" / "cli", ROOT / "agent" / "acp")
-    return [p for p in files if not any(folder in p.parents for folder in front_ends)]
+def files_of(layer: str) -> list[Path]:
+    """The Python files of a layer, found by their folders."""
+    files = sorted(
+        p for top in ("agent", "tools", "tui", "prompts") for p in (ROOT / top).rglob("*.py")
+    )
+    return [p for p in files if layer_of(p.relative_to(ROOT).as_posix()) == layer]
 
 
-def test_the_core_and_the_tools_never_import_a_front_end():
-    offenders = {str(path.relative_to(ROOT)): front_end_imports(path) for path in core_files()}
-    assert {file: names for file, names in offenders.items() if names} == {}
+def imports_of_layers(path: Path, layers: set[str]) -> list[str]:
+    """The modules of the given layers a file imports."""
+    return sorted(
+        n for n in imported_modules(path) if n.startswith("keel.") and layer_of(n) in layers
+    )
+
+
+def core_internals(path: Path) -> list[str]:
+    """The modules of the core a file imports beyond its public surface."""
+    return [n for n in imports_of_layers(path, {"core"}) if not is_public(n)]
+
+
+def offenders(files: list[Path], check: Callable[[Path], list[str]]) -> dict[str, list[str]]:
+    """The files a check finds something in, with what it found."""
+    found = {str(path.relative_to(ROOT)): check(path) for path in files}
+    return {file: names for file, names in found.items() if names}
+
+
+def test_the_core_imports_no_front_end_and_no_harness():
+    assert (
+        offenders(files_of("core"), lambda p: imports_of_layers(p, {"front end", "harness"})) == {}
+    )
+
+
+def test_front_ends_and_harnesses_reach_the_core_only_through_its_public_surface():
+    outside = files_of("front end") + files_of("harness")
+    assert offenders(outside, core_internals) == {}
+
+
+def test_harnesses_import_no_front_end():
+    assert offenders(files_of("harness"), lambda p: imports_of_layers(p, {"front end"})) == {}
 
 
 def test_the_check_sees_imports_inside_functions_and_from_packages(tmp_path):
@@ -75,15 +114,11 @@ def test_the_check_sees_imports_inside_functions_and_from_packages(tmp_path):
     module.write_text(
         "def later():\n    from keel.tui.app import KeelApp\n    from keel.agent import cli\n"
     )
-    assert front_end_imports(module) == ["keel.agent.cli", "keel.tui.app", "keel.tui.app.KeelApp"]
-
-
-def test_the_terminal_ui_reaches_the_core_only_through_its_public_surface():
-    offenders = {
-        str(path.relative_to(ROOT)): core_internals(path)
-        for path in sorted(ROOT.glob("tui/**/*.py"))
-    }
-    assert {file: names for file, names in offenders.items() if names} == {}
+    assert imports_of_layers(module, {"front end"}) == [
+        "keel.agent.cli",
+        "keel.tui.app",
+        "keel.tui.app.KeelApp",
+    ]
 
 
 def test_the_public_surface_check_sees_internals_and_lets_the_api_through(tmp_path):
@@ -91,10 +126,12 @@ def test_the_public_surface_check_sees_internals_and_lets_the_api_through(tmp_pa
     module.write_text(
         "from keel.agent import protocol\n"
         "from keel.agent.api import plan_undo\n"
+        "from keel.agent.api.git import repo_top\n"
         "def later():\n"
         "    from keel.agent.model.local.endpoint import stop_workers\n"
         "    import keel.agent.git.checkpoints\n"
         "    from keel.tools import default_tools\n"
+        "    from keel.agent.batch.runner import run_batch\n"
     )
     assert core_internals(module) == [
         "keel.agent.git.checkpoints",
@@ -105,15 +142,52 @@ def test_the_public_surface_check_sees_internals_and_lets_the_api_through(tmp_pa
     ]
 
 
-def test_the_check_covers_the_whole_core():
-    covered = {str(p.relative_to(ROOT)) for p in core_files()}
-    assert {
-        "agent/loop.py",
-        "agent/model/local/worker.py",
-        "tools/exec/sandbox.py",
-        "prompts/__init__.py",
-    } <= covered
-    assert not any(name.startswith(("agent/cli/", "agent/acp/")) for name in covered)
+def test_the_layers_are_folders_that_exist_and_cover_the_code():
+    """A renamed folder would leave a check with nothing to check: every layer has its files, the public
+    surface is in the core, and every module of agent/, tools/, tui/ and prompts/ is in some layer."""
+    for folder in FRONT_ENDS + HARNESSES + CORE:
+        assert (ROOT / folder).is_dir(), folder
+    assert all(files_of(layer) for layer in ("core", "front end", "harness"))
+    assert all(layer_of(public) == "core" for public in PUBLIC)
+    layered = {p for layer in ("core", "front end", "harness") for p in files_of(layer)}
+    every = {p for top in ("agent", "tools", "tui", "prompts") for p in (ROOT / top).rglob("*.py")}
+    # the keel.agent package's own __init__ is only its docstring: it may sit above the layers' folders
+    assert every - layered <= {ROOT / "agent/__init__.py"}
+    assert layer_of("tui/app.py") == "front end" and layer_of("tests/test_x.py") == "outside"
+
+
+# What a session runs with; agent/services.py alone builds them (the Session holds the result, the loop reads it).
+SESSION_SERVICES = {
+    "ModelClient",
+    "RedactingModel",
+    "ContextManager",
+    "Summarizer",
+    "Approvals",
+    "CheckpointGuard",
+    "AgentLoop",
+}
+
+
+def builds(path: Path, classes: set[str]) -> list[str]:
+    """The given classes a module constructs (a call of the name or of x.name), with their lines."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in classes:
+                found.append(f"{name} at line {node.lineno}")
+    return found
+
+
+def test_a_sessions_services_are_assembled_in_one_place():
+    assembly = ROOT / "agent/services.py"
+    others = [p for p in files_of("core") if p != assembly]
+    found = offenders(others, lambda p: builds(p, SESSION_SERVICES - {"AgentLoop"}))
+    assert found == {}
+    loops = offenders(others, lambda p: builds(p, {"AgentLoop"}))
+    assert list(loops) == ["agent/session.py"] and len(loops["agent/session.py"]) == 1
+    assert builds(assembly, SESSION_SERVICES - {"AgentLoop"})
 
 
 def test_every_folder_installs_under_the_keel_namespace():
@@ -162,18 +236,18 @@ def runs_git_or_locks(path: Path) -> list[str]:
 
 
 def test_git_runs_through_one_runner_and_locks_through_one_helper():
-    own = {ROOT / "agent" / "git" / "runner.py", ROOT / "agent" / "git" / "lock.py"}
+    own = {ROOT / "agent/git/runner.py", ROOT / "agent/git/lock.py"}
     offenders = {
         str(path.relative_to(ROOT)): runs_git_or_locks(path)
         for package in ("agent", "tools")
         for path in sorted((ROOT / package).rglob("*.py"))
-        if path not in own and (ROOT / "agent" / "testing") not in path.parents
+        if path not in own and (ROOT / "agent/testing") not in path.parents
     }
     # tools/ never imports the core: its two `git ls-files` listings stay its own
     allowed = {"tools/lint.py", "tools/codeintel/source_files.py"}
     assert {f: found for f, found in offenders.items() if found and f not in allowed} == {}
-    assert runs_git_or_locks(ROOT / "agent" / "git" / "runner.py")
-    assert runs_git_or_locks(ROOT / "agent" / "git" / "lock.py")
+    assert runs_git_or_locks(ROOT / "agent/git/runner.py")
+    assert runs_git_or_locks(ROOT / "agent/git/lock.py")
 
 
 def test_the_git_check_sees_argv_lists_calls_and_flock(tmp_path):
@@ -223,7 +297,7 @@ def builds_a_llama(path: Path) -> list[int]:
 def test_llama_cpp_is_loaded_only_the_amx_safe_way():
     """Every Llama keel, its tests or its benches build goes through llama_loading.build_llama: a Llama built
     with llama.cpp's default extra buffers crashes on Xeons with AMX (CI's machines among them)."""
-    own = ROOT / "agent" / "model" / "local" / "llama_loading.py"
+    own = ROOT / "agent/model/local/llama_loading.py"
     offenders = {
         str(path.relative_to(ROOT)): found
         for package in ("agent", "tools", "tui", "tests", "bench")
@@ -285,7 +359,7 @@ def model_specific_names(path: Path) -> list[str]:
 def test_the_loop_holds_no_model_specific_branch():
     """The loop is the same for every model: limits, the model call, the strategy's reading of the reply, the
     tools, the end. A quirk of one kind of model goes in its strategy, never in agent/loop.py."""
-    assert model_specific_names(ROOT / "agent" / "loop.py") == []
+    assert model_specific_names(ROOT / "agent/loop.py") == []
 
 
 def test_the_model_specific_check_sees_a_quirk_in_a_loop(tmp_path):

@@ -8,8 +8,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from batch_support import FILES, git, model_flags, rows_of, write_tasks
 from keel_cli import KEEL, git_repo, keel_env
-from test_batch import FILES, git, model_flags, rows_of, write_tasks
 
 from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
+from batch_support import FILES, FIXES, Agent, check_batch_outcome, run_batch, snapshot, write_tasks
 from keel_cli import git_repo
-from test_batch import FILES, FIXES, Agent, check_batch_outcome, run_batch, snapshot, write_tasks
 
 pytestmark = [
     pytest.mark.slow,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from atif import Trajectory
+from batch_support import FILES, Agent, run_batch, write_tasks
 from bench_support import make_task
 from keel_cli import git_repo, run_keel, run_streamed
-from test_batch import FILES, Agent, run_batch, write_tasks
 from test_bench import Solver
 from test_context_budget import LongSession, big_repo
 

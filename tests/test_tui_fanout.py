@@ -19,6 +19,7 @@ from keel.tui.screens.new_session_dialog import NewSessionDialog
 from keel.tui.screens.side_by_side import SideBySideScreen
 from keel.tui.transcript import NoticeEntry
 from keel.tui.widgets.assistant_block import AssistantBlock
+from keel.tui.widgets.session_list import SessionList
 from keel.tui.widgets.side_column import SideColumn
 
 pytestmark = [pytest.mark.usefixtures("core_loaded")]
@@ -192,3 +193,40 @@ def test_side_by_side_snapshot(snap_compare):
     app.pool.add(settings, name="fix-add-2", history=fixed_history("20250101-120000-fedcba"))
     app.pool.handles[1].branch = "keel/fix-add-2"
     assert snap_compare(app, terminal_size=(120, 36), press=["f2"])
+
+
+async def test_a_new_agent_in_its_own_worktree_leaves_the_checkout_alone(
+    scripted_server, calc_repo
+):
+    write = {"path": "notes.txt", "content": "from the worktree\n"}
+    server = scripted_server(
+        [
+            Reply(tool_calls=[ScriptedToolCall(name="write_file", arguments=write)]),
+            Reply(text="Wrote notes.txt."),
+        ]
+    )
+    app = KeelApp(settings_for(calc_repo, server.url))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+n")
+        await wait_until(pilot, lambda: isinstance(app.screen, NewSessionDialog), "the dialog")
+        app.screen.query_one("#new-task").value = "write notes"
+        app.screen.query_one("#new-worktree").focus()
+        await pilot.press("space")  # Space ticks the box, Enter starts the agent from it
+        assert app.screen.query_one("#new-worktree").value is True
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(app.pool.handles) == 2, "the worktree agent")
+        agent = app.pool.handles[1]
+        await wait_until(
+            pilot, lambda: agent.stats.status == "done", "the worktree agent to finish"
+        )
+        worktree = agent.settings.cwd
+        assert (
+            worktree != calc_repo and (worktree / "notes.txt").read_text() == "from the worktree\n"
+        )
+        assert not (calc_repo / "notes.txt").exists()
+        assert agent.branch.startswith("keel/")
+        rows = app.screen.query_one(SessionList).rows()
+        assert agent.branch in str(rows[1].children[0].render())
+
+        await pilot.click(rows[0])  # the mouse picks a session too
+        await wait_until(pilot, lambda: app.screen.selected is app.pool.handles[0], "the click")

@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # keel.tools.base loads pydantic, which importing this packag
 
 
 def default_tools() -> list[Tool[Any]]:
-    """One instance of every tool in DESIGN's table, in the order the model sees them."""
+    """One instance of every tool in the README's table (Tools), in the order the model sees them."""
     from keel.tools.apply_patch import ApplyPatchTool
     from keel.tools.code_map import CodeMapTool
     from keel.tools.edit_file import EditFileTool

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from keel.prompts import render
 from keel.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 from keel.tools.editing.edit_support import (
     changed_view,
@@ -17,22 +18,7 @@ from keel.tools.editing.edit_support import (
     unified_diff,
 )
 from keel.tools.editing.fileio import TextFile, TextFormat, conform
-from keel.tools.editing.matching import MatchError, Stage, replace_text
-
-STAGE_NOTES = {
-    Stage.EXACT: "",
-    Stage.TRAILING_WHITESPACE: " (old_string matched once trailing whitespace was ignored)",
-    Stage.INDENTATION: " (old_string matched once indentation was ignored; new_string was "
-    "re-indented to the file's indentation: check the lines below)",
-    Stage.UNICODE: " (old_string matched only after normalizing quotes, dashes and spacing: "
-    "check the lines below)",
-    Stage.BLANK_LINES: " (old_string matched once blank lines were ignored; where new_string has "
-    "no blank lines of its own, the file's were kept: check the lines below)",
-    Stage.SIMILAR: " (old_string's first and last lines matched and the lines between nearly "
-    "did; the file's text was kept for every line you left unchanged: check the lines below)",
-    Stage.UNESCAPED: " (old_string matched once its backslash escapes were read as the "
-    "characters they stand for, and new_string was read the same way: check the lines below)",
-}
+from keel.tools.editing.matching import MatchError, replace_text
 
 
 class EditFileArgs(ToolArgs):
@@ -107,7 +93,8 @@ class EditFileTool(Tool[EditFileArgs]):
                 f"the edit leaves {name} unchanged (old_string and new_string differ "
                 "only in ways the match ignores); nothing was written"
             )
-        summary = f": replaced {_lines_label(edit.lines)}{STAGE_NOTES[edit.stage]}"
+        note = render("edit_stage_note", stage=edit.stage.name)
+        summary = f": replaced {_lines_label(edit.lines)}{f' {note}' if note else ''}"
         return await _write(ctx, path, current, new_text, "Edited", summary)
 
 

@@ -14,9 +14,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from keel.agent.batch.results import RERUN_ON_RESUME, ResultRow
-from keel.agent.batch.tasks import Task
-from keel.agent.git.worktrees import (
+from keel.agent.api.git import (
     WorkspaceError,
     Worktree,
     commit_all,
@@ -26,13 +24,13 @@ from keel.agent.git.worktrees import (
     remove_worktree,
     save_changes,
 )
+from keel.agent.api.sandbox import SandboxMode, SandboxPolicy, plan_command, signal_group
+from keel.agent.api.tools import ToolError
+from keel.agent.batch.results import RERUN_ON_RESUME, ResultRow
+from keel.agent.batch.tasks import Task
 from keel.agent.protocol import Interrupt, SessionFinished, UserPrompt
 from keel.agent.session import Session
 from keel.agent.settings import SessionSettings
-from keel.tools.base import ToolError
-from keel.tools.exec.processes import signal_group
-from keel.tools.exec.sandbox import plan_command
-from keel.tools.exec.sandbox_policy import SandboxMode, SandboxPolicy
 
 OUTPUT_TAIL_CHARS = 400
 SETUP_COMMIT = "keel batch: setup of "  # then the task's id: keel's commit of what setup changed

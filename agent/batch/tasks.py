@@ -7,8 +7,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from keel.agent.api.git import WorkspaceError, check_writable, repo_top, resolve_ref
 from keel.agent.errors import UsageError
-from keel.agent.git.worktrees import WorkspaceError, check_writable, repo_top, resolve_ref
 
 
 class TaskFileError(UsageError):

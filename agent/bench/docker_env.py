@@ -10,6 +10,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
+from keel.agent.api.sandbox import SandboxMode, SandboxPolicy, container_argv
 from keel.agent.batch.runner import CommandOutcome, run_shell
 from keel.agent.bench.environment import (
     VERIFIER_LOGS,
@@ -18,8 +19,6 @@ from keel.agent.bench.environment import (
     TaskEnvironment,
 )
 from keel.agent.bench.tasks import BenchTask
-from keel.tools.exec.sandbox import container_argv
-from keel.tools.exec.sandbox_policy import SandboxMode, SandboxPolicy
 
 DOCKER_PROBE_SECONDS = 10.0
 

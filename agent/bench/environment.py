@@ -11,11 +11,11 @@ import shutil
 from abc import ABC, abstractmethod
 from pathlib import Path
 
+from keel.agent.api.git import NEUTRAL_CONFIG, Git
+from keel.agent.api.sandbox import SandboxPolicy
 from keel.agent.batch.runner import CommandOutcome
 from keel.agent.bench.tasks import BenchTask
 from keel.agent.errors import KeelError
-from keel.agent.git.runner import NEUTRAL_CONFIG, Git
-from keel.tools.exec.sandbox_policy import SandboxPolicy
 
 VERIFIER_LOGS = "/logs"
 UNTRACKED = "__pycache__/\n*.pyc\n.pytest_cache/\n"

@@ -15,6 +15,13 @@ import shlex
 import shutil
 from pathlib import Path
 
+from keel.agent.api.sandbox import (
+    SandboxMode,
+    SandboxPolicy,
+    bwrap_problem,
+    command_environment,
+    jail_argv,
+)
 from keel.agent.batch.runner import CommandOutcome, run_shell
 from keel.agent.bench.dockerfile import CopyStep, Recipe, Unsupported, parse_dockerfile
 from keel.agent.bench.environment import (
@@ -24,8 +31,6 @@ from keel.agent.bench.environment import (
     TaskEnvironment,
 )
 from keel.agent.bench.tasks import BenchTask
-from keel.tools.exec.sandbox import bwrap_problem, command_environment, jail_argv
-from keel.tools.exec.sandbox_policy import SandboxMode, SandboxPolicy
 
 SETUP_SCRIPT = "setup.sh"
 

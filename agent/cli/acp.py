@@ -48,9 +48,9 @@ def acp_command(args: argparse.Namespace, cwd: Path) -> int:
     import asyncio
 
     from keel.agent.acp.server import serve
+    from keel.agent.api.process import tune_gc
     from keel.agent.cli.flags import config_flags
     from keel.agent.config import resolve_config
-    from keel.agent.runtime import tune_gc
 
     flags = config_flags(args)
     resolve_config(cwd, flags)

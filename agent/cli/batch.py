@@ -115,7 +115,7 @@ def _out_dir(args: argparse.Namespace, cwd: Path) -> Path:
         return Path(cwd, args.out).resolve()
     if args.resume:
         raise UsageError("--resume needs --out DIR: the directory of the batch to continue")
-    from keel.agent.config import keel_home
+    from keel.agent.config_files import keel_home
 
     # not the current directory: it is usually the user's repository, which a batch never touches
     return keel_home() / "batches" / time.strftime("%Y%m%d-%H%M%S")
@@ -165,9 +165,8 @@ def _plan(args: argparse.Namespace, cwd: Path, out: Path) -> tuple[list[Any], li
 def clean_up_left_behind(tasks: list[Any]) -> None:
     """Remove what killed batch runs left in the tasks' repositories (worktrees, branches without work),
     saying what was removed; attempts running in other processes are left alone."""
+    from keel.agent.api.git import WorkspaceError, remove_abandoned
     from keel.agent.batch.runner import LEFT_BEHIND_COMMIT, SETUP_COMMIT
-    from keel.agent.git.abandoned import remove_abandoned
-    from keel.agent.git.worktrees import WorkspaceError
 
     for repo in sorted({task.repo for task in tasks}):
         try:
@@ -188,8 +187,8 @@ def run_locally(
 ) -> bool:
     """The attempts in this process, `jobs` at once (`run`: one attempt, batch's by default); True when
     stopped by SIGINT or SIGTERM, which interrupt the running attempts."""
+    from keel.agent.api.process import tune_gc
     from keel.agent.batch.runner import run_attempt, run_local
-    from keel.agent.runtime import tune_gc
 
     tune_gc()
 

@@ -143,7 +143,7 @@ def add_bench_parser(subparsers: argparse._SubParsersAction[AnyParser]) -> AnyPa
 def _out_dir(args: argparse.Namespace, kind: str) -> Path:
     if args.out is not None:
         return Path(args.out).expanduser().resolve()
-    from keel.agent.config import keel_home
+    from keel.agent.config_files import keel_home
 
     stamp = keel_home() / "bench" / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}"
     path, number = stamp, 1

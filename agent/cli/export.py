@@ -38,9 +38,9 @@ def add_export_parser(subparsers: argparse._SubParsersAction[AnyParser]) -> AnyP
 
 
 def export_command(args: argparse.Namespace) -> int:
+    from keel.agent.api.sessions import find_session, read_events
     from keel.agent.rollouts.atif import log_trajectories, write_trajectories
     from keel.agent.rollouts.runs import session_tokens
-    from keel.agent.store import find_session, read_events
 
     if args.format not in FORMATS:
         raise UsageError(f"unknown --format {args.format!r}; keel exports: {', '.join(FORMATS)}")

@@ -25,7 +25,7 @@ class ModelFlag(NamedTuple):
 
 def model_file_flag(text: str) -> str:
     """`--model-file PATH` is `--model keel-local/<PATH made absolute>`."""
-    from keel.agent.model.local.model_file import file_model_name, resolve_file
+    from keel.agent.api.models import file_model_name, resolve_file
 
     return file_model_name(resolve_file(text))
 

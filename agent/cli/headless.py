@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Literal, TextIO
 
+from keel.agent.api.sessions import no_task_to_continue
 from keel.agent.commands.markdown import named_command
 from keel.agent.errors import exit_code_for
 from keel.agent.protocol import (
@@ -36,7 +37,6 @@ from keel.agent.protocol import (
 )
 from keel.agent.session import Session
 from keel.agent.settings import SessionSettings
-from keel.agent.store import no_task_to_continue
 
 OutputFormat = Literal["text", "json", "stream-json"]
 

@@ -53,12 +53,12 @@ def _read_prompt(args: argparse.Namespace) -> str | None:
 def _cmd_run(args: argparse.Namespace) -> int:
     import asyncio
 
+    from keel.agent.api import find_session
     from keel.agent.cli.flags import config_flags
     from keel.agent.cli.headless import run_headless
     from keel.agent.config import resolve_config
     from keel.agent.errors import UsageError
     from keel.agent.settings import settings_from_config
-    from keel.agent.store import find_session
 
     cwd = _workspace(args)
     prompt = _read_prompt(args)
@@ -76,7 +76,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from keel.agent.cli.preflight import check_model
 
     check_model(settings.model, settings.api_base)
-    from keel.agent.runtime import tune_gc
+    from keel.agent.api.process import tune_gc
 
     tune_gc()
     plan = bool(getattr(args, "plan", False))
@@ -90,8 +90,8 @@ def _cmd_sessions(args: argparse.Namespace) -> int:
 
 
 def _session_to_resume(args: argparse.Namespace) -> str:
+    from keel.agent.api import find_session
     from keel.agent.errors import UsageError
-    from keel.agent.store import find_session
 
     log = find_session(args.session_id, None if args.session_id else _workspace(args))
     if log is None:
@@ -207,9 +207,8 @@ def main(argv: list[str] | None = None) -> int:
         args = parse(argv)
     else:  # the TUI's launch: argparse (some 2-3 ms) has nothing to parse
         args = cast("argparse.Namespace", NO_ARGUMENTS)
-    from keel.agent.diagnostics import inject_fault, set_debug
+    from keel.agent.api.process import hide_process_memory, inject_fault, set_debug
     from keel.agent.errors import KeelError
-    from keel.agent.process_privacy import hide_process_memory
 
     hide_process_memory()  # before any key is read: commands cannot read it from /proc/<keel>
     set_debug(args.debug)
@@ -249,7 +248,7 @@ def _reader_gone() -> int:
 
 def _internal_error(exc: Exception) -> int:
     """Say in one line that keel itself failed and where its traceback is (exit 1)."""
-    from keel.agent.diagnostics import describe_internal_error, log_internal_error
+    from keel.agent.api.process import describe_internal_error, log_internal_error
 
     print(f"keel: {describe_internal_error(exc, log_internal_error(exc))}", file=sys.stderr)
     return ExitCode.FAILURE

@@ -66,8 +66,7 @@ def mcp_command(config: KeelConfig, cwd: Path, out: TextIO) -> int:
 
 
 async def _list(config: KeelConfig, cwd: Path, out: TextIO) -> int:
-    from keel.tools.mcp.connection import ServerState
-    from keel.tools.mcp.servers import McpServers
+    from keel.agent.api.mcp import McpServers, ServerState
 
     with tempfile.TemporaryDirectory(prefix="keel-mcp-") as logs:
         servers = McpServers(config.mcp_servers, cwd, Path(logs), config.sandbox)

@@ -10,19 +10,23 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from keel.agent.config import KeelConfig
-from keel.agent.errors import ConfigError, ExitCode
-from keel.agent.model.local.assemble import ModelFileStatus, model_status, said_missing
-from keel.agent.model.local.catalog import (
+from keel.agent.api.models import (
     EMBEDDED_MODELS,
     EmbeddedModel,
+    ModelFileStatus,
     default_model,
+    file_of,
+    file_problem,
+    gguf_info,
+    is_embedded,
+    last_crash,
+    local_model_name,
+    model_status,
+    models_dir,
+    said_missing,
 )
-from keel.agent.model.local.gguf_file import gguf_info
-from keel.agent.model.local.model_file import file_problem, local_model_name
-from keel.agent.model.local.names import file_of, is_embedded
-from keel.agent.model.local.spec import models_dir
-from keel.agent.model.local.worker_client import last_crash
+from keel.agent.config import KeelConfig
+from keel.agent.errors import ConfigError, ExitCode
 
 REBUILD_HINT = (
     'If it crashes again, rebuild llama.cpp for a generic CPU: CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install '

@@ -18,11 +18,9 @@ from typing import Any, TextIO
 
 from pydantic import BaseModel
 
+from keel.agent.api.sandbox import SandboxPolicy, sandbox_mechanism
+from keel.agent.api.tools import RunCommandArgs, RunCommandTool, ToolContext
 from keel.agent.errors import ExitCode
-from keel.tools.base import ToolContext
-from keel.tools.exec.sandbox_mechanism import sandbox_mechanism
-from keel.tools.exec.sandbox_policy import SandboxPolicy
-from keel.tools.run_command import RunCommandArgs, RunCommandTool
 
 NAMESPACES = ("user", "pid", "uts", "ipc", "net", "mnt")
 

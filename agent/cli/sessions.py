@@ -7,11 +7,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from keel.agent.api.sessions import SessionState, apply, read_events, sessions_dir
 from keel.agent.errors import ExitCode
-from keel.agent.fold import apply
 from keel.agent.protocol import AnyEvent, SessionFinished, SessionStarted, UserMessage
-from keel.agent.state import SessionState
-from keel.agent.store import read_events, sessions_dir
 
 
 class SessionSummary(BaseModel):

@@ -74,7 +74,7 @@ def _options(args: argparse.Namespace) -> Any:
 
 
 def _repository(path: Path | None) -> tuple[Path, str]:
-    from keel.agent.git.worktrees import WorkspaceError, check_writable, repo_top, resolve_ref
+    from keel.agent.api.git import WorkspaceError, check_writable, repo_top, resolve_ref
 
     try:
         repo = repo_top((path or Path.cwd()).expanduser().resolve())

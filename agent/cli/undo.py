@@ -15,7 +15,7 @@ from keel.prompts import plural
 AnyParser = TypeVar("AnyParser", bound=argparse.ArgumentParser)
 
 if TYPE_CHECKING:  # the parser is built on every launch; checkpoints load with the command
-    from keel.agent.git.checkpoints import Checkpoint, CheckpointStore, FileChange
+    from keel.agent.api.git import Checkpoint, CheckpointStore, FileChange
 
 MAX_SHOWN_CHANGES = 40
 ACTION_WORDS = {"M": "revert", "A": "restore", "D": "delete"}
@@ -43,8 +43,12 @@ def add_undo_parser(subparsers: argparse._SubParsersAction[AnyParser]) -> AnyPar
 def undo_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Run `keel undo`; the exit code: 0 restored (or listed), 1 declined, 2 nothing to undo or no terminal to ask on."""
     from keel.agent.api import plan_undo
-    from keel.agent.git.checkpoints import CheckpointError, CheckpointStore
-    from keel.agent.git.undo import record_in_its_session, undo_event
+    from keel.agent.api.git import (
+        CheckpointError,
+        CheckpointStore,
+        record_in_its_session,
+        undo_event,
+    )
 
     out = out or sys.stdout
     workspace = Path(getattr(args, "cwd", None) or Path.cwd()).expanduser().resolve()

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from keel.agent.config import keel_home
+from keel.agent.config_files import keel_home
 from keel.agent.git.lock import file_lock
 from keel.agent.git.runner import Git, GitError
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import git
 
-from keel.agent.config import keel_home
+from keel.agent.config_files import keel_home
 from keel.agent.git.claims import claim, release
 from keel.agent.git.lock import file_lock
 from keel.agent.git.runner import NEUTRAL_CONFIG, Git, GitError

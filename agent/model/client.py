@@ -20,7 +20,7 @@ from keel.agent.errors import (
     RetryableProviderError,
     ToolsUnsupported,
 )
-from keel.agent.model.local.spec import is_embedded
+from keel.agent.model.local.names import is_embedded
 from keel.agent.model.openai_http import NO_KEY, OpenAIHTTP, is_direct_model, says_tools_unsupported
 from keel.agent.model.prices import context_window, cost_of
 from keel.agent.model.reply import ModelReply, ReplyAssembler, usage_from

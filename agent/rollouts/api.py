@@ -94,9 +94,9 @@ def _specs(task: RolloutTask, attempts: range, settings: SessionSettings, out: P
             )
             for n in attempts
         ]
+    from keel.agent.api.git import repo_top
     from keel.agent.batch.runner import AttemptSpec
     from keel.agent.batch.tasks import Task
-    from keel.agent.git.worktrees import repo_top
 
     assert task.repo is not None and task.prompt is not None  # checked by the model
     batch_task = Task(

@@ -27,10 +27,17 @@ from atif import (
 from atif import ToolCall as AtifToolCall
 
 from keel import __version__
-from keel.agent.context.manager import summary_block
+from keel.agent.api.sessions import (
+    INTERRUPTED_NOTE,
+    UNFINISHED_RESULT,
+    Message,
+    SessionState,
+    apply,
+    read_events,
+    summary_block,
+    unanswered_calls,
+)
 from keel.agent.errors import UsageError
-from keel.agent.fold import INTERRUPTED_NOTE, UNFINISHED_RESULT, apply, unanswered_calls
-from keel.agent.messages import Message
 from keel.agent.protocol import (
     AnyEvent,
     AssistantMessage,
@@ -49,8 +56,6 @@ from keel.agent.protocol import (
     TurnTokens,
     UserMessage,
 )
-from keel.agent.state import SessionState
-from keel.agent.store import read_events
 from keel.prompts import render
 
 SCHEMA_VERSION = "ATIF-v1.8"

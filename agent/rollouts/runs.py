@@ -8,14 +8,13 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from keel.agent.api.sessions import SessionState, fold
 from keel.agent.batch.results import ResultRow, latest
 from keel.agent.batch.runner import attempt_file
 from keel.agent.bench.results import BenchRow
-from keel.agent.fold import fold
 from keel.agent.protocol import AnyEvent
 from keel.agent.rollouts.atif import log_trajectories, write_trajectories
 from keel.agent.rollouts.reward import Reward, RewardConfig, group_advantages, reward
-from keel.agent.state import SessionState
 
 # no outcome to learn from
 NO_VERDICT = ("interrupted", "skipped", "error", "setup_failed", "verifier_failed")

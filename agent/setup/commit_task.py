@@ -10,8 +10,8 @@ from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel
 
+from keel.agent.api.git import NEUTRAL_CONFIG, Git, GitError
 from keel.agent.errors import UsageError
-from keel.agent.git.runner import NEUTRAL_CONFIG, Git, GitError
 from keel.agent.protocol import AnyEvent, SessionFinished, UserPrompt
 from keel.agent.session import Session
 from keel.agent.settings import SessionSettings

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from keel.agent.git.runner import NEUTRAL_CONFIG, Git
+from keel.agent.api.git import NEUTRAL_CONFIG, Git
 from keel.agent.setup.verify import Recipe
 
 WORKDIR = "/app"

@@ -8,10 +8,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from keel.agent.api.sandbox import SandboxMode, SandboxPolicy, plan_command
+from keel.agent.api.tools import ToolError
 from keel.agent.batch.runner import LEFTOVER_NOTE, run_shell
-from keel.tools.base import ToolError
-from keel.tools.exec.sandbox import plan_command
-from keel.tools.exec.sandbox_policy import SandboxMode, SandboxPolicy
 
 OUTPUT_KEPT = 20_000
 

@@ -9,17 +9,21 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from keel.agent.config import keel_home
-from keel.agent.git.worktrees import create_worktree, delete_branch_at, remove_worktree
+from keel.agent.api.git import create_worktree, delete_branch_at, remove_worktree
+from keel.agent.api.tools import (
+    ProposeSetupArgs,
+    ProposeSetupTool,
+    ToolResult,
+    default_tools,
+    small_model_tools,
+)
+from keel.agent.config_files import keel_home
 from keel.agent.protocol import AnyEvent, SessionFinished, UserPrompt
 from keel.agent.session import Session
 from keel.agent.settings import SessionSettings
 from keel.agent.setup.sandboxed import setup_policy
 from keel.agent.setup.verify import Attempt, Recipe, Verifier
 from keel.prompts import render
-from keel.tools import default_tools, small_model_tools
-from keel.tools.base import ToolResult
-from keel.tools.propose_setup import ProposeSetupArgs, ProposeSetupTool
 
 
 class SetupOptions(BaseModel):

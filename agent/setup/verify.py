@@ -7,10 +7,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from keel.agent.git.worktrees import create_worktree, delete_branch_at, remove_worktree
+from keel.agent.api.git import create_worktree, delete_branch_at, remove_worktree
+from keel.agent.api.sandbox import SandboxPolicy
 from keel.agent.setup.sandboxed import CommandRun, run_sandboxed
 from keel.agent.setup.summary import TestCount, count_tests
-from keel.tools.exec.sandbox_policy import SandboxPolicy
 
 SHOWN_OUTPUT = 1_500
 

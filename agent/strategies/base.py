@@ -23,10 +23,6 @@ from keel.prompts import render
 from keel.tools.base import Tool, ToolContext, ToolKind, ToolResult
 from keel.tools.registry import ToolRegistry
 
-EMPTY_REPLY_CORRECTION = (
-    "Your reply was empty. Continue the task with a tool call, or give your final answer."
-)
-
 
 @dataclass(frozen=True)
 class Workspace:
@@ -98,7 +94,7 @@ class Strategy(ABC):
     def correction(self, problem: str, tool: str | None, at: Workspace) -> str:
         """What the model is told about a reply that tried to call a tool and could not be run."""
         if problem == EMPTY_REPLY:
-            return EMPTY_REPLY_CORRECTION
+            return render("empty_reply")
         name = tool or "read_file"
         example = call_example(name, at.registry.schema(name))
         return render("call_correction", problem=problem, example=example)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import events
@@ -209,6 +208,7 @@ class MainScreen(Screen[None]):
 
     async def run_command(self, command: SlashCommand) -> None:
         from keel.tui.commands import parse_budget, parse_fan, parse_session_numbers
+        from keel.tui.slash_actions import past_sessions, set_model, undo
 
         handle, argument = self.selected, command.argument
         if command.name == "new":
@@ -220,7 +220,7 @@ class MainScreen(Screen[None]):
             numbers = parse_session_numbers(argument, len(self.pool.handles))
             self.action_side_by_side([self.pool.handles[number - 1] for number in numbers])
         elif command.name == "model":
-            self._set_model(handle, argument)
+            set_model(self, handle, argument)
         elif command.name == "compact":
             if handle.session is None:
                 handle.note("nothing to compact yet: the session has not started")
@@ -232,9 +232,9 @@ class MainScreen(Screen[None]):
             handle.set_budget(budget)
             handle.note(f"budget set to {budget:,} tokens" if budget else "budget removed")
         elif command.name == "undo":
-            await self._undo(handle, argument)
+            await undo(handle, argument)
         elif command.name == "sessions":
-            await self._past_sessions(handle, argument)
+            await past_sessions(self, handle, argument)
         elif command.name == "plan":
             from keel.tui.planning import plan_command
 
@@ -243,65 +243,6 @@ class MainScreen(Screen[None]):
             self.action_help()
         elif command.name in ("quit", "exit"):
             await self.app.action_quit()  # what Ctrl+Q does: running agents are stopped
-
-    async def _past_sessions(self, handle: AgentHandle, argument: str) -> None:
-        """`/sessions`: the session list, and this directory's past sessions listed; `/sessions N|ID` reopens one."""
-        from keel.tui.past_sessions import find_past, listing, reopen
-
-        self.sessions.display = True
-        if argument:
-            reopened, new = await reopen(self.pool, argument, self.past)
-            if new:
-                await self.sessions.add_handle(reopened)
-            await self.select(reopened)
-            self.query_one(PromptInput).focus()
-            return
-        cwd, open_here = self.pool.base.cwd, {h.stats.session_id for h in self.pool.handles}
-        self.past = await asyncio.to_thread(find_past, cwd, open_here)
-        handle.note(listing(self.past, cwd))
-        self.sessions.focus()
-
-    def _set_model(self, handle: AgentHandle, model: str) -> None:
-        if not model:
-            handle.note(
-                f"this session: {handle.stats.model or 'no model'}; new agents: {self.pool.model or 'none'}"
-            )
-            return
-        from keel.agent.api import embedded_model_name, is_embedded_model
-        from keel.agent.errors import KeelError
-
-        try:
-            model = embedded_model_name(model) if is_embedded_model(model) else model
-        except KeelError as exc:
-            handle.note(str(exc), "error")
-            return
-        self.pool.model = model
-        if not handle.started:
-            handle.set_model(model, self.pool.settings_for(model, handle.settings.cwd))
-            handle.note(f"this session will use {model}")
-        else:
-            handle.note(
-                f"new agents (/new) will use {model}; this session keeps {handle.stats.model}"
-            )
-        if handle is self.selected:
-            self.status.show_stats(handle.name, handle.stats)
-
-    async def _undo(self, handle: AgentHandle, checkpoint: str) -> None:
-        if handle.busy:
-            handle.note(
-                "the agent is working: wait for the turn to end (or Esc), then /undo", "warning"
-            )
-            return
-        if handle.started:  # the session undoes it itself, so that its model is told (undo.applied)
-            handle.undo(checkpoint)
-            return
-        from keel.agent.errors import KeelError
-        from keel.tui.undo import undo_last_turn
-
-        try:
-            handle.note(await asyncio.to_thread(undo_last_turn, handle.settings.cwd, checkpoint))
-        except KeelError as exc:
-            handle.note(f"undo failed: {exc}", "error")
 
     # ------------------------------------------------------------ actions
 

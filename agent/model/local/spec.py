@@ -13,11 +13,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from keel.agent.model.local.catalog import EmbeddedModel, default_model, embedded_model
-from keel.agent.model.local.names import (  # noqa: F401 - pydantic-free home of names imported from here
-    PROVIDER,
-    file_of,
-    is_embedded,
-)
+from keel.agent.model.local.names import file_of
 
 DEFAULT_CONTEXT_TOKENS = 16_384  # the embedded models' window, and a GGUF file's at most
 

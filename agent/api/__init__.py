@@ -18,14 +18,12 @@ from keel.agent.model.local.names import is_embedded
 
 if TYPE_CHECKING:
     # re-exported (`as`), so a front end annotates with them without importing the git services
-    from keel.agent.commands.markdown import (
-        MarkdownCommand as MarkdownCommand,  # noqa: PLC0414
-    )
-    from keel.agent.git.undo import UndoPlan as UndoPlan  # noqa: PLC0414
-    from keel.agent.git.worktrees import Worktree as Worktree  # noqa: PLC0414
+    from keel.agent.commands.markdown import MarkdownCommand as MarkdownCommand
+    from keel.agent.git.undo import UndoPlan as UndoPlan
+    from keel.agent.git.worktrees import Worktree as Worktree
     from keel.agent.protocol import AnyEvent, ModelProgress, SessionFinished
     from keel.agent.settings import SessionSettings
-    from keel.agent.skills.catalog import Skill as Skill  # noqa: PLC0414
+    from keel.agent.skills.catalog import Skill as Skill
 
 
 def session_settings(cwd: Path | str = ".", **flags: Any) -> SessionSettings:
