@@ -166,7 +166,12 @@ def assemble_services(
         skills=skills,
     )
     context = ContextManager(
-        prompt, window, settings.context, Summarizer(chat, window), callbacks.emit, callbacks.current
+        prompt,
+        window,
+        settings.context,
+        Summarizer(chat, window),
+        callbacks.emit,
+        callbacks.current,
     )
     context.images = tool_context.takes_images
     return SessionServices(

@@ -73,6 +73,13 @@ def markdown_commands(root: Path) -> dict[str, MarkdownCommand]:
     return find_commands(root)
 
 
+def named_command(root: Path, prompt: str) -> tuple[MarkdownCommand, str] | None:
+    """The Markdown command a prompt `/NAME args` names, with its arguments (None for any other prompt)."""
+    from keel.agent.commands.markdown import named_command as named
+
+    return named(root, prompt)
+
+
 def skills(root: Path) -> list[Skill]:
     """The skills a session in `root` lists to its model (`.keel/skills`, `.claude/skills`, the user's)."""
     from keel.agent.skills.catalog import find_skills

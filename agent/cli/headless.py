@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Literal, TextIO
 
+from keel.agent.api import named_command
 from keel.agent.api.sessions import no_task_to_continue
-from keel.agent.commands.markdown import named_command
 from keel.agent.errors import exit_code_for
 from keel.agent.protocol import (
     AnyEvent,
