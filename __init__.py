@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from keel.agent import protocol
-    from keel.agent.api import (
+    from keel.agent.core import protocol
+    from keel.agent.core.api import (
         find_session,
         is_embedded_model,
         plan_undo,
@@ -24,33 +24,33 @@ if TYPE_CHECKING:
         session_settings,
         stop_model_workers,
     )
-    from keel.agent.config import KeelConfig, resolve_config
-    from keel.agent.errors import ExitCode, KeelError
-    from keel.agent.rollouts.api import Rollout, RolloutGroup, RolloutTask, rollout, rollouts
-    from keel.agent.session import Session
-    from keel.agent.settings import SessionSettings
+    from keel.agent.core.config import KeelConfig, resolve_config
+    from keel.agent.core.errors import ExitCode, KeelError
+    from keel.agent.harness.rollouts.api import Rollout, RolloutGroup, RolloutTask, rollout, rollouts
+    from keel.agent.core.session import Session
+    from keel.agent.core.settings import SessionSettings
 
 _PUBLIC = {
-    "Session": "keel.agent.session",
-    "SessionSettings": "keel.agent.settings",
-    "KeelConfig": "keel.agent.config",
-    "resolve_config": "keel.agent.config",
-    "run_task": "keel.agent.api",
-    "session_settings": "keel.agent.api",
-    "is_embedded_model": "keel.agent.api",
-    "prepare_model": "keel.agent.api",
-    "stop_model_workers": "keel.agent.api",
-    "plan_undo": "keel.agent.api",
-    "find_session": "keel.agent.api",
-    "read_session": "keel.agent.api",
-    "ExitCode": "keel.agent.errors",
-    "KeelError": "keel.agent.errors",
-    "protocol": "keel.agent.protocol",
-    "rollout": "keel.agent.rollouts.api",
-    "rollouts": "keel.agent.rollouts.api",
-    "Rollout": "keel.agent.rollouts.api",
-    "RolloutGroup": "keel.agent.rollouts.api",
-    "RolloutTask": "keel.agent.rollouts.api",
+    "Session": "keel.agent.core.session",
+    "SessionSettings": "keel.agent.core.settings",
+    "KeelConfig": "keel.agent.core.config",
+    "resolve_config": "keel.agent.core.config",
+    "run_task": "keel.agent.core.api",
+    "session_settings": "keel.agent.core.api",
+    "is_embedded_model": "keel.agent.core.api",
+    "prepare_model": "keel.agent.core.api",
+    "stop_model_workers": "keel.agent.core.api",
+    "plan_undo": "keel.agent.core.api",
+    "find_session": "keel.agent.core.api",
+    "read_session": "keel.agent.core.api",
+    "ExitCode": "keel.agent.core.errors",
+    "KeelError": "keel.agent.core.errors",
+    "protocol": "keel.agent.core.protocol",
+    "rollout": "keel.agent.harness.rollouts.api",
+    "rollouts": "keel.agent.harness.rollouts.api",
+    "Rollout": "keel.agent.harness.rollouts.api",
+    "RolloutGroup": "keel.agent.harness.rollouts.api",
+    "RolloutTask": "keel.agent.harness.rollouts.api",
 }
 __all__ = [
     "ExitCode",

@@ -1,1 +1,2 @@
-"""keel's core: the agent loop, its protocol, the model layer and the runners that drive it."""
+"""keel.agent: the core (core/), its front ends (cli/, acp/; the TUI is tui/) and the run harnesses
+(harness/)."""

@@ -26,13 +26,19 @@ def median_time(run: Callable[[], object], repeat: int) -> float:
 
 
 class ServerProcess:
-    """The scripted server (keel.agent.testing) run by hand in a separate process, so its CPU is not counted as ours."""
+    """The scripted server (keel.agent.harness.testing) run by hand in a separate process, so its CPU is not counted as ours."""
 
     def __init__(self, replies: list[dict], *extra: str) -> None:
         self.script = Path(tempfile.mkstemp(suffix=".json")[1])
         self.script.write_text(json.dumps(replies))
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "keel.agent.testing.scripted_server", str(self.script), *extra],
+            [
+                sys.executable,
+                "-m",
+                "keel.agent.harness.testing.scripted_server",
+                str(self.script),
+                *extra,
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,

@@ -13,7 +13,7 @@ from typing import Any
 
 from _small_model_tasks import TASKS_DIR, Task, run_check, write_files
 
-from keel.agent.model.client import ModelClient
+from keel.agent.core.model.client import ModelClient
 
 PROMPT = Template((TASKS_DIR / "one_shot_prompt.md").read_text())
 SYSTEM = "You are a careful Python programmer."

@@ -15,12 +15,12 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Self
 
-from keel.agent.model.client import ModelClient
-from keel.agent.model.local.catalog import embedded_model
-from keel.agent.model.local.names import file_of
-from keel.agent.model.reply import ModelReply
-from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedServer
-from keel.agent.testing.scripted_wire import ScriptedToolCall, UsageOverride
+from keel.agent.core.model.client import ModelClient
+from keel.agent.core.model.local.catalog import embedded_model
+from keel.agent.core.model.local.names import file_of
+from keel.agent.core.model.reply import ModelReply
+from keel.agent.harness.testing.scripted_server import ChatRequest, Reply, ScriptedServer
+from keel.agent.harness.testing.scripted_wire import ScriptedToolCall, UsageOverride
 
 REQUEST_TIMEOUT = 1800.0  # seconds for one reply of a small model on two shared cores
 # a request that sets no reply limit may fill the rest of the window, as with llama.cpp's server
@@ -32,9 +32,9 @@ GGUF_WINDOW = 16_384  # the window a GGUF file of the user's is served with
 def header_facts(model: str) -> tuple[int | None, int]:
     """The parameters the model's GGUF header counts (None if unreadable) and the window it is served with:
     what llama.cpp's server says of its model (`/v1/models` meta.n_params, `/props` n_ctx)."""
-    from keel.agent.model.local.gguf_file import NotGguf, gguf_info
-    from keel.agent.model.local.model_file import resolve_file
-    from keel.agent.model.local.spec import model_path
+    from keel.agent.core.model.local.gguf_file import NotGguf, gguf_info
+    from keel.agent.core.model.local.model_file import resolve_file
+    from keel.agent.core.model.local.spec import model_path
 
     path = file_of(model)
     if path is None:
@@ -138,7 +138,7 @@ class EmbeddedServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        from keel.agent.model.local.endpoint import stop_workers
+        from keel.agent.core.model.local.endpoint import stop_workers
 
         self.server.stop()
         asyncio.run_coroutine_threadsafe(self.client.aclose(), self.loop).result(timeout=30)

@@ -41,10 +41,10 @@ async def keel_calls(url: str, calls: int, transport: str) -> float:
     `transport` "direct" is keel's own client for OpenAI-compatible servers; "litellm" sends the
     same calls through litellm (KEEL_TRANSPORT=litellm)."""
     os.environ["KEEL_TRANSPORT"] = "litellm" if transport == "litellm" else "direct"
-    from keel.agent.model.client import litellm_module
-    from keel.agent.protocol import SessionFinished, UserPrompt
-    from keel.agent.session import Session
-    from keel.agent.settings import SessionSettings
+    from keel.agent.core.model.client import litellm_module
+    from keel.agent.core.protocol import SessionFinished, UserPrompt
+    from keel.agent.core.session import Session
+    from keel.agent.core.settings import SessionSettings
 
     litellm_module()  # import cost is startup, not per call
     workspace = Path(tempfile.mkdtemp())

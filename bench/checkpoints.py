@@ -15,7 +15,7 @@ from pathlib import Path
 
 from _common import median_time, row
 
-from keel.agent.git.checkpoints import CheckpointStore
+from keel.agent.core.git.checkpoints import CheckpointStore
 
 
 def make_repo(path: Path, files: int) -> None:

@@ -11,8 +11,13 @@ from pathlib import Path
 
 from _common import row
 
-from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedServer, ScriptedToolCall
-from keel.agent.testing.scripted_wire import estimate_prompt_tokens
+from keel.agent.harness.testing.scripted_server import (
+    ChatRequest,
+    Reply,
+    ScriptedServer,
+    ScriptedToolCall,
+)
+from keel.agent.harness.testing.scripted_wire import estimate_prompt_tokens
 
 STEPS = 200
 WINDOW = 32_768
@@ -68,9 +73,9 @@ def prefix_stable(previous: list[dict], current: list[dict]) -> bool:
 
 
 async def run(server: ScriptedServer, workspace: Path) -> list:
-    from keel.agent.protocol import SessionFinished, UserPrompt
-    from keel.agent.session import Session
-    from keel.agent.settings import SessionSettings
+    from keel.agent.core.protocol import SessionFinished, UserPrompt
+    from keel.agent.core.session import Session
+    from keel.agent.core.settings import SessionSettings
 
     settings = SessionSettings(
         cwd=workspace,
@@ -92,7 +97,7 @@ async def run(server: ScriptedServer, workspace: Path) -> list:
 
 def naive_tokens(requests: list, events: list) -> int:
     """What the same calls would cost if each sent the whole, never-compacted history."""
-    from keel.agent.protocol import AssistantMessage, ToolFinished
+    from keel.agent.core.protocol import AssistantMessage, ToolFinished
 
     first = requests[0].body
     history = list(first["messages"][:-1])  # system prompt and task, without the status line

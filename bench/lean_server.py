@@ -1,6 +1,6 @@
 """A lean stand-in for a remote model server, for throughput benchmarks: asyncio, replies pre-encoded.
 
-It speaks the scripted server's wire format (keel.agent.testing.scripted_wire builds the SSE chunks) but
+It speaks the scripted server's wire format (keel.agent.harness.testing.scripted_wire builds the SSE chunks) but
 does no per-request parsing beyond the HTTP head: the reply is chosen by counting the tool results
 in the raw body. A real model server runs on another machine; here it shares two cores with the
 agents, so the less CPU it takes, the more the benchmark measures keel instead of its stand-in.
@@ -19,7 +19,7 @@ from array import array
 from collections.abc import Callable
 from typing import Any
 
-from keel.agent.testing.scripted_wire import Reply, stream_chunks
+from keel.agent.harness.testing.scripted_wire import Reply, stream_chunks
 
 TOOL_RESULT_MARKERS = (b'"role":"tool"', b'"role": "tool"')
 PROMPT_IDS = b"@PROMPT_IDS@"

@@ -20,11 +20,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from keel.agent.model.client import ModelClient
-from keel.agent.model.local.assemble import ensure_model_file
-from keel.agent.model.local.endpoint import embedded_worker, prepare_embedded_model
-from keel.agent.model.local.engine import STOP_STRINGS, LocalEngine, Sampling, thread_counts
-from keel.agent.model.local.llama_loading import EXTRA_BUFFERS_SETTING
+from keel.agent.core.model.client import ModelClient
+from keel.agent.core.model.local.assemble import ensure_model_file
+from keel.agent.core.model.local.endpoint import embedded_worker, prepare_embedded_model
+from keel.agent.core.model.local.engine import STOP_STRINGS, LocalEngine, Sampling, thread_counts
+from keel.agent.core.model.local.llama_loading import EXTRA_BUFFERS_SETTING
 
 TASK = "Write a Python function that parses an ISO date and returns the weekday name, with a docstring and doctests."
 

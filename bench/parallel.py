@@ -38,7 +38,7 @@ GOAL_LINEAR, GOAL_MB = 0.8, 15.0
 
 def serve(steps: int, delay: float, kind: str) -> None:
     """The model stand-in: the lean asyncio server (default), or the tests' ScriptedServer."""
-    from keel.agent.testing.scripted_server import (
+    from keel.agent.harness.testing.scripted_server import (
         ChatRequest,
         Reply,
         ScriptedServer,
@@ -93,7 +93,7 @@ def make_repo(repo: Path, steps: int) -> None:
 
 
 def settings_for(url: str, cwd: Path):
-    from keel.agent.settings import SessionSettings
+    from keel.agent.core.settings import SessionSettings
 
     return SessionSettings(
         cwd=cwd,
@@ -105,8 +105,8 @@ def settings_for(url: str, cwd: Path):
 
 
 async def one_session(url: str, cwd: Path) -> int:
-    from keel.agent.protocol import SessionFinished, UserPrompt
-    from keel.agent.session import Session
+    from keel.agent.core.protocol import SessionFinished, UserPrompt
+    from keel.agent.core.session import Session
 
     async with Session(settings_for(url, cwd)) as session:
         session.submit(UserPrompt(text="Read every file."))
@@ -132,8 +132,8 @@ async def run_sessions(url: str, work: Path, agents: int, steps: int) -> int:
 
 
 async def run_batch(url: str, work: Path, agents: int, steps: int) -> int:
-    from keel.agent.batch.runner import AttemptSpec, run_local
-    from keel.agent.batch.tasks import Task
+    from keel.agent.harness.batch.runner import AttemptSpec, run_local
+    from keel.agent.harness.batch.tasks import Task
 
     repo = work / "repo"
     specs = [
@@ -178,7 +178,7 @@ def child(mode: str, url: str, agents: int, steps: int, profile: bool) -> None:
         asyncio.run(
             run_sessions(url, Path(tmp) / "warmup", 1, 2)
         )  # imports, encodings, connection pool
-        from keel.agent.runtime import tune_gc
+        from keel.agent.core.runtime import tune_gc
 
         tune_gc()  # as `keel run` and `keel batch` do before their agents start
         baseline = rss_mb()

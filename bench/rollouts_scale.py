@@ -34,7 +34,7 @@ GOAL_LINEAR, GOAL_MB, GOAL_COUNT = 0.8, 1.0, 1000
 
 
 def replies(steps: int) -> list:
-    from keel.agent.testing.scripted_wire import Reply, ScriptedToolCall
+    from keel.agent.harness.testing.scripted_wire import Reply, ScriptedToolCall
 
     calls = [
         Reply(tool_calls=[ScriptedToolCall(name="read_file", arguments={"path": f"f{n}.txt"})])
@@ -64,7 +64,7 @@ def raise_fd_limit() -> int:
 
 
 def settings_for(url: str, cwd: Path, tokens: bool):
-    from keel.agent.settings import SessionSettings
+    from keel.agent.core.settings import SessionSettings
 
     return SessionSettings(
         cwd=cwd,
@@ -78,8 +78,8 @@ def settings_for(url: str, cwd: Path, tokens: bool):
 
 async def rollout(url: str, cwd: Path, tokens: bool) -> int:
     """One rollout to its end; its number of steps."""
-    from keel.agent.protocol import SessionFinished, UserPrompt
-    from keel.agent.session import Session
+    from keel.agent.core.protocol import SessionFinished, UserPrompt
+    from keel.agent.core.session import Session
 
     async with Session(settings_for(url, cwd, tokens)) as session:
         session.submit(UserPrompt(text="Read every file."))
@@ -131,7 +131,7 @@ def child(url: str, count: int, steps: int, tokens: bool, profile: bool) -> None
     try:
         with tempfile.TemporaryDirectory(prefix="keel-scale-") as tmp:
             asyncio.run(warm_up(Path(tmp) / "warm" / "r0", steps, tokens))
-            from keel.agent.runtime import tune_gc
+            from keel.agent.core.runtime import tune_gc
 
             tune_gc()  # as `keel run` and `keel batch` do before their agents start
             baseline = rss_mb()

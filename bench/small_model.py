@@ -56,10 +56,10 @@ from _small_model_server import EmbeddedServer
 from _small_model_summary import PEER_MODES, summary_lines
 from _small_model_tasks import TASK_SETS, Task, load_tasks, task_names
 
-from keel.agent.model.client import ModelClient
-from keel.agent.model.local.catalog import default_model
-from keel.agent.model.local.names import is_embedded
-from keel.agent.model.served_model import served_model
+from keel.agent.core.model.client import ModelClient
+from keel.agent.core.model.local.catalog import default_model
+from keel.agent.core.model.local.names import is_embedded
+from keel.agent.core.model.served_model import served_model
 
 MODES = ("one-shot", "keel", *PEER_MODES)
 DEFAULT_MODES = ("one-shot", "keel")
@@ -205,7 +205,7 @@ async def one_shot_pass(options: Options, results: dict[str, TaskResults]) -> No
     finally:
         await client.aclose()
         if is_embedded(model):
-            from keel.agent.model.local.endpoint import stop_workers
+            from keel.agent.core.model.local.endpoint import stop_workers
 
             stop_workers()  # so keel's own worker is the only model process from here on
 

@@ -58,11 +58,11 @@ KEEL_PROBE = (
     + """
 import sys
 from pathlib import Path
-from keel.agent.config_files import ConfigSources
+from keel.agent.core.config_files import ConfigSources
 from keel.tui.launch import build_app
 
 def painted(app):
-    loaded = ("pydantic", "keel.agent.session", "litellm", "llama_cpp")
+    loaded = ("pydantic", "keel.agent.core.session", "litellm", "llama_cpp")
     print(time.time(), ",".join(name for name in loaded if name in sys.modules) or "-", flush=True)
     app.exit()
 

@@ -9,11 +9,11 @@ from dataclasses import replace
 
 from _common import row
 
-from keel.agent.context.ledger import TokenLedger
-from keel.agent.messages import Message
-from keel.agent.model.tokens import count_message, count_text
-from keel.agent.protocol import ToolCall
-from keel.agent.state import SessionState
+from keel.agent.core.context.ledger import TokenLedger
+from keel.agent.core.messages import Message
+from keel.agent.core.model.tokens import count_message, count_text
+from keel.agent.core.protocol import ToolCall
+from keel.agent.core.state import SessionState
 
 WORDS = [
     "def",

@@ -32,8 +32,8 @@ from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from keel.agent.protocol import AssistantMessage, UserMessage
-from keel.agent.settings import SessionSettings
+from keel.agent.core.protocol import AssistantMessage, UserMessage
+from keel.agent.core.settings import SessionSettings
 from keel.tui.agents import AgentChanged
 from keel.tui.app import KeelApp
 from keel.tui.warmup import warm_up_core

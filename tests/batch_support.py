@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from keel_cli import KEEL, KeelResult, keel_env
 
-from keel.agent.batch.results import ResultRow, pass_at_k
-from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
+from keel.agent.harness.batch.results import ResultRow, pass_at_k
+from keel.agent.harness.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
 
 BATCH = [KEEL, "batch"]
 

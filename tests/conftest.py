@@ -29,7 +29,7 @@ _tokenizers = _litellm_tokenizers_dir()
 if _tokenizers:
     os.environ.setdefault("TIKTOKEN_CACHE_DIR", _tokenizers)
 
-from keel.agent.testing.scripted_server import ReplyLike, Responder, ScriptedServer
+from keel.agent.harness.testing.scripted_server import ReplyLike, Responder, ScriptedServer
 from keel.tools.base import ToolContext
 
 # ---------------------------------------------------------------- the scripted model server
@@ -84,8 +84,8 @@ def assembled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]
     """The embedded model assembled once from the real pieces (hashed once); the progress it reported."""
     from local_model_support import PIECES_INSTALLED
 
-    from keel.agent.model.local.assemble import ensure_model_file
-    from keel.agent.model.local.catalog import QWEN_05B
+    from keel.agent.core.model.local.assemble import ensure_model_file
+    from keel.agent.core.model.local.catalog import QWEN_05B
 
     if not PIECES_INSTALLED:
         pytest.skip("the model pieces are not installed (pip install -e '.[local-small]')")

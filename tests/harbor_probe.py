@@ -20,7 +20,7 @@ from harbor.models.task.task import Task
 from harbor.models.trial.config import AgentConfig
 from harbor.utils.import_path import import_class
 
-IMPORT_PATH = "keel.agent.bench.harbor_agent:KeelAgent"
+IMPORT_PATH = "keel.agent.harness.bench.harbor_agent:KeelAgent"
 
 
 class RecordingEnvironment:
@@ -97,7 +97,7 @@ def shipped_wheel(sdist: Path, out: Path) -> list[str]:
 
 def parsing(stream: Path, work: Path) -> dict[str, Any]:
     """(b) Real stream-json from keel, whole and cut short, into AgentContext."""
-    from keel.agent.bench.harbor_agent import STREAM, context_from_stream
+    from keel.agent.harness.bench.harbor_agent import STREAM, context_from_stream
 
     text = stream.read_text()
     cut = "".join(

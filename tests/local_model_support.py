@@ -45,12 +45,12 @@ def child_pids(pid: int) -> list[int]:
 
 
 def worker_pid_of(pid: int) -> int | None:
-    """The model worker among pid's children (`python -m keel.agent.model.local.worker`)."""
+    """The model worker among pid's children (`python -m keel.agent.core.model.local.worker`)."""
     for child in child_pids(pid):
         try:
             command = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"keel.agent.model.local.worker" in command:
+        if b"keel.agent.core.model.local.worker" in command:
             return child
     return None

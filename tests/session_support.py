@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from keel.agent.protocol import AnyEvent, SessionFinished
-from keel.agent.session import Session
+from keel.agent.core.protocol import AnyEvent, SessionFinished
+from keel.agent.core.session import Session
 
 
 async def collect(

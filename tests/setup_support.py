@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 
 # the interpreter running the tests (it has pytest) is the `python3` the recipes' commands find
 PATH = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"

@@ -7,12 +7,12 @@ from pathlib import Path
 
 from session_support import until_finished
 
-from keel.agent.config import KeelConfig
-from keel.agent.protocol import AnyEvent, UserMessage, UserPrompt
-from keel.agent.session import Session
-from keel.agent.settings import SessionSettings, settings_from_config
-from keel.agent.store import read_events
-from keel.agent.testing.scripted_server import Reply, ScriptedServer, ScriptedToolCall
+from keel.agent.core.config import KeelConfig
+from keel.agent.core.protocol import AnyEvent, UserMessage, UserPrompt
+from keel.agent.core.session import Session
+from keel.agent.core.settings import SessionSettings, settings_from_config
+from keel.agent.core.store import read_events
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedServer, ScriptedToolCall
 
 SMALL = "openai/qwen2.5-coder-1.5b-instruct"  # small by its name, served from 127.0.0.1
 CAPABLE = "openai/any"

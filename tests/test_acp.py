@@ -31,7 +31,7 @@ from acp.schema import (
 from keel_cli import KEEL, git_repo, keel_env
 
 from keel.agent.acp.tool_calls import diff_contents
-from keel.agent.testing.scripted_server import Reply, ScriptedServer, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedServer, ScriptedToolCall
 
 CALC = {"calc.py": "def add(a, b):\n    return a - b\n"}
 TIMEOUT = 60

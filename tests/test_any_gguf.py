@@ -18,16 +18,16 @@ from tiny_gguf import (
     write_tiny_gguf,
 )
 
-from keel.agent.api import embedded_model_name
 from keel.agent.cli.args import parse
 from keel.agent.cli.flags import config_flags
-from keel.agent.config import KeelConfig
-from keel.agent.errors import ConfigError
-from keel.agent.model.local.catalog import QWEN_05B
-from keel.agent.model.local.gguf_file import NotGguf, read_gguf_header
-from keel.agent.model.local.names import file_of
-from keel.agent.model.local.spec import describe_embedded
-from keel.agent.settings import settings_from_config
+from keel.agent.core.api import embedded_model_name
+from keel.agent.core.config import KeelConfig
+from keel.agent.core.errors import ConfigError
+from keel.agent.core.model.local.catalog import QWEN_05B
+from keel.agent.core.model.local.gguf_file import NotGguf, read_gguf_header
+from keel.agent.core.model.local.names import file_of
+from keel.agent.core.model.local.spec import describe_embedded
+from keel.agent.core.settings import settings_from_config
 
 
 @pytest.fixture

@@ -15,20 +15,20 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-# The layers are folders; the core is every other folder of agent/, with tools/ and prompts/.
+# The layers are folders: the core is agent/core/, with tools/ and prompts/.
 FRONT_ENDS = ("agent/cli", "agent/acp", "tui")
-HARNESSES = ("agent/batch", "agent/bench", "agent/rollouts", "agent/setup", "agent/testing")
-CORE = ("agent", "tools", "prompts")
+HARNESSES = ("agent/harness",)
+CORE = ("agent/core", "tools", "prompts")
 # The core's public surface: its API package, the Session and its protocol, settings and config (config_files
 # is the config's light half, read before the first paint), the typed errors, and the prompts' text helpers.
 PUBLIC = (
-    "keel.agent.api",
-    "keel.agent.protocol",
-    "keel.agent.session",
-    "keel.agent.settings",
-    "keel.agent.config",
-    "keel.agent.config_files",
-    "keel.agent.errors",
+    "keel.agent.core.api",
+    "keel.agent.core.protocol",
+    "keel.agent.core.session",
+    "keel.agent.core.settings",
+    "keel.agent.core.config",
+    "keel.agent.core.config_files",
+    "keel.agent.core.errors",
     "keel.prompts",
 )
 
@@ -124,19 +124,19 @@ def test_the_check_sees_imports_inside_functions_and_from_packages(tmp_path):
 def test_the_public_surface_check_sees_internals_and_lets_the_api_through(tmp_path):
     module = tmp_path / "front.py"
     module.write_text(
-        "from keel.agent import protocol\n"
-        "from keel.agent.api import plan_undo\n"
-        "from keel.agent.api.git import repo_top\n"
+        "from keel.agent.core import protocol\n"
+        "from keel.agent.core.api import plan_undo\n"
+        "from keel.agent.core.api.git import repo_top\n"
         "def later():\n"
-        "    from keel.agent.model.local.endpoint import stop_workers\n"
-        "    import keel.agent.git.checkpoints\n"
+        "    from keel.agent.core.model.local.endpoint import stop_workers\n"
+        "    import keel.agent.core.git.checkpoints\n"
         "    from keel.tools import default_tools\n"
-        "    from keel.agent.batch.runner import run_batch\n"
+        "    from keel.agent.harness.batch.runner import run_batch\n"
     )
     assert core_internals(module) == [
-        "keel.agent.git.checkpoints",
-        "keel.agent.model.local.endpoint",
-        "keel.agent.model.local.endpoint.stop_workers",
+        "keel.agent.core.git.checkpoints",
+        "keel.agent.core.model.local.endpoint",
+        "keel.agent.core.model.local.endpoint.stop_workers",
         "keel.tools",
         "keel.tools.default_tools",
     ]
@@ -156,7 +156,7 @@ def test_the_layers_are_folders_that_exist_and_cover_the_code():
     assert layer_of("tui/app.py") == "front end" and layer_of("tests/test_x.py") == "outside"
 
 
-# What a session runs with; agent/services.py alone builds them (the Session holds the result, the loop reads it).
+# What a session runs with; agent/core/services.py alone builds them (the Session holds the result, the loop reads it).
 SESSION_SERVICES = {
     "ModelClient",
     "RedactingModel",
@@ -181,12 +181,12 @@ def builds(path: Path, classes: set[str]) -> list[str]:
 
 
 def test_a_sessions_services_are_assembled_in_one_place():
-    assembly = ROOT / "agent/services.py"
+    assembly = ROOT / "agent/core/services.py"
     others = [p for p in files_of("core") if p != assembly]
     found = offenders(others, lambda p: builds(p, SESSION_SERVICES - {"AgentLoop"}))
     assert found == {}
     loops = offenders(others, lambda p: builds(p, {"AgentLoop"}))
-    assert list(loops) == ["agent/session.py"] and len(loops["agent/session.py"]) == 1
+    assert list(loops) == ["agent/core/session.py"] and len(loops["agent/core/session.py"]) == 1
     assert builds(assembly, SESSION_SERVICES - {"AgentLoop"})
 
 
@@ -236,18 +236,18 @@ def runs_git_or_locks(path: Path) -> list[str]:
 
 
 def test_git_runs_through_one_runner_and_locks_through_one_helper():
-    own = {ROOT / "agent/git/runner.py", ROOT / "agent/git/lock.py"}
+    own = {ROOT / "agent/core/git/runner.py", ROOT / "agent/core/git/lock.py"}
     offenders = {
         str(path.relative_to(ROOT)): runs_git_or_locks(path)
         for package in ("agent", "tools")
         for path in sorted((ROOT / package).rglob("*.py"))
-        if path not in own and (ROOT / "agent/testing") not in path.parents
+        if path not in own and (ROOT / "agent/harness/testing") not in path.parents
     }
     # tools/ never imports the core: its two `git ls-files` listings stay its own
     allowed = {"tools/lint.py", "tools/codeintel/source_files.py"}
     assert {f: found for f, found in offenders.items() if found and f not in allowed} == {}
-    assert runs_git_or_locks(ROOT / "agent/git/runner.py")
-    assert runs_git_or_locks(ROOT / "agent/git/lock.py")
+    assert runs_git_or_locks(ROOT / "agent/core/git/runner.py")
+    assert runs_git_or_locks(ROOT / "agent/core/git/lock.py")
 
 
 def test_the_git_check_sees_argv_lists_calls_and_flock(tmp_path):
@@ -269,7 +269,7 @@ def test_the_git_check_sees_argv_lists_calls_and_flock(tmp_path):
 def test_import_keel_offers_every_public_name_and_loads_it_only_when_asked():
     probe = (
         "import sys, keel\n"
-        "assert 'keel.agent.api' not in sys.modules\n"
+        "assert 'keel.agent.core.api' not in sys.modules\n"
         "missing = [n for n in keel.__all__ if getattr(keel, n, None) is None]\n"
         "print(missing, sorted(keel._PUBLIC) == sorted(set(keel.__all__) - {'__version__'}))\n"
     )
@@ -297,7 +297,7 @@ def builds_a_llama(path: Path) -> list[int]:
 def test_llama_cpp_is_loaded_only_the_amx_safe_way():
     """Every Llama keel, its tests or its benches build goes through llama_loading.build_llama: a Llama built
     with llama.cpp's default extra buffers crashes on Xeons with AMX (CI's machines among them)."""
-    own = ROOT / "agent/model/local/llama_loading.py"
+    own = ROOT / "agent/core/model/local/llama_loading.py"
     offenders = {
         str(path.relative_to(ROOT)): found
         for package in ("agent", "tools", "tui", "tests", "bench")
@@ -322,13 +322,13 @@ def test_the_llama_check_sees_every_way_to_build_one(tmp_path):
     assert builds_a_llama(module) == [3, 4, 5]
 
 
-# What the loop may not name: what differs by kind of model belongs to a strategy (agent/strategies/).
+# What the loop may not name: what differs by kind of model belongs to a strategy (agent/core/strategies/).
 MODEL_SPECIFIC = re.compile(
     r"compact|small|profile|nudge|intent|asks_for|heuristic|whole_file|answer_request|asked_for_answer"
     r"|reply_reading|project_file|parallel_calls|temperature|qwen|llama",
     re.IGNORECASE,
 )
-STRATEGY_INTERFACE = ("keel.agent.strategies.base", "keel.agent.strategies.ending")
+STRATEGY_INTERFACE = ("keel.agent.core.strategies.base", "keel.agent.core.strategies.ending")
 
 
 def model_specific_names(path: Path) -> list[str]:
@@ -350,7 +350,7 @@ def model_specific_names(path: Path) -> list[str]:
     strategy_modules = {
         m
         for m in imported_modules(path)
-        if m.startswith("keel.agent.strategies") and not m.startswith(STRATEGY_INTERFACE)
+        if m.startswith("keel.agent.core.strategies") and not m.startswith(STRATEGY_INTERFACE)
     }
     found |= strategy_modules | {m for m in imported_modules(path) if MODEL_SPECIFIC.search(m)}
     return sorted(found)
@@ -358,15 +358,15 @@ def model_specific_names(path: Path) -> list[str]:
 
 def test_the_loop_holds_no_model_specific_branch():
     """The loop is the same for every model: limits, the model call, the strategy's reading of the reply, the
-    tools, the end. A quirk of one kind of model goes in its strategy, never in agent/loop.py."""
-    assert model_specific_names(ROOT / "agent/loop.py") == []
+    tools, the end. A quirk of one kind of model goes in its strategy, never in agent/core/loop.py."""
+    assert model_specific_names(ROOT / "agent/core/loop.py") == []
 
 
 def test_the_model_specific_check_sees_a_quirk_in_a_loop(tmp_path):
     module = tmp_path / "loop.py"
     module.write_text(
         "from keel.agent.task_intent import asks_for_change\n"
-        "from keel.agent.strategies.small import ASK_ANSWER_AT\n"
+        "from keel.agent.core.strategies.small import ASK_ANSWER_AT\n"
         "async def step(self, reply):\n"
         "    if self.profile.compact and asks_for_change(self.state.task_prompt):\n"
         "        await self.context.compact(reason='provider_overflow')\n"
@@ -375,8 +375,8 @@ def test_the_model_specific_check_sees_a_quirk_in_a_loop(tmp_path):
     assert model_specific_names(module) == [
         "asks_for_change",
         "compact",
-        "keel.agent.strategies.small",
-        "keel.agent.strategies.small.ASK_ANSWER_AT",
+        "keel.agent.core.strategies.small",
+        "keel.agent.core.strategies.small.ASK_ANSWER_AT",
         "keel.agent.task_intent",
         "keel.agent.task_intent.asks_for_change",
         "profile",

@@ -30,8 +30,8 @@ from batch_support import (
 )
 from keel_cli import git_repo, keel_env, run_keel
 
-from keel.agent.batch.results import ResultRow
-from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
+from keel.agent.harness.batch.results import ResultRow
+from keel.agent.harness.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
 from keel.tools.exec.sandbox import bwrap_problem
 
 

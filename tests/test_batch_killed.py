@@ -11,7 +11,7 @@ from pathlib import Path
 from batch_support import FILES, git, model_flags, rows_of, write_tasks
 from keel_cli import KEEL, git_repo, keel_env
 
-from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
 
 
 class Agent:
@@ -164,7 +164,7 @@ def test_worktrees_of_running_and_kept_attempts_are_left_alone(scripted_server, 
 def test_a_record_pointing_elsewhere_never_gets_a_folder_removed(tmp_path):
     """A left-behind worktree is removed; a record whose gitdir was changed to name another repository is
     not followed: that repository stays as it was."""
-    from keel.agent.git.abandoned import remove_abandoned
+    from keel.agent.core.git.abandoned import remove_abandoned
 
     repo = git_repo(tmp_path / "repo", FILES)
     for name in ("gone", "moved"):

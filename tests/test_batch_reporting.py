@@ -6,9 +6,9 @@ import io
 
 import pytest
 
-from keel.agent.batch.progress import Progress
-from keel.agent.batch.results import ResultRow, pass_at_k
-from keel.agent.batch.runner import CommandOutcome
+from keel.agent.harness.batch.progress import Progress
+from keel.agent.harness.batch.results import ResultRow, pass_at_k
+from keel.agent.harness.batch.runner import CommandOutcome
 
 
 def test_pass_at_k_is_the_unbiased_estimator():
@@ -66,7 +66,7 @@ def test_a_failed_command_is_described_by_its_last_whole_lines():
 
 
 def test_bench_attempts_without_a_verdict_are_not_counted_and_are_said_on_a_terminal():
-    from keel.agent.bench.results import BenchRow
+    from keel.agent.harness.bench.results import BenchRow
 
     stream = io.StringIO()
     progress = Progress({"a": 1, "b": 1}, stream=stream, tty=True, command="bench")
@@ -80,8 +80,8 @@ def test_bench_attempts_without_a_verdict_are_not_counted_and_are_said_on_a_term
 
 
 def test_check_progress_says_whether_each_attempt_did_what_it_should():
-    from keel.agent.bench.check import CheckProgress
-    from keel.agent.bench.results import BenchRow
+    from keel.agent.harness.bench.check import CheckProgress
+    from keel.agent.harness.bench.results import BenchRow
 
     stream = io.StringIO()
     progress = CheckProgress({"t": 2, "u": 2}, stream=stream, tty=False, command="bench")

@@ -13,8 +13,8 @@ import pytest
 from bench_support import make_task
 from keel_cli import KeelResult, run_keel
 
-from keel.agent.bench.results import BenchSummary, read_rows
-from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
+from keel.agent.harness.bench.results import BenchSummary, read_rows
+from keel.agent.harness.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None,
@@ -155,7 +155,7 @@ def test_bad_input_is_a_usage_error(tmp_path):
 
 
 def test_docker_environment_without_a_daemon_skips_every_task_with_the_reason(tmp_path):
-    from keel.agent.bench.docker_env import docker_problem
+    from keel.agent.harness.bench.docker_env import docker_problem
 
     if docker_problem() is None:
         pytest.skip("a Docker daemon answers here")

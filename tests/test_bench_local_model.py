@@ -9,7 +9,7 @@ from bench_support import make_task
 from keel_cli import run_keel
 from local_model_support import linked_home, needs_llama, needs_pieces
 
-from keel.agent.bench.results import BenchSummary, read_rows
+from keel.agent.harness.bench.results import BenchSummary, read_rows
 
 pytestmark = [
     pytest.mark.slow,

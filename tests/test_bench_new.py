@@ -12,7 +12,7 @@ import pytest
 from keel_cli import git_repo, run_keel
 from setup_support import PATH, propose
 
-from keel.agent.setup.commit_task import is_test_file
+from keel.agent.harness.setup.commit_task import is_test_file
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
 

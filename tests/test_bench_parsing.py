@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from bench_support import make_task
 
-from keel.agent.bench.dockerfile import CopyStep, RunStep, Unsupported, parse_dockerfile
-from keel.agent.bench.report import pareto_front
-from keel.agent.bench.results import BenchRow, summarize
-from keel.agent.bench.task_config import TaskConfig
-from keel.agent.bench.tasks import TaskFolderError, find_tasks, load_task
-from keel.agent.bench.verifier import read_reward
+from keel.agent.harness.bench.dockerfile import CopyStep, RunStep, Unsupported, parse_dockerfile
+from keel.agent.harness.bench.report import pareto_front
+from keel.agent.harness.bench.results import BenchRow, summarize
+from keel.agent.harness.bench.task_config import TaskConfig
+from keel.agent.harness.bench.tasks import TaskFolderError, find_tasks, load_task
+from keel.agent.harness.bench.verifier import read_reward
 
 
 def test_dockerfile_subset_becomes_copy_and_run_steps_in_the_workdir():

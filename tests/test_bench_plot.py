@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 from keel_cli import run_keel
 
-from keel.agent.bench.results import BenchRow, BenchSummary, read_summary, summarize, write_summary
+from keel.agent.harness.bench.results import (
+    BenchRow,
+    BenchSummary,
+    read_summary,
+    summarize,
+    write_summary,
+)
 
 pytest.importorskip("matplotlib", reason="the plot needs the bench extra (matplotlib)")
 
@@ -31,7 +37,7 @@ def _check_layout(summaries: list[BenchSummary]) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.text import Text
 
-    from keel.agent.bench.report import pareto_figure
+    from keel.agent.harness.bench.report import pareto_figure
 
     figure = pareto_figure(summaries)
     canvas = FigureCanvasAgg(figure)

@@ -9,7 +9,7 @@ import pytest
 from bench_support import make_task
 from keel_cli import run_keel
 
-from keel.agent.bench.results import read_rows
+from keel.agent.harness.bench.results import read_rows
 
 pytestmark = [
     pytest.mark.slow,

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from keel.agent.model.reply import ModelReply
-from keel.agent.protocol import TokenUsage, ToolCall
-from keel.agent.testing.scripted_server import ChatRequest
+from keel.agent.core.model.reply import ModelReply
+from keel.agent.core.protocol import TokenUsage, ToolCall
+from keel.agent.harness.testing.scripted_server import ChatRequest
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from keel_cli import keel_env
 
-from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
-from keel.agent.testing.scripted_wire import content_text
+from keel.agent.harness.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_wire import content_text
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from keel_cli import KEEL, keel_env
 
-from keel.agent.bench.dockerfile import parse_dockerfile
-from keel.agent.bench.tasks import BenchTask, find_tasks
+from keel.agent.harness.bench.dockerfile import parse_dockerfile
+from keel.agent.harness.bench.tasks import BenchTask, find_tasks
 
 SUITE = Path(__file__).resolve().parent.parent / "bench" / "suite"
 CACHES = {"__pycache__", ".ruff_cache", ".pytest_cache"}  # left by tools run here, never shipped

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from keel_cli import git_repo, keel_env
 
-from keel.agent.git.checkpoints import CheckpointGuard, CheckpointStore, FileChange
+from keel.agent.core.git.checkpoints import CheckpointGuard, CheckpointStore, FileChange
 
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
 # `keel undo` as a real process; the same parser and command the `keel` console script dispatches to.
@@ -21,7 +21,7 @@ UNDO_MAIN = (
     "from keel.agent.cli.undo import add_undo_parser, undo_command\n"
     "parser = argparse.ArgumentParser(prog='keel')\n"
     "add_undo_parser(parser.add_subparsers(dest='command'))\n"
-    "from keel.agent.errors import KeelError\n"
+    "from keel.agent.core.errors import KeelError\n"
     "try:\n"
     "    sys.exit(undo_command(parser.parse_args(sys.argv[1:])))\n"
     "except KeelError as exc:\n"

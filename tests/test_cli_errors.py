@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from keel_cli import git_repo, run_keel
 
-from keel.agent.testing.scripted_server import Reply
+from keel.agent.harness.testing.scripted_server import Reply
 
 MODEL = ("--model", "openai/any", "--api-base", "http://127.0.0.1:9/v1")
 

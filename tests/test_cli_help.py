@@ -7,7 +7,7 @@ import re
 import pytest
 from keel_cli import git_repo, run_keel
 
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 
 
 def keel_help(tmp_path, *command: str) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from keel_cli import git_repo, run_keel, run_streamed
 
-from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
 
 SUMMARY_MARK = "You are summarizing your own work"
 
@@ -188,9 +188,9 @@ def test_the_loop_guard_counts_within_a_task_not_across_tasks(
     """One session, six tasks, each reading the same file once and answering: no warning, no stop."""
     import asyncio
 
-    from keel.agent.protocol import SessionFinished, ToolFinished, UserPrompt
-    from keel.agent.session import Session
-    from keel.agent.settings import SessionSettings
+    from keel.agent.core.protocol import SessionFinished, ToolFinished, UserPrompt
+    from keel.agent.core.session import Session
+    from keel.agent.core.settings import SessionSettings
 
     read = ScriptedToolCall(name="read_file", arguments={"path": "mod1.py", "limit": 5})
     server = scripted_server([Reply(tool_calls=[read]), Reply(text="It defines f.")] * 6)
@@ -219,9 +219,9 @@ def test_compact_op_summarizes_on_request(scripted_server, tmp_path):
     import asyncio
     import os
 
-    from keel.agent.protocol import Compact, ContextSummarized, SessionFinished, UserPrompt
-    from keel.agent.session import Session
-    from keel.agent.settings import SessionSettings
+    from keel.agent.core.protocol import Compact, ContextSummarized, SessionFinished, UserPrompt
+    from keel.agent.core.session import Session
+    from keel.agent.core.settings import SessionSettings
 
     script = LongSession(steps=3)
     server = scripted_server(script)
@@ -257,7 +257,7 @@ def test_without_a_budget_the_task_gets_an_estimate(scripted_server, tmp_path):
     repo = big_repo(tmp_path / "repo", files=3)
     result = run_streamed(server.url, "say hi", cwd=repo, home=tmp_path / "home")
     assert result.returncode == 0
-    from keel.agent.context.budget import auto_budget
+    from keel.agent.core.context.budget import auto_budget
 
     expected = auto_budget("say hi", 3)
     assert f"of a {expected:,}-token budget" in server.requests[0].messages[-1]["content"]

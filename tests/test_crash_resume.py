@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from keel_cli import KEEL, git_repo, keel_env, run_keel
 
-from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
 from keel.tools.editing.fileio import TEMP_SUFFIX
 
 KILLS = int(os.environ.get("CRASH_KILLS", "50"))
@@ -32,7 +32,7 @@ PARALLEL = 4
 KILLS_PER_SESSION = 5
 SEED = 20250807
 INTERRUPTED = (
-    "Interrupted before it finished."  # what keel.agent.fold answers an unfinished call with
+    "Interrupted before it finished."  # what keel.agent.core.fold answers an unfinished call with
 )
 FINAL = "All twelve steps are done."
 

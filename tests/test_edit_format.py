@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from keel.agent.config import LoopSettings
-from keel.agent.context.edit_format import WHOLE_FILE_MAX_LINES, edit_format
-from keel.agent.context.small_project import ProjectFile
-from keel.agent.profile import ModelProfile
-from keel.agent.strategies.small import SmallModel
-from keel.agent.system_prompt import SystemPrompt
-from keel.agent.workspace_facts import gather_facts
+from keel.agent.core.config import LoopSettings
+from keel.agent.core.context.edit_format import WHOLE_FILE_MAX_LINES, edit_format
+from keel.agent.core.context.small_project import ProjectFile
+from keel.agent.core.profile import ModelProfile
+from keel.agent.core.strategies.small import SmallModel
+from keel.agent.core.system_prompt import SystemPrompt
+from keel.agent.core.workspace_facts import gather_facts
 from keel.prompts import render
 from keel.tools import small_model_tools
 from keel.tools.registry import ToolRegistry

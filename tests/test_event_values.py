@@ -14,8 +14,8 @@ from keel_cli import git_repo
 from pydantic import ValidationError
 from session_support import until_finished
 
-from keel.agent.fold import apply
-from keel.agent.protocol import (
+from keel.agent.core.fold import apply
+from keel.agent.core.protocol import (
     RUNNING_TURN,
     AnyEvent,
     AssistantMessage,
@@ -26,11 +26,11 @@ from keel.agent.protocol import (
     UserPrompt,
     parse_event,
 )
-from keel.agent.session import Session
-from keel.agent.settings import SessionSettings
-from keel.agent.state import SessionState
-from keel.agent.store import read_events
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.core.session import Session
+from keel.agent.core.settings import SessionSettings
+from keel.agent.core.state import SessionState
+from keel.agent.core.store import read_events
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 
 EVENT_CLASSES = get_args(get_args(AnyEvent)[0])
 

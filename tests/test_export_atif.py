@@ -15,7 +15,7 @@ from keel_cli import git_repo, run_keel, run_streamed
 from test_bench import Solver
 from test_context_budget import LongSession, big_repo
 
-from keel.agent.protocol import (
+from keel.agent.core.protocol import (
     AssistantMessage,
     SessionStarted,
     TokenUsage,
@@ -24,9 +24,9 @@ from keel.agent.protocol import (
     TurnTokens,
     UserMessage,
 )
-from keel.agent.rollouts.atif import segment_name, session_trajectories
-from keel.agent.rollouts.reward import reward
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.harness.rollouts.atif import segment_name, session_trajectories
+from keel.agent.harness.rollouts.reward import reward
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 
 
 def log_events(home: Path) -> list[dict]:

@@ -8,7 +8,7 @@ from pathlib import Path
 from keel_cli import git_repo
 from small_model_support import call, keel_messages, run_task, served_settings
 
-from keel.agent.context.files_that_matter import (
+from keel.agent.core.context.files_that_matter import (
     defining_files,
     files_that_matter,
     ranked_files,
@@ -16,7 +16,7 @@ from keel.agent.context.files_that_matter import (
     share_of_window,
     task_identifiers,
 )
-from keel.agent.testing.scripted_server import Reply
+from keel.agent.harness.testing.scripted_server import Reply
 from keel.tools.codeintel.ranking import RankedDefinition
 from keel.tools.codeintel.tags import Definition, FileTags
 

@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 from keel_cli import git_repo
 
-from keel.agent.fold import fold
-from keel.agent.protocol import (
+from keel.agent.core.fold import fold
+from keel.agent.core.protocol import (
     AnyEvent,
     ApprovalDecided,
     ApprovalDecision,
@@ -39,18 +39,18 @@ from keel.agent.protocol import (
     UserMessage,
     UserPrompt,
 )
-from keel.agent.session import Session
-from keel.agent.settings import SessionSettings
-from keel.agent.state import SessionState
-from keel.agent.store import read_events
-from keel.agent.testing.scripted_server import (
+from keel.agent.core.session import Session
+from keel.agent.core.settings import SessionSettings
+from keel.agent.core.state import SessionState
+from keel.agent.core.store import read_events
+from keel.agent.harness.testing.scripted_server import (
     ChatRequest,
     RecordedRequest,
     Reply,
     ScriptedServer,
     ScriptedToolCall,
 )
-from keel.agent.testing.scripted_wire import estimate_completion_tokens
+from keel.agent.harness.testing.scripted_wire import estimate_completion_tokens
 from keel.tools.base import FileStamp, ToolKind
 
 EXAMPLES = int(os.environ.get("FOLD_EXAMPLES", "50"))

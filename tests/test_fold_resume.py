@@ -12,9 +12,9 @@ from keel_cli import git_repo, run_streamed
 from session_support import until_finished
 from test_fold_property import served_usage
 
-from keel.agent.context.budget import auto_budget
-from keel.agent.fold import fold
-from keel.agent.protocol import (
+from keel.agent.core.context.budget import auto_budget
+from keel.agent.core.fold import fold
+from keel.agent.core.protocol import (
     BudgetSet,
     Compact,
     ContextSummarized,
@@ -26,11 +26,11 @@ from keel.agent.protocol import (
     UserPrompt,
     parse_event,
 )
-from keel.agent.session import Session
-from keel.agent.settings import SessionSettings
-from keel.agent.state import SessionState
-from keel.agent.store import read_events, sessions_dir
-from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
+from keel.agent.core.session import Session
+from keel.agent.core.settings import SessionSettings
+from keel.agent.core.state import SessionState
+from keel.agent.core.store import read_events, sessions_dir
+from keel.agent.harness.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
 
 SUMMARY_MARK = "You are summarizing your own work"
 

@@ -13,8 +13,8 @@ import pytest
 from keel_cli import KeelResult, git_repo, run_keel
 from small_model_support import CALC, CAPABLE, FIX, SMALL, call, model_answer
 
-from keel.agent.testing.scripted_server import Reply, ReplyLike, ScriptedServer
-from keel.agent.testing.scripted_wire import ChatRequest, content_text
+from keel.agent.harness.testing.scripted_server import Reply, ReplyLike, ScriptedServer
+from keel.agent.harness.testing.scripted_wire import ChatRequest, content_text
 from keel.tools.apply_patch import ApplyPatchTool
 
 MODELS = pytest.mark.parametrize("model", [CAPABLE, SMALL], ids=["capable", "small"])

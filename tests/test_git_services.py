@@ -10,10 +10,10 @@ import threading
 import pytest
 from keel_cli import git_repo
 
-from keel.agent.git.checkpoints import CheckpointError, CheckpointStore
-from keel.agent.git.lock import file_lock
-from keel.agent.git.runner import Git, GitError, toplevel
-from keel.agent.git.undo import plan_undo
+from keel.agent.core.git.checkpoints import CheckpointError, CheckpointStore
+from keel.agent.core.git.lock import file_lock
+from keel.agent.core.git.runner import Git, GitError, toplevel
+from keel.agent.core.git.undo import plan_undo
 
 
 def test_a_failing_command_raises_the_services_error_naming_it_and_gits_reason(tmp_path):
@@ -58,7 +58,7 @@ def test_a_missing_directory_is_not_reported_as_git_missing(tmp_path):
 HOLDER = """
 import sys
 from pathlib import Path
-from keel.agent.git.lock import file_lock
+from keel.agent.core.git.lock import file_lock
 
 with file_lock(Path(sys.argv[1])):
     print("held", flush=True)

@@ -1,4 +1,4 @@
-"""keel as a Harbor agent (agent/bench/harbor_agent.py), checked with the real harbor==0.21.0 in a Python
+"""keel as a Harbor agent (agent/harness/bench/harbor_agent.py), checked with the real harbor==0.21.0 in a Python
 >= 3.12 venv: Harbor's import-path loading, the commands it would run in a container (no Docker here: a
 recording environment stands in), keel's real stream-json into AgentContext, and Harbor's Task loader on
 every folder of bench/suite/ and on a tiny task made here.
@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from keel_cli import git_repo, run_streamed
 
-from keel.agent.testing.scripted_server import (
+from keel.agent.harness.testing.scripted_server import (
     Reply,
     ScriptedServer,
     ScriptedToolCall,
@@ -169,7 +169,7 @@ def report(harbor_venv: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
 def test_harbor_loads_keel_by_import_path(report: dict[str, Any]) -> None:
     import keel
 
-    assert report["class"] == "keel.agent.bench.harbor_agent:KeelAgent"
+    assert report["class"] == "keel.agent.harness.bench.harbor_agent:KeelAgent"
     assert report["name"] == "keel"
     assert report["version"] == keel.__version__
     assert report["agent_info"]["model_info"] == {"name": "gpt-4o-mini", "provider": "openai"}
@@ -188,7 +188,7 @@ def test_setup_ships_this_checkout_and_installs_it_in_its_own_venv(report: dict[
     assert calls.index(sdist) < calls.index(install)
     # the sdist pip builds in the container holds the code and the prompts, and no tests
     wheel = report["wheel"]
-    assert "keel/agent/bench/harbor_agent.py" in wheel
+    assert "keel/agent/harness/bench/harbor_agent.py" in wheel
     assert any(n.startswith("keel/prompts/") and n.endswith(".j2") for n in wheel)
     assert not any(n.startswith(("keel/tests/", "tests/")) for n in wheel)
 

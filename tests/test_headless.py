@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from keel_cli import KEEL, git_repo, keel_env, run_keel, run_streamed
 
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 
 BUGGY = {
     "calc.py": "def add(a, b):\n    return a - b\n",

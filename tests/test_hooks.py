@@ -10,8 +10,8 @@ import pytest
 from keel_cli import git_repo, run_streamed
 from small_model_support import call
 
-from keel.agent.testing.scripted_server import Reply
-from keel.agent.testing.scripted_wire import content_text
+from keel.agent.harness.testing.scripted_server import Reply
+from keel.agent.harness.testing.scripted_wire import content_text
 
 # A PreToolUse hook as Claude Code's docs teach it: read the event on stdin, exit 2 with the reason on stderr.
 BLOCK_RM = """#!/usr/bin/env python3
@@ -170,7 +170,7 @@ def test_prompt_and_stop_hooks_add_context_and_keep_the_agent_going(
 def test_the_tui_asks_to_trust_a_repository_whose_only_config_is_claude_code_hooks(
     workspace, tmp_path, monkeypatch
 ):
-    from keel.agent.config_files import ConfigSources
+    from keel.agent.core.config_files import ConfigSources
     from keel.tui.launch import settle_trust
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / "config"))
@@ -228,8 +228,8 @@ DENY = json.dumps(
 def test_a_hooks_answer_is_read_as_claude_code_reads_it(
     event, exit_code, stdout, stderr, blocked, said
 ):
-    from keel.agent.hooks.runner import HookRun
-    from keel.agent.hooks.session_hooks import _verdict
+    from keel.agent.core.hooks.runner import HookRun
+    from keel.agent.core.hooks.session_hooks import _verdict
 
     verdict = _verdict(event, HookRun(exit_code, stdout, stderr, 1))
     assert verdict.blocked is blocked
@@ -237,9 +237,9 @@ def test_a_hooks_answer_is_read_as_claude_code_reads_it(
 
 
 async def test_a_hook_that_hangs_is_stopped_at_its_timeout_and_blocks_nothing(ctx):
-    from keel.agent.hooks.config import HookGroup
-    from keel.agent.hooks.session_hooks import Hooks
-    from keel.agent.protocol import HookRan
+    from keel.agent.core.hooks.config import HookGroup
+    from keel.agent.core.hooks.session_hooks import Hooks
+    from keel.agent.core.protocol import HookRan
 
     ran: list[HookRan] = []
     group = HookGroup(command="cat > got.json; sleep 30", timeout=1)

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from keel.agent.model.http1 import ConnectFailed, ConnectionLost, HTTP1Client
+from keel.agent.core.model.http1 import ConnectFailed, ConnectionLost, HTTP1Client
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 

@@ -13,7 +13,7 @@ from typing import Any
 from atif import Trajectory
 from keel_cli import git_repo, run_keel, run_streamed
 
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 from keel.tools.images.image_file import MAX_IMAGE_BYTES
 
 VISION = "openai/gpt-4o"  # litellm's model map: supports_vision
@@ -187,7 +187,7 @@ def test_the_atif_export_carries_the_images_as_content_parts(scripted_server, tm
 
 
 def test_a_secret_in_the_text_beside_an_image_is_redacted_on_the_wire():
-    from keel.agent.model.redact import MASK, Redactor, _redact_message
+    from keel.agent.core.model.redact import MASK, Redactor, _redact_message
 
     secret = "cnry7x0123456789abcdef01234567"
     image = {"type": "image_url", "image_url": {"url": data_url(png())}}

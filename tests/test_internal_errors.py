@@ -13,16 +13,16 @@ import litellm
 import pytest
 from keel_cli import git_repo, run_keel, run_streamed
 
-from keel.agent.diagnostics import (
+from keel.agent.core.diagnostics import (
     FAULT_ENV,
     INTERNAL_ERROR,
     log_internal_error,
     set_debug,
     tracebacks_held,
 )
-from keel.agent.errors import ProviderError, RetryableProviderError
-from keel.agent.model.client import classify
-from keel.agent.testing.scripted_server import Reply
+from keel.agent.core.errors import ProviderError, RetryableProviderError
+from keel.agent.core.model.client import classify
+from keel.agent.harness.testing.scripted_server import Reply
 
 
 @pytest.fixture
@@ -152,9 +152,9 @@ def test_a_ui_holds_debug_tracebacks_until_it_lets_go_of_the_terminal(
 async def test_a_bug_during_compact_is_logged_and_the_session_goes_on(
     scripted_server, repo, tmp_path, monkeypatch
 ):
-    from keel.agent.protocol import Compact, Error, SessionFinished, TurnStarted, UserPrompt
-    from keel.agent.session import Session
-    from keel.agent.settings import SessionSettings
+    from keel.agent.core.protocol import Compact, Error, SessionFinished, TurnStarted, UserPrompt
+    from keel.agent.core.session import Session
+    from keel.agent.core.settings import SessionSettings
 
     home = tmp_path / "home"
     monkeypatch.setenv("KEEL_HOME", str(home))

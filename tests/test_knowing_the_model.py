@@ -11,10 +11,10 @@ from keel_cli import git_repo, run_keel
 from session_support import until_finished
 from small_model_support import CALC, CAPABLE, FIX, call, keel_messages, run_task, served_settings
 
-from keel.agent.protocol import UserPrompt
-from keel.agent.session import Session
-from keel.agent.store import read_events
-from keel.agent.testing.scripted_server import Reply, ScriptedServer
+from keel.agent.core.protocol import UserPrompt
+from keel.agent.core.session import Session
+from keel.agent.core.store import read_events
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedServer
 
 QWEN_15B_PARAMS = 1_543_714_304  # what llama.cpp's server reports for Qwen2.5-Coder-1.5B
 BROKEN = Reply(text='{"name": "read_file", "arguments": {"path": calc.py}}')  # not JSON: corrected

@@ -10,8 +10,8 @@ import pytest
 from keel_cli import git_repo, run_keel
 from local_model_support import PIECES_INSTALLED, PROJECT, linked_home, needs_llama, needs_pieces
 
-from keel.agent.errors import ConfigError
-from keel.agent.model.local.assemble import (
+from keel.agent.core.errors import ConfigError
+from keel.agent.core.model.local.assemble import (
     LocalModelUnavailable,
     assemble,
     check_model_file,
@@ -19,7 +19,7 @@ from keel.agent.model.local.assemble import (
     find_pieces,
     model_status,
 )
-from keel.agent.model.local.catalog import QWEN_05B, default_model
+from keel.agent.core.model.local.catalog import QWEN_05B, default_model
 
 MODEL_FILE, EXPECTED_SIZE, EXPECTED_SHA256 = QWEN_05B.file, QWEN_05B.size, QWEN_05B.sha256
 
@@ -187,8 +187,8 @@ def test_keel_runs_on_the_embedded_model_with_nothing_configured(assembled, tmp_
 def test_a_configured_keel_local_model_is_the_embedded_one_and_keeps_a_chosen_protocol(
     assembled, tmp_path, monkeypatch
 ):
-    from keel.agent.config import KeelConfig
-    from keel.agent.settings import settings_from_config
+    from keel.agent.core.config import KeelConfig
+    from keel.agent.core.settings import settings_from_config
 
     monkeypatch.setenv("KEEL_HOME", str(linked_home(assembled[0], tmp_path / "home")))
     chosen = settings_from_config(
@@ -229,7 +229,7 @@ async def test_the_tui_answers_on_the_embedded_model_with_nothing_configured(
     """The model is described for the first paint, made ready after it, and answers a typed prompt."""
     from tui_support import type_text, wait_until
 
-    from keel.agent.config import KeelConfig
+    from keel.agent.core.config import KeelConfig
     from keel.tui.app import KeelApp, initial_settings
     from keel.tui.transcript import AssistantEntry, ToolEntry
 
@@ -258,7 +258,7 @@ PLAIN_BUILD = "CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 1 | AVX512_VNNI = 1 | OPENMP
 
 
 def test_extra_weight_buffers_are_off_only_for_a_build_with_amx_kernels_unless_set():
-    from keel.agent.model.local.llama_loading import extra_buffers_wanted
+    from keel.agent.core.model.local.llama_loading import extra_buffers_wanted
 
     assert not extra_buffers_wanted(AMX_BUILD, None)  # the path that crashes on Xeons with AMX
     assert extra_buffers_wanted(
@@ -289,7 +289,7 @@ def _fake_llama_cpp(system_info: str) -> SimpleNamespace:
 def test_build_llama_loads_without_extra_buffers_on_an_amx_build_and_restores_the_defaults(
     monkeypatch,
 ):
-    from keel.agent.model.local.llama_loading import build_llama
+    from keel.agent.core.model.local.llama_loading import build_llama
 
     monkeypatch.delenv("KEEL_LOCAL_EXTRA_BUFFERS", raising=False)
     amx = _fake_llama_cpp(AMX_BUILD)

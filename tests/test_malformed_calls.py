@@ -7,7 +7,7 @@ from itertools import pairwise
 
 from keel_cli import git_repo, run_streamed
 
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 
 HUGE = 120_000
 

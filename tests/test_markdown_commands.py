@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from keel_cli import git_repo, run_streamed
 
-from keel.agent.commands.front_matter import split_front_matter
-from keel.agent.commands.markdown import expand, expand_prompt, find_commands
-from keel.agent.testing.scripted_wire import content_text
+from keel.agent.core.commands.front_matter import split_front_matter
+from keel.agent.core.commands.markdown import expand, expand_prompt, find_commands
+from keel.agent.harness.testing.scripted_wire import content_text
 from keel.tui.commands import CommandError, command_names, parse_command
 
 # as Claude Code's docs write a project command

@@ -17,12 +17,12 @@ import pytest
 from keel_cli import KEEL, git_repo, keel_env, run_keel, run_streamed
 from session_support import until_finished
 
-from keel.agent.config import load_file
-from keel.agent.errors import ConfigError
-from keel.agent.protocol import Error, ToolFinished, UserPrompt
-from keel.agent.session import Session
-from keel.agent.settings import SessionSettings
-from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
+from keel.agent.core.config import load_file
+from keel.agent.core.errors import ConfigError
+from keel.agent.core.protocol import Error, ToolFinished, UserPrompt
+from keel.agent.core.session import Session
+from keel.agent.core.settings import SessionSettings
+from keel.agent.harness.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
 from keel.tools.exec.sandbox_policy import SandboxMode, SandboxPolicy
 from keel.tools.mcp.config import McpServerConfig
 from keel.tools.mcp.tool import render_result, tool_name
@@ -331,7 +331,7 @@ def test_results_are_text_with_pictures_named_and_long_ones_cut():
 
 
 def test_the_sdk_is_not_imported_without_a_configured_server():
-    probe = "import sys; import keel.agent.session; print('mcp' in sys.modules)"
+    probe = "import sys; import keel.agent.core.session; print('mcp' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
 

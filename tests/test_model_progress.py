@@ -6,8 +6,8 @@ import io
 import json
 
 from keel.agent.cli.headless import StreamJsonPrinter, TextPrinter
-from keel.agent.protocol import AssistantMessage, ModelProgress, parse_event
-from keel.agent.store import SessionLog, read_events
+from keel.agent.core.protocol import AssistantMessage, ModelProgress, parse_event
+from keel.agent.core.store import SessionLog, read_events
 from keel.tui.transcript import NoticeEntry, SessionStats, Transcript
 from keel.tui.widgets.status_bar import status_text
 
@@ -84,7 +84,7 @@ def test_the_ui_status_follows_the_first_step_and_clears_when_the_model_answers(
 
 
 def test_a_dead_worker_is_said_once_in_the_transcript():
-    from keel.agent.protocol import Error, SessionFinished, TokenUsage
+    from keel.agent.core.protocol import Error, SessionFinished, TokenUsage
 
     transcript = Transcript(SessionStats(model="keel-local/m"))
     message = "the embedded model's worker process died (SIGSEGV, segmentation fault)"

@@ -3,7 +3,7 @@ asks about, word for word what the model was told before the text moved there.""
 
 from __future__ import annotations
 
-from keel.agent.approval import Approvals
+from keel.agent.core.approval import Approvals
 from keel.prompts import render
 from keel.tools.base import ToolKind
 from keel.tools.editing.matching import Stage

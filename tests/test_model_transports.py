@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from keel.agent.errors import ContextWindowExceeded, ProviderError, ToolsUnsupported
-from keel.agent.model.client import ModelClient
-from keel.agent.protocol import ModelRetry
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.core.errors import ContextWindowExceeded, ProviderError, ToolsUnsupported
+from keel.agent.core.model.client import ModelClient
+from keel.agent.core.protocol import ModelRetry
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 
 ROOT = Path(__file__).resolve().parent.parent
 HELLO = [{"role": "user", "content": "hi"}]
@@ -143,7 +143,7 @@ def test_direct_client_never_imports_litellm(scripted_server):
     server = scripted_server(["pong"])
     probe = (
         "import asyncio, sys\n"
-        "from keel.agent.model.client import ModelClient, context_window_of\n"
+        "from keel.agent.core.model.client import ModelClient, context_window_of\n"
         f"model = ModelClient(model='openai/any', api_base={server.url!r})\n"
         "reply = asyncio.run(model.complete([{'role': 'user', 'content': 'ping'}], None, print))\n"
         f"window = context_window_of('openai/any', None, 1234, {server.url!r})\n"

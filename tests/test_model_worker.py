@@ -88,7 +88,7 @@ async def test_the_tui_survives_a_dead_worker_and_answers_the_next_prompt(
     """In the UI: a notice, the UI stays usable, and the next prompt starts a new worker that answers."""
     from tui_support import send, wait_until
 
-    from keel.agent.config import KeelConfig
+    from keel.agent.core.config import KeelConfig
     from keel.tui.app import KeelApp, initial_settings
     from keel.tui.transcript import NoticeEntry
 

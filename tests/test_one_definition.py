@@ -14,8 +14,14 @@ from keel_cli import keel_env
 
 from keel.agent.cli.args import build_parser
 from keel.agent.cli.flags import MODEL_FLAGS, config_flags
-from keel.agent.config import ApprovalPolicy, KeelConfig, RunSettings, ToolProtocol, resolve_config
-from keel.agent.errors import (
+from keel.agent.core.config import (
+    ApprovalPolicy,
+    KeelConfig,
+    RunSettings,
+    ToolProtocol,
+    resolve_config,
+)
+from keel.agent.core.errors import (
     ConfigError,
     ExitCode,
     KeelError,
@@ -23,8 +29,8 @@ from keel.agent.errors import (
     UsageError,
     exit_code_for,
 )
-from keel.agent.protocol import FinishStatus
-from keel.agent.settings import SessionSettings, settings_from_config
+from keel.agent.core.protocol import FinishStatus
+from keel.agent.core.settings import SessionSettings, settings_from_config
 from keel.tools.exec.sandbox_policy import SandboxMode
 
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from keel_cli import git_repo, run_keel, run_streamed
 
-from keel.agent.session import Session
-from keel.agent.settings import SessionSettings
-from keel.agent.store import sessions_dir
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.core.session import Session
+from keel.agent.core.settings import SessionSettings
+from keel.agent.core.store import sessions_dir
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 
 CALC = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from keel_cli import git_repo, run_streamed
 
-from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
 
 CALLS = 300
 STEPS = CALLS - 1  # every call but the last asks for one command; the last answers

@@ -10,7 +10,7 @@ import pytest
 from keel_cli import git_repo
 
 import keel
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 
 
 def test_importing_keel_loads_nothing_heavy():
@@ -20,7 +20,7 @@ def test_importing_keel_loads_nothing_heavy():
 
 
 def test_the_public_names_are_the_core_s_own():
-    assert keel.Session.__module__ == "keel.agent.session"
+    assert keel.Session.__module__ == "keel.agent.core.session"
     assert keel.protocol.UserPrompt.__name__ == "UserPrompt"
     assert set(keel.__all__) >= {"Session", "protocol", "run_task", "session_settings"}
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):

@@ -1,4 +1,4 @@
-"""A small model's Python edits read as meant (agent/strategies/python_edits.py): code blocks of definitions with no
+"""A small model's Python edits read as meant (agent/core/strategies/python_edits.py): code blocks of definitions with no
 file named go into their file, and an edit_file that replaces a definition's first line with a whole definition
 replaces the definition. The replies are the 1.5B's, from bench/small_model.py transcripts."""
 
@@ -10,8 +10,8 @@ import pytest
 from keel_cli import git_repo
 from small_model_support import CAPABLE, call, run_task, served_settings
 
-from keel.agent.strategies.python_edits import merged, target_file, widened_old_string
-from keel.agent.testing.scripted_server import Reply
+from keel.agent.core.strategies.python_edits import merged, target_file, widened_old_string
+from keel.agent.harness.testing.scripted_server import Reply
 
 TEXT_UTILS = '''"""String helpers."""
 

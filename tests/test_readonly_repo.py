@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from keel_cli import KEEL, git_repo, keel_env
 
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 
 
 @functools.cache

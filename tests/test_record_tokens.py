@@ -18,11 +18,16 @@ from keel_cli import git_repo, run_keel, run_streamed
 from local_model_support import PROJECT, linked_home, needs_llama, needs_pieces
 from test_context_budget import big_repo, is_summary_request
 
-from keel.agent.model.client import ModelClient
-from keel.agent.model.turn_tokens import turn_tokens
-from keel.agent.protocol import AssistantMessage, ContextSummarized, TurnTokens
-from keel.agent.store import read_events
-from keel.agent.testing.scripted_server import ChatRequest, Reply, ReplyTokens, ScriptedToolCall
+from keel.agent.core.model.client import ModelClient
+from keel.agent.core.model.turn_tokens import turn_tokens
+from keel.agent.core.protocol import AssistantMessage, ContextSummarized, TurnTokens
+from keel.agent.core.store import read_events
+from keel.agent.harness.testing.scripted_server import (
+    ChatRequest,
+    Reply,
+    ReplyTokens,
+    ScriptedToolCall,
+)
 
 NOTHING_SENT = "the server returned no token ids or logprobs"
 
@@ -323,8 +328,8 @@ def test_the_embedded_model_records_its_tokens_and_their_logprobs(assembled, tmp
 
 def test_a_logged_turn_keeps_its_tokens_exact_while_its_text_is_redacted(tmp_path):
     """Only the text of a line is scanned for secrets; the token ids are written as they came."""
-    from keel.agent.model.redact import Redactor
-    from keel.agent.store import SessionLog
+    from keel.agent.core.model.redact import Redactor
+    from keel.agent.core.store import SessionLog
 
     secret = "hunter2-very-secret"
     log = SessionLog(tmp_path / "s.jsonl", Redactor((secret,)))

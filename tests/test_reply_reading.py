@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from keel.agent.generic_failures import call_shaped, echo_of_keel
-from keel.agent.messages import Message, user
-from keel.agent.profile import is_local, is_small_model, model_profile, parameters_in_billions
-from keel.agent.reply_reading import attempted_call, call_example, calls_in_prose
-from keel.agent.state import SessionState
-from keel.agent.strategies.heuristics import asks_for_change, whole_files
+from keel.agent.core.generic_failures import call_shaped, echo_of_keel
+from keel.agent.core.messages import Message, user
+from keel.agent.core.profile import is_local, is_small_model, model_profile, parameters_in_billions
+from keel.agent.core.reply_reading import attempted_call, call_example, calls_in_prose
+from keel.agent.core.state import SessionState
+from keel.agent.core.strategies.heuristics import asks_for_change, whole_files
 from keel.tools import default_tools
 from keel.tools.registry import ToolRegistry
 

@@ -9,7 +9,7 @@ import pytest
 from keel_cli import git_repo
 from session_support import until_finished
 
-from keel.agent.protocol import (
+from keel.agent.core.protocol import (
     AnyEvent,
     ApprovalDecided,
     ApprovalRequested,
@@ -17,10 +17,10 @@ from keel.agent.protocol import (
     ToolFinished,
     UserPrompt,
 )
-from keel.agent.session import Session
-from keel.agent.settings import SessionSettings
-from keel.agent.store import read_events
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.core.session import Session
+from keel.agent.core.settings import SessionSettings
+from keel.agent.core.store import read_events
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 from keel.tools.base import ToolKind
 
 

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from keel.agent.rollouts.reward import (
+from keel.agent.harness.rollouts.reward import (
     LengthPenalty,
     RewardConfig,
     group_advantages,

@@ -18,8 +18,13 @@ from test_context_budget import big_repo, is_summary_request
 from test_record_tokens import tokens_for
 
 import keel
-from keel.agent.rollouts.atif import segment_name
-from keel.agent.testing.scripted_server import ChatRequest, Reply, ReplyTokens, ScriptedToolCall
+from keel.agent.harness.rollouts.atif import segment_name
+from keel.agent.harness.testing.scripted_server import (
+    ChatRequest,
+    Reply,
+    ReplyTokens,
+    ScriptedToolCall,
+)
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 CALC = {"calc.py": "def add(a, b):\n    return a - b\n"}

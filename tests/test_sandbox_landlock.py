@@ -19,7 +19,7 @@ from keel_cli import git_repo, run_keel
 from sandbox_support import make_ctx, run_in, serve_greetings
 from sandbox_support import path_without_bwrap as bwrap_free_path
 
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 from keel.tools.base import ToolContext
 from keel.tools.exec.landlock_plan import may_make_mount_namespace
 from keel.tools.exec.sandbox_mechanism import (

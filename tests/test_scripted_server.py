@@ -12,8 +12,13 @@ import litellm
 import pytest
 from litellm.exceptions import MidStreamFallbackError
 
-from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall, UsageOverride
-from keel.agent.testing.scripted_wire import estimate_prompt_tokens
+from keel.agent.harness.testing.scripted_server import (
+    ChatRequest,
+    Reply,
+    ScriptedToolCall,
+    UsageOverride,
+)
+from keel.agent.harness.testing.scripted_wire import estimate_prompt_tokens
 
 litellm.suppress_debug_info = True
 
@@ -282,7 +287,14 @@ def test_runs_by_hand_from_a_json_script(tmp_path: Path):
     script = tmp_path / "script.json"
     script.write_text(json.dumps(["hello", {"tool_calls": [{"name": "read_file"}]}]))
     process = subprocess.Popen(
-        [sys.executable, "-m", "keel.agent.testing.scripted_server", str(script), "--port", "0"],
+        [
+            sys.executable,
+            "-m",
+            "keel.agent.harness.testing.scripted_server",
+            str(script),
+            "--port",
+            "0",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -11,7 +11,7 @@ import secrets
 
 from keel_cli import git_repo, run_keel
 
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 
 
 def canaries() -> tuple[dict[str, str], dict[str, str]]:
@@ -115,7 +115,7 @@ def test_canaries_never_leave_the_process(scripted_server, tmp_path):
 
 
 def test_every_key_shape_is_masked_in_plain_text():
-    from keel.agent.model.redact import MASK, Redactor
+    from keel.agent.core.model.redact import MASK, Redactor
 
     body = "A" * 24
     shapes = [

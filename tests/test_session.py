@@ -11,7 +11,7 @@ from keel_cli import git_repo
 from process_support import processes_in
 from session_support import until_finished
 
-from keel.agent.protocol import (
+from keel.agent.core.protocol import (
     ApprovalRequested,
     Approve,
     AssistantDelta,
@@ -20,10 +20,10 @@ from keel.agent.protocol import (
     ToolStarted,
     UserPrompt,
 )
-from keel.agent.session import Session
-from keel.agent.settings import SessionSettings
-from keel.agent.store import read_events
-from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
+from keel.agent.core.session import Session
+from keel.agent.core.settings import SessionSettings
+from keel.agent.core.store import read_events
+from keel.agent.harness.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
 
 
 @pytest.fixture

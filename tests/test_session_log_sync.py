@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from keel.agent.fold import apply
-from keel.agent.protocol import BudgetSet, TurnStarted, UserMessage
-from keel.agent.state import SessionState
-from keel.agent.store import SessionLog, read_events
+from keel.agent.core.fold import apply
+from keel.agent.core.protocol import BudgetSet, TurnStarted, UserMessage
+from keel.agent.core.state import SessionState
+from keel.agent.core.store import SessionLog, read_events
 
 
 async def test_sync_soon_then_aclose_keeps_every_line_and_closes_the_file(tmp_path: Path) -> None:

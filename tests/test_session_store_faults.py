@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from keel_cli import KEEL, git_repo, keel_env, run_keel, run_streamed
 
-from keel.agent.protocol import SessionStarted
-from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
+from keel.agent.core.protocol import SessionStarted
+from keel.agent.harness.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
 
 LONG_ANSWER = "The answer, at length. " * 2000  # ~46 KB: needs fresh blocks of the log file
 
@@ -294,8 +294,8 @@ def test_a_huge_line_in_a_log_is_cut_on_resume_to_fit_the_window(scripted_server
 
 
 def test_a_line_over_the_bound_is_read_in_part_and_kept_with_a_note(tmp_path):
-    from keel.agent.log_lines import read_line_events
-    from keel.agent.protocol import (
+    from keel.agent.core.log_lines import read_line_events
+    from keel.agent.core.protocol import (
         AssistantMessage,
         ToolCall,
         ToolFinished,
@@ -332,9 +332,9 @@ def test_a_line_over_the_bound_is_read_in_part_and_kept_with_a_note(tmp_path):
 
 
 def test_a_resumed_text_over_a_quarter_of_the_window_is_cut_to_fit_it():
-    from keel.agent.context.bounds import bound_events, token_limit
-    from keel.agent.model.tokens import count_text
-    from keel.agent.protocol import UserMessage
+    from keel.agent.core.context.bounds import bound_events, token_limit
+    from keel.agent.core.model.tokens import count_text
+    from keel.agent.core.protocol import UserMessage
 
     small, large = UserMessage(text="word " * 1000), UserMessage(text="word " * 100_000)
     kept, cut = bound_events([small, large], 32_768)

@@ -6,10 +6,10 @@ import tomllib
 
 import pytest
 
-from keel.agent.setup.output import with_test_command
-from keel.agent.setup.sandboxed import CommandRun
-from keel.agent.setup.summary import TestCount, count_tests
-from keel.agent.setup.verify import judge_test_run
+from keel.agent.harness.setup.output import with_test_command
+from keel.agent.harness.setup.sandboxed import CommandRun
+from keel.agent.harness.setup.summary import TestCount, count_tests
+from keel.agent.harness.setup.verify import judge_test_run
 
 NODE_SPEC = "✔ adds (0.5ms)\nℹ tests 4\nℹ suites 0\nℹ pass 3\nℹ fail 1\nℹ cancelled 0\n"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from keel_cli import git_repo, run_streamed
 
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 
 SKILL = """---
 name: release-notes

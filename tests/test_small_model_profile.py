@@ -17,9 +17,9 @@ from small_model_support import (
     served_settings,
 )
 
-from keel.agent.model.tokens import count_json, count_text
-from keel.agent.protocol import AssistantMessage, ToolFinished
-from keel.agent.testing.scripted_server import Reply
+from keel.agent.core.model.tokens import count_json, count_text
+from keel.agent.core.protocol import AssistantMessage, ToolFinished
+from keel.agent.harness.testing.scripted_server import Reply
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from keel_cli import git_repo, run_streamed
 
-from keel.agent.testing.scripted_server import Reply
+from keel.agent.harness.testing.scripted_server import Reply
 
 TRANSPORTS = [
     pytest.param({}, id="direct"),

@@ -1,4 +1,4 @@
-"""What differs by kind of model is a strategy (agent/strategies/): chosen from the profile, switched when the
+"""What differs by kind of model is a strategy (agent/core/strategies/): chosen from the profile, switched when the
 session moves its model, its state folded from events so that a resume rebuilds it, and its end-of-task hook
 able to send a message instead of ending. Sessions against the scripted server over real HTTP."""
 
@@ -11,17 +11,17 @@ from keel_cli import git_repo
 from session_support import until_finished
 from small_model_support import CALC, CAPABLE, FIX, call, keel_messages, served_settings
 
-from keel.agent.config import LoopSettings
-from keel.agent.profile import ModelProfile
-from keel.agent.protocol import ToolFinished, UserMessage, UserPrompt
-from keel.agent.session import Session
-from keel.agent.strategies.base import Workspace
-from keel.agent.strategies.capable import Capable
-from keel.agent.strategies.choose import strategy_for
-from keel.agent.strategies.ending import Ending
-from keel.agent.strategies.small import SmallModel
-from keel.agent.strategies.state import StrategyState
-from keel.agent.testing.scripted_server import Reply
+from keel.agent.core.config import LoopSettings
+from keel.agent.core.profile import ModelProfile
+from keel.agent.core.protocol import ToolFinished, UserMessage, UserPrompt
+from keel.agent.core.session import Session
+from keel.agent.core.strategies.base import Workspace
+from keel.agent.core.strategies.capable import Capable
+from keel.agent.core.strategies.choose import strategy_for
+from keel.agent.core.strategies.ending import Ending
+from keel.agent.core.strategies.small import SmallModel
+from keel.agent.core.strategies.state import StrategyState
+from keel.agent.harness.testing.scripted_server import Reply
 
 BROKEN = Reply(text='{"name": "read_file", "arguments": {"path": calc.py}}')  # not JSON: corrected
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from keel.agent.subagents.definitions import find_definitions, parse_definition
-from keel.agent.subagents.frontmatter import FrontMatterError, split_front_matter
-from keel.agent.subagents.tool_grant import grant_tools
+from keel.agent.core.subagents.definitions import find_definitions, parse_definition
+from keel.agent.core.subagents.frontmatter import FrontMatterError, split_front_matter
+from keel.agent.core.subagents.tool_grant import grant_tools
 
 PARENT_TOOLS = [
     "read_file",

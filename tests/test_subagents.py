@@ -11,7 +11,7 @@ import pytest
 from keel_cli import git_repo, run_keel, run_streamed
 from session_support import until_finished
 
-from keel.agent.protocol import (
+from keel.agent.core.protocol import (
     ApprovalRequested,
     Approve,
     BudgetUpdated,
@@ -22,12 +22,12 @@ from keel.agent.protocol import (
     ToolFinished,
     UserPrompt,
 )
-from keel.agent.rollouts.atif import log_trajectories
-from keel.agent.session import Session
-from keel.agent.settings import SessionSettings
-from keel.agent.store import read_events, sessions_dir
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall, UsageOverride
-from keel.agent.trust import trust_folder
+from keel.agent.core.session import Session
+from keel.agent.core.settings import SessionSettings
+from keel.agent.core.store import read_events, sessions_dir
+from keel.agent.core.trust import trust_folder
+from keel.agent.harness.rollouts.atif import log_trajectories
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall, UsageOverride
 
 # Claude Code's example subagent, as its docs write it (front matter, then the prompt)
 CLAUDE_REVIEWER = """---

@@ -20,7 +20,7 @@ from small_model_support import (
     served_settings,
 )
 
-from keel.agent.testing.scripted_server import Reply
+from keel.agent.harness.testing.scripted_server import Reply
 
 
 @pytest.fixture

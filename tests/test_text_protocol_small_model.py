@@ -6,10 +6,14 @@ import json
 
 import pytest
 
-from keel.agent.model.local.compact_tools import call_schema, compact_tool_schemas, first_sentence
-from keel.agent.model.local.engine import template_messages
-from keel.agent.model.local.reply_split import ReplySplitter, unwrap_nested_call
-from keel.agent.text_protocol import ParsedCall, parse_tool_calls
+from keel.agent.core.model.local.compact_tools import (
+    call_schema,
+    compact_tool_schemas,
+    first_sentence,
+)
+from keel.agent.core.model.local.engine import template_messages
+from keel.agent.core.model.local.reply_split import ReplySplitter, unwrap_nested_call
+from keel.agent.core.text_protocol import ParsedCall, parse_tool_calls
 from keel.tools import default_tools
 from keel.tools.registry import ToolRegistry
 

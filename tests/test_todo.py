@@ -12,11 +12,11 @@ from atif import Trajectory
 from keel_cli import git_repo, run_keel, run_streamed
 from session_support import until_finished
 
-from keel.agent.protocol import Compact, ContextSummarized, TodoItem, UserPrompt
-from keel.agent.session import Session
-from keel.agent.settings import SessionSettings
-from keel.agent.store import sessions_dir
-from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
+from keel.agent.core.protocol import Compact, ContextSummarized, TodoItem, UserPrompt
+from keel.agent.core.session import Session
+from keel.agent.core.settings import SessionSettings
+from keel.agent.core.store import sessions_dir
+from keel.agent.harness.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
 from keel.tools.registry import ToolRegistry
 from keel.tools.todo import TodoTool
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from tui_support import CALC, send, settings_for, type_text, wait_until
 
-from keel.agent.store import read_events
-from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
+from keel.agent.core.store import read_events
+from keel.agent.harness.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
 from keel.tui.app import KeelApp
 from keel.tui.screens.approval_modal import ApprovalModal
 from keel.tui.screens.help_screen import HelpScreen
@@ -324,7 +324,7 @@ async def test_resumed_session_shows_its_history_and_continues(scripted_server, 
 
 
 async def test_undo_puts_the_workspace_back_before_the_last_turn(scripted_server, calc_repo):
-    from keel.agent.git.checkpoints import CheckpointStore
+    from keel.agent.core.git.checkpoints import CheckpointStore
 
     edit = {"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}
     server = scripted_server(

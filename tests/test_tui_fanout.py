@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from tui_support import fixed_history, send, settings_for, wait_until
 
-from keel.agent.settings import SessionSettings
-from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
+from keel.agent.core.settings import SessionSettings
+from keel.agent.harness.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
 from keel.tui.app import KeelApp
 from keel.tui.commands import command_help
 from keel.tui.screens.main_screen import MainScreen

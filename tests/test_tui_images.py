@@ -9,8 +9,8 @@ import pytest
 from test_images import data_url, image_parts, png
 from tui_support import FIXED_TS, fixed_history, send, settings_for, wait_until
 
-from keel.agent.protocol import ImageAttached
-from keel.agent.testing.scripted_server import Reply
+from keel.agent.core.protocol import ImageAttached
+from keel.agent.harness.testing.scripted_server import Reply
 from keel.tui.app import KeelApp
 from keel.tui.image_paths import image_paths
 from keel.tui.transcript import NoticeEntry

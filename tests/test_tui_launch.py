@@ -11,8 +11,8 @@ import pytest
 from keel_cli import git_repo
 
 from keel.agent.cli.frontends import entry_point_in, load_frontend
-from keel.agent.config_files import ConfigSources
-from keel.agent.errors import ConfigError
+from keel.agent.core.config_files import ConfigSources
+from keel.agent.core.errors import ConfigError
 
 
 @pytest.fixture
@@ -73,7 +73,7 @@ def test_entry_points_txt_is_read_by_section_and_name():
 FIRST_PAINT = """
 import sys
 from pathlib import Path
-from keel.agent.config_files import ConfigSources
+from keel.agent.core.config_files import ConfigSources
 from keel.tui.launch import build_app
 
 app = build_app(ConfigSources.find(Path.cwd(), {}), Path.cwd())
@@ -81,7 +81,7 @@ warm_up = app._start_warm_up
 
 def painted():
     shown = app.pool.handles[0].stats.model
-    before = [name for name in ("pydantic", "keel.agent.config", "litellm") if name in sys.modules]
+    before = [name for name in ("pydantic", "keel.agent.core.config", "litellm") if name in sys.modules]
     warm_up()  # builds the deferred settings first
     settings = app.pool.handles[0].settings
     print(shown, ",".join(before) or "-", type(settings).__name__, settings.model, settings.approval)

@@ -9,9 +9,9 @@ import pytest
 from textual.app import App
 from tui_support import send, settings_for, type_text, wait_until
 
-from keel.agent.protocol import HookRan
-from keel.agent.testing.scripted_server import Reply
-from keel.agent.testing.scripted_wire import content_text
+from keel.agent.core.protocol import HookRan
+from keel.agent.harness.testing.scripted_server import Reply
+from keel.agent.harness.testing.scripted_wire import content_text
 from keel.tui.app import KeelApp
 from keel.tui.screens.help_screen import HelpScreen, help_table
 from keel.tui.transcript import SessionStats, Transcript

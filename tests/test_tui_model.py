@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from tui_support import fixed_history, wait_until
 
-from keel.agent.config import KeelConfig
-from keel.agent.protocol import (
+from keel.agent.core.config import KeelConfig
+from keel.agent.core.protocol import (
     ApprovalRequested,
     AssistantDelta,
     AssistantMessage,
@@ -25,7 +25,7 @@ from keel.agent.protocol import (
     ToolStarted,
     UserMessage,
 )
-from keel.agent.settings import SessionSettings
+from keel.agent.core.settings import SessionSettings
 from keel.tui import format as fmt
 from keel.tui.app import KeelApp, initial_settings
 from keel.tui.transcript import (
@@ -298,7 +298,7 @@ async def test_without_the_local_extra_the_tui_opens_says_why_and_model_sets_one
 FIRST_PAINT_PROBE = """
 import sys
 from pathlib import Path
-from keel.agent.config import resolve_config
+from keel.agent.core.config import resolve_config
 from keel.tui.app import KeelApp, initial_settings
 
 cwd = Path.cwd()
@@ -306,7 +306,7 @@ config = resolve_config(cwd, {})
 
 class Probe(KeelApp):
     def _start_warm_up(self):  # called once the main screen has painted
-        loaded = [name for name in ("litellm", "llama_cpp", "keel.agent.session") if name in sys.modules]
+        loaded = [name for name in ("litellm", "llama_cpp", "keel.agent.core.session") if name in sys.modules]
         print(self.pool.handles[0].stats.model, *loaded)
         self.exit()
 

@@ -7,7 +7,7 @@ import pytest
 from textual.widgets import TextArea
 from tui_support import send, settings_for, wait_until
 
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 from keel.tui.app import KeelApp
 from keel.tui.screens.plan_review import PlanReview
 from keel.tui.transcript import ToolEntry

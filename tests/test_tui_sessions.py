@@ -6,9 +6,9 @@ import pytest
 from keel_cli import run_keel, run_streamed
 from tui_support import send, settings_for, type_text, wait_until
 
-from keel.agent.api import find_session, read_session
-from keel.agent.config_files import ConfigSources
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.core.api import find_session, read_session
+from keel.agent.core.config_files import ConfigSources
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 from keel.tui.app import KeelApp
 from keel.tui.launch import build_app
 from keel.tui.screens.approval_modal import ApprovalModal

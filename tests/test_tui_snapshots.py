@@ -7,8 +7,8 @@ from pathlib import Path
 from textual.app import App, ComposeResult
 from tui_support import CALC_DIFF, FIXED_TS, fixed_history
 
-from keel.agent.protocol import ApprovalRequested, PlanModeChanged, TodoItem, TodoUpdated
-from keel.agent.settings import SessionSettings
+from keel.agent.core.protocol import ApprovalRequested, PlanModeChanged, TodoItem, TodoUpdated
+from keel.agent.core.settings import SessionSettings
 from keel.tui.app import KeelApp
 from keel.tui.screens.approval_modal import ApprovalModal
 from keel.tui.transcript import ToolEntry

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tui_support import FIXED_TS
 
-from keel.agent.protocol import (
+from keel.agent.core.protocol import (
     AssistantMessage,
     SessionStarted,
     SubagentFinished,
@@ -17,7 +17,7 @@ from keel.agent.protocol import (
     ToolStarted,
     UserMessage,
 )
-from keel.agent.settings import SessionSettings
+from keel.agent.core.settings import SessionSettings
 from keel.tui.app import KeelApp
 from keel.tui.transcript import NoticeEntry, SessionStats, Transcript
 from keel.tui.widgets.prompt_input import PromptInput

@@ -8,7 +8,7 @@ import pytest
 from keel_cli import KEEL, git_repo, keel_env
 from tmux_terminal import RESTORED, Terminal
 
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 
 pytestmark = [
     pytest.mark.slow,

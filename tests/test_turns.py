@@ -12,7 +12,7 @@ import pytest
 from keel_cli import git_repo, run_streamed
 from session_support import collect
 
-from keel.agent.protocol import (
+from keel.agent.core.protocol import (
     AnyEvent,
     Compact,
     ErrorClass,
@@ -23,9 +23,9 @@ from keel.agent.protocol import (
     TurnStarted,
     UserPrompt,
 )
-from keel.agent.session import Session
-from keel.agent.settings import SessionSettings
-from keel.agent.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
+from keel.agent.core.session import Session
+from keel.agent.core.settings import SessionSettings
+from keel.agent.harness.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
 
 
 @pytest.fixture
@@ -128,7 +128,7 @@ def test_tool_finished_says_ok_error_or_denied(scripted_server, repo, tmp_path):
 def test_a_denial_by_the_person_is_denied_and_a_failing_command_that_prints_denied_is_not(
     scripted_server, repo
 ):
-    from keel.agent.protocol import ApprovalRequested, Approve, ToolFinished
+    from keel.agent.core.protocol import ApprovalRequested, Approve, ToolFinished
 
     server = scripted_server(
         [call("run_command", command="echo Denied; exit 1"), call("run_command", command="echo x")]

@@ -9,7 +9,7 @@ import pytest
 from keel_cli import git_repo, run_streamed
 from tui_support import CALC, send, settings_for, wait_until
 
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 from keel.tools.base import ToolContext
 from keel.tools.read_file import ReadFileTool
 from keel.tools.registry import ToolRegistry

@@ -6,7 +6,7 @@ import subprocess
 
 from keel_cli import git_repo, run_keel
 
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 
 
 def test_undo_rolls_back_the_last_turn(scripted_server, tmp_path):

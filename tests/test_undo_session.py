@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from tui_support import CALC, send, settings_for, wait_until
 
-from keel.agent.store import read_events
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.core.store import read_events
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 
 pytestmark = pytest.mark.usefixtures("core_loaded")
 
@@ -29,8 +29,8 @@ def said_to_model(server) -> str:
 async def test_after_undo_the_model_is_told_and_its_next_edit_is_not_refused(
     scripted_server, calc_repo: Path
 ) -> None:
-    from keel.agent.git.checkpoints import CheckpointStore
-    from keel.agent.session import Session
+    from keel.agent.core.git.checkpoints import CheckpointStore
+    from keel.agent.core.session import Session
     from keel.tui.app import KeelApp
 
     server = scripted_server(
@@ -95,8 +95,8 @@ async def test_keel_undo_is_told_to_the_session_when_it_resumes(
 ) -> None:
     from keel_cli import git_repo, run_keel
 
-    from keel.agent.session import Session
-    from keel.agent.settings import SessionSettings
+    from keel.agent.core.session import Session
+    from keel.agent.core.settings import SessionSettings
 
     repo = git_repo(tmp_path / "repo", {"app.py": "print('v1')\n"})
     home = tmp_path / "home"

@@ -19,9 +19,9 @@ from small_model_support import (
     served_settings,
 )
 
-from keel.agent.protocol import Continue, SessionFinished, VerificationFinished
-from keel.agent.session import Session
-from keel.agent.testing.scripted_server import Reply
+from keel.agent.core.protocol import Continue, SessionFinished, VerificationFinished
+from keel.agent.core.session import Session
+from keel.agent.harness.testing.scripted_server import Reply
 
 BROKEN = {"path": "calc.py", "content": "def add(a, b)\n    return a + b\n"}  # no colon
 FIXED = {"path": "calc.py", "content": "def add(a, b):\n    return a + b\n"}

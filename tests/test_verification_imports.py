@@ -6,8 +6,8 @@ from __future__ import annotations
 from keel_cli import git_repo
 from small_model_support import call, keel_messages, run_task, served_settings
 
-from keel.agent.testing.scripted_server import Reply
-from keel.agent.verification.imports import missing_imports, module_name, python_files
+from keel.agent.core.verification.imports import missing_imports, module_name, python_files
+from keel.agent.harness.testing.scripted_server import Reply
 
 PROJECT = {
     "geometry.py": "def area_of_rect(width, height):\n    return width * height\n",

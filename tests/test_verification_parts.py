@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from keel.agent.fold import apply, fold
-from keel.agent.protocol import (
+from keel.agent.core.fold import apply, fold
+from keel.agent.core.protocol import (
     AssistantMessage,
     ToolCall,
     ToolFinished,
@@ -15,11 +15,11 @@ from keel.agent.protocol import (
     VerificationFinished,
     parse_event,
 )
-from keel.agent.state import SessionState
-from keel.agent.verification.changes import changed_paths
-from keel.agent.verification.gate import answer_with
-from keel.agent.verification.related_tests import importing_tests, imports_any, module_names
-from keel.agent.verification.syntax import syntax_errors
+from keel.agent.core.state import SessionState
+from keel.agent.core.verification.changes import changed_paths
+from keel.agent.core.verification.gate import answer_with
+from keel.agent.core.verification.related_tests import importing_tests, imports_any, module_names
+from keel.agent.core.verification.syntax import syntax_errors
 from keel.tools.editing.edit_support import unified_diff
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from keel_cli import git_repo, run_streamed
 
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 from keel.tools.base import ToolContext
 from keel.tools.exec.sandbox_policy import SandboxPolicy
 from keel.tools.registry import ToolRegistry

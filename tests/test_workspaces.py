@@ -1,4 +1,4 @@
-"""keel.agent.git.worktrees on real git repositories: isolated worktrees, serialized creation, saved changes, cleanup."""
+"""keel.agent.core.git.worktrees on real git repositories: isolated worktrees, serialized creation, saved changes, cleanup."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from keel_cli import git_repo
 
-from keel.agent.git.worktrees import (
+from keel.agent.core.git.worktrees import (
     WorkspaceError,
     create_worktree,
     finish_worktree,
@@ -113,7 +113,7 @@ def test_creation_is_serialized_across_processes(repo: Path, tmp_path: Path) -> 
         f"""
         import asyncio
         from pathlib import Path
-        from keel.agent.git.worktrees import create_worktree
+        from keel.agent.core.git.worktrees import create_worktree
 
         async def main():
             trees = await asyncio.gather(*(create_worktree(Path({str(repo)!r}), "agent", root=Path({str(tmp_path / "trees")!r})) for _ in range(4)))
@@ -202,8 +202,8 @@ async def test_removing_a_tree_whose_directory_is_gone(repo: Path, tmp_path: Pat
 
 
 def test_branch_and_tracked_file_count_are_read_from_git_files(tmp_path):
-    from keel.agent.context.budget import count_repo_files
-    from keel.agent.workspace_facts import _git_branch
+    from keel.agent.core.context.budget import count_repo_files
+    from keel.agent.core.workspace_facts import _git_branch
 
     repo = git_repo(tmp_path / "repo", {"a.txt": "a\n", "sub/b.txt": "b\n", "sub/c.txt": "c\n"})
     assert (_git_branch(repo / "sub"), count_repo_files(repo / "sub")) == ("main", 3)

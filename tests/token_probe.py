@@ -15,7 +15,7 @@ def main() -> None:
     import llama_cpp
     from llama_cpp import Llama
 
-    from keel.agent.model.local.llama_loading import build_llama
+    from keel.agent.core.model.local.llama_loading import build_llama
 
     asked = json.load(sys.stdin)
     vocab, _ = build_llama(llama_cpp, model_path=asked["model"], vocab_only=True, verbose=False)

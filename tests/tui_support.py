@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from keel.agent.protocol import (
+from keel.agent.core.protocol import (
     AssistantMessage,
     BudgetUpdated,
     SessionFinished,
@@ -19,7 +19,7 @@ from keel.agent.protocol import (
     ToolStarted,
     UserMessage,
 )
-from keel.agent.settings import SessionSettings
+from keel.agent.core.settings import SessionSettings
 
 FIXED_TS = 1_700_000_000.0
 CALC = {"calc.py": "def add(a, b):\n    return a - b\n"}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from keel.agent.skills.catalog import find_skills
+from keel.agent.core.skills.catalog import find_skills
 from keel.prompts import render
 from keel.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 
@@ -21,7 +21,7 @@ class SkillArgs(ToolArgs):
 
 
 class SkillTool(Tool[SkillArgs]):
-    """Offered only when the workspace or the user has skills (agent/skills)."""
+    """Offered only when the workspace or the user has skills (agent/core/skills)."""
 
     name = "skill"
     kind = ToolKind.READ

@@ -28,7 +28,7 @@ class TaskArgs(ToolArgs):
 
 
 class SubagentLauncher(Protocol):
-    """What runs the child sessions (keel.agent.subagents.runner): the session binds one to its task tool."""
+    """What runs the child sessions (keel.agent.core.subagents.runner): the session binds one to its task tool."""
 
     async def run(self, args: TaskArgs) -> ToolResult: ...
 

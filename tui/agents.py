@@ -14,9 +14,9 @@ from keel.tui.first_settings import DeferredSettings, settled
 from keel.tui.transcript import Change, NoticeLevel, SessionStats, Transcript
 
 if TYPE_CHECKING:
-    from keel.agent.protocol import AnyEvent, ApprovalDecision, ApprovalRequested, Op
-    from keel.agent.session import Session
-    from keel.agent.settings import SessionSettings
+    from keel.agent.core.protocol import AnyEvent, ApprovalDecision, ApprovalRequested, Op
+    from keel.agent.core.session import Session
+    from keel.agent.core.settings import SessionSettings
 
 Notify = Callable[["AgentHandle", list[Change]], None]
 Ready = Callable[[], Awaitable[None]]
@@ -168,7 +168,7 @@ class AgentHandle:
         if self.session is None:
             self._queued.append(make_op)
             return
-        from keel.agent import protocol
+        from keel.agent.core import protocol
 
         self.session.submit(make_op(protocol))
 
@@ -185,8 +185,8 @@ class AgentHandle:
         self.starting = True
         try:
             await ready()
-            from keel.agent.api import ready_model
-            from keel.agent.session import Session
+            from keel.agent.core.api import ready_model
+            from keel.agent.core.session import Session
 
             await ready_model(self.settings)
             session = Session(self.settings, resume=self.resume)
@@ -200,7 +200,7 @@ class AgentHandle:
             return
         self.session, self.starting = session, False
         session.start()
-        from keel.agent import protocol
+        from keel.agent.core import protocol
 
         for make_op in self._queued:
             session.submit(make_op(protocol))

@@ -14,7 +14,7 @@ from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
 
-from keel.agent.errors import ExitCode
+from keel.agent.core.errors import ExitCode
 from keel.tui.agents import AgentChanged, AgentHandle
 from keel.tui.pool import AgentPool
 from keel.tui.terminal_guard import exit_if_stuck, stop_on_signals
@@ -22,10 +22,10 @@ from keel.tui.transcript import Change
 from keel.tui.warmup import freeze_loaded_objects
 
 if TYPE_CHECKING:
-    from keel.agent.config import KeelConfig
-    from keel.agent.config_files import ConfigSources
-    from keel.agent.protocol import AnyEvent
-    from keel.agent.settings import SessionSettings
+    from keel.agent.core.config import KeelConfig
+    from keel.agent.core.config_files import ConfigSources
+    from keel.agent.core.protocol import AnyEvent
+    from keel.agent.core.settings import SessionSettings
     from keel.tui.first_settings import DeferredSettings
     from keel.tui.screens.main_screen import MainScreen
 
@@ -128,7 +128,7 @@ class KeelApp(App[int]):
                 loop.call_soon_threadsafe(callback, *args)
 
         def warm_up() -> None:
-            from keel.agent.api import prepare_model
+            from keel.agent.core.api import prepare_model
             from keel.tui.warmup import warm_up_core
 
             try:
@@ -163,7 +163,7 @@ class KeelApp(App[int]):
     async def on_unmount(self) -> None:
         self._unhook_signals()
         await self.pool.close_all()
-        from keel.agent.api import stop_model_workers
+        from keel.agent.core.api import stop_model_workers
 
         stop_model_workers()  # a model worker this UI started ends with it
 
@@ -178,7 +178,7 @@ def typed_before_raw_mode(key: events.Key) -> events.Key:
 def initial_settings(config: KeelConfig, cwd: Path, history: list[AnyEvent]) -> SessionSettings:
     """Settings for the first session: the configured (or resumed) model, else the embedded one, which is
     described here and made ready after the first paint (where a missing install shows in the transcript)."""
-    from keel.agent.settings import settings_from_config
+    from keel.agent.core.settings import settings_from_config
 
     model = config.model or next((e.model for e in history if e.type == "session.started"), None)
     if model:

@@ -87,8 +87,8 @@ def feature_help() -> list[CommandHelp]:
 
 
 def markdown_help(root: Path) -> list[CommandHelp]:
-    """The Markdown commands of the workspace and the user (keel.agent.commands), as /help lists them."""
-    from keel.agent.api import markdown_commands
+    """The Markdown commands of the workspace and the user (keel.agent.core.commands), as /help lists them."""
+    from keel.agent.core.api import markdown_commands
 
     return [
         CommandHelp(f"/{c.name} {c.argument_hint}".strip(), c.description or str(c.path))
@@ -98,7 +98,7 @@ def markdown_help(root: Path) -> list[CommandHelp]:
 
 def skill_help(root: Path) -> list[CommandHelp]:
     """The skills of the workspace and the user, which the model loads when a task needs one."""
-    from keel.agent.api import skills
+    from keel.agent.core.api import skills
 
     return [CommandHelp(skill.name, skill.description) for skill in skills(root)]
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from keel.agent.config import KeelConfig
-    from keel.agent.config_files import ConfigSources
-    from keel.agent.settings import SessionSettings
+    from keel.agent.core.config import KeelConfig
+    from keel.agent.core.config_files import ConfigSources
+    from keel.agent.core.settings import SessionSettings
 
 
 class DeferredSettings:
@@ -21,7 +21,7 @@ class DeferredSettings:
     budget = None  # a budget comes from a flag or a file, and either means no deferring
 
     def __init__(self, sources: ConfigSources, cwd: Path) -> None:
-        from keel.agent.api import embedded_model_name, is_embedded_model
+        from keel.agent.core.api import embedded_model_name, is_embedded_model
 
         named = sources.model()
         self.sources = sources

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from keel.agent.config_files import ConfigSources
-    from keel.agent.protocol import AnyEvent
+    from keel.agent.core.config_files import ConfigSources
+    from keel.agent.core.protocol import AnyEvent
     from keel.tui.app import KeelApp
 
 
@@ -24,8 +24,8 @@ def main(sources: ConfigSources, cwd: Path, resume_id: str | None = None) -> int
     history: list[AnyEvent] = []
     resume = None
     if resume_id is not None:
-        from keel.agent.api import find_session, read_session
-        from keel.agent.errors import ExitCode
+        from keel.agent.core.api import find_session, read_session
+        from keel.agent.core.errors import ExitCode
 
         resume = find_session(resume_id, cwd)
         if resume is None:
@@ -57,7 +57,7 @@ def settle_trust(sources: ConfigSources, ask: Callable[[Path, list[str]], bool])
     root = sources.trust_root
     if not keys or root is None:
         return sources
-    from keel.agent.api import record_trust, trust_was_declined
+    from keel.agent.core.api import record_trust, trust_was_declined
 
     if trust_was_declined(root):
         return sources
@@ -89,7 +89,7 @@ def build_app(
 
 def run_app(app: KeelApp) -> int:
     """Run it; a stop by signal is said on the restored terminal, and so are --debug's tracebacks."""
-    from keel.agent.api import tracebacks_held
+    from keel.agent.core.api import tracebacks_held
 
     with tracebacks_held():
         app.run()

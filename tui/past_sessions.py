@@ -12,7 +12,7 @@ from keel.tui import format as fmt
 from keel.tui.commands import CommandError
 
 if TYPE_CHECKING:
-    from keel.agent.protocol import AnyEvent
+    from keel.agent.core.protocol import AnyEvent
     from keel.tui.agents import AgentHandle
     from keel.tui.pool import AgentPool
 
@@ -48,7 +48,7 @@ def summarize(log: Path, events: list[AnyEvent]) -> PastSession | None:
 
 def find_past(cwd: Path, leave_out: set[str]) -> list[PastSession]:
     """The newest SHOWN past sessions of cwd, but those in leave_out (open in this UI already)."""
-    from keel.agent.api import past_sessions, read_session
+    from keel.agent.core.api import past_sessions, read_session
 
     found: list[PastSession] = []
     for log in past_sessions(cwd):
@@ -76,7 +76,7 @@ def listing(sessions: list[PastSession], cwd: Path) -> str:
 
 def pick(argument: str, listed: list[PastSession]) -> Path:
     """The log that `/sessions N` (a number of the last listing) or `/sessions ID` (an id or prefix) names."""
-    from keel.agent.api import find_session
+    from keel.agent.core.api import find_session
 
     if argument.isdecimal() and len(argument) <= 2:  # ids are longer: they start with the date
         number = int(argument)
@@ -101,6 +101,6 @@ async def reopen(
     open_here = next((h for h in pool.handles if h.stats.session_id == log.stem), None)
     if open_here is not None:
         return open_here, False
-    from keel.agent.api import read_session
+    from keel.agent.core.api import read_session
 
     return pool.reopen(log, await asyncio.to_thread(read_session, log)), True

@@ -13,10 +13,10 @@ from keel.tui.agents import AgentHandle, NewAgentRequest, Notify
 from keel.tui.first_settings import DeferredSettings, settled
 
 if TYPE_CHECKING:
-    from keel.agent.api import Worktree
-    from keel.agent.config import KeelConfig
-    from keel.agent.protocol import AnyEvent
-    from keel.agent.settings import SessionSettings
+    from keel.agent.core.api import Worktree
+    from keel.agent.core.config import KeelConfig
+    from keel.agent.core.protocol import AnyEvent
+    from keel.agent.core.settings import SessionSettings
 
 
 class FanOutError(Exception):
@@ -77,7 +77,7 @@ class AgentPool:
         """A model's settings: from the config (its `[models."NAME"]` table applies) when there is one."""
         cwd = cwd or self.base.cwd
         if self.config is not None and model:
-            from keel.agent.settings import settings_from_config
+            from keel.agent.core.settings import settings_from_config
 
             return settings_from_config(
                 self.config.model_copy(update={"model": model}),
@@ -108,7 +108,7 @@ class AgentPool:
 
     def embedded_unavailable(self, problem: str) -> None:
         """The embedded model cannot run here: agents not yet started on it wait for /model, and say why."""
-        from keel.agent.api import is_embedded_model
+        from keel.agent.core.api import is_embedded_model
 
         if is_embedded_model(self.model):
             self.model = ""
@@ -127,7 +127,7 @@ class AgentPool:
         """A new agent; with `own_worktree`, in a fresh git worktree of the repository."""
         if not request.own_worktree:
             return self.add(self.settings_for(request.model or self.model), request.name)
-        from keel.agent.api import create_worktree
+        from keel.agent.core.api import create_worktree
 
         name = request.name or f"agent-{len(self.handles) + 1}"
         worktree = await create_worktree(self.base.cwd, name)
@@ -135,8 +135,8 @@ class AgentPool:
 
     async def fan_out(self, request: NewAgentRequest) -> AgentGroup:
         """`request.copies` agents, each in its own new worktree on its own branch; all of them or none."""
-        from keel.agent.api import create_worktree, remove_worktree, repo_top
-        from keel.agent.errors import KeelError
+        from keel.agent.core.api import create_worktree, remove_worktree, repo_top
+        from keel.agent.core.errors import KeelError
 
         count = request.copies
         try:

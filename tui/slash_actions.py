@@ -37,8 +37,8 @@ def set_model(screen: MainScreen, handle: AgentHandle, model: str) -> None:
             f"this session: {handle.stats.model or 'no model'}; new agents: {screen.pool.model or 'none'}"
         )
         return
-    from keel.agent.api import embedded_model_name, is_embedded_model
-    from keel.agent.errors import KeelError
+    from keel.agent.core.api import embedded_model_name, is_embedded_model
+    from keel.agent.core.errors import KeelError
 
     try:
         model = embedded_model_name(model) if is_embedded_model(model) else model
@@ -65,7 +65,7 @@ async def undo(handle: AgentHandle, checkpoint: str) -> None:
     if handle.started:  # the session undoes it itself, so that its model is told (undo.applied)
         handle.undo(checkpoint)
         return
-    from keel.agent.errors import KeelError
+    from keel.agent.core.errors import KeelError
     from keel.tui.undo import undo_last_turn
 
     try:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import Any
 
-from keel.agent.errors import ExitCode
+from keel.agent.core.errors import ExitCode
 
 DISABLE = "KEEL_NO_TERMINAL_GUARD"  # set (non-empty) to run the UI in this process, unguarded
 UI_NAME = "keel-ui"  # the child's name in ps and top
@@ -179,7 +179,7 @@ def signal_name(number: int) -> str:
 
 def report(what: str) -> None:
     """One line on stderr: how keel ended, where the session logs are, how to go on."""
-    from keel.agent.config_files import keel_home
+    from keel.agent.core.config_files import keel_home
 
     line = (
         f"keel: {what}; session logs are in {keel_home() / 'sessions'}; resume with `keel resume`\n"

@@ -28,7 +28,7 @@ def undo_last_turn(workspace: Path, checkpoint: str = "") -> str:
     """For an agent whose session has not started: restore checkpoint `checkpoint` (an id prefix), else the
     newest turn checkpoint that differs from the workspace; itself undoable. Says what happened;
     CheckpointError when the id matches none."""
-    from keel.agent.api import plan_undo
+    from keel.agent.core.api import plan_undo
 
     plan = plan_undo(workspace, checkpoint)
     if plan.target is None or not plan.changes:

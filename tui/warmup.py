@@ -19,7 +19,7 @@ def freeze_loaded_objects(stage: str) -> None:
 
 
 def warm_up_core() -> None:
-    from keel.agent.api import warm_up
+    from keel.agent.core.api import warm_up
 
     warm_up()
     import keel.tui.widgets.assistant_block  # noqa: F401

@@ -22,10 +22,10 @@ from acp.schema import (
 from keel import __version__
 from keel.agent.acp.live import ContentBlock, LiveSession, prompt_text
 from keel.agent.acp.updates import prompt_usage, stop_reason
-from keel.agent.api.sessions import find_session, read_events
-from keel.agent.errors import KeelError
-from keel.agent.session import Session
-from keel.agent.settings import SessionSettings
+from keel.agent.core.api.sessions import find_session, read_events
+from keel.agent.core.errors import KeelError
+from keel.agent.core.session import Session
+from keel.agent.core.settings import SessionSettings
 
 SettingsFor = Callable[[Path], SessionSettings]  # the settings `keel run` would use in a directory
 log = logging.getLogger(__name__)

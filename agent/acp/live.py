@@ -23,7 +23,7 @@ from keel.agent.acp.updates import (
     Translator,
     decision_of,
 )
-from keel.agent.protocol import (
+from keel.agent.core.protocol import (
     AnyEvent,
     ApprovalDecision,
     ApprovalRequested,
@@ -32,7 +32,7 @@ from keel.agent.protocol import (
     SessionFinished,
     UserPrompt,
 )
-from keel.agent.session import Session
+from keel.agent.core.session import Session
 
 ContentBlock = (
     TextContentBlock

@@ -14,7 +14,7 @@ from typing import cast
 from acp import Agent, run_agent, stdio_streams
 
 from keel.agent.acp.agent import KeelAgent, SettingsFor
-from keel.agent.errors import UsageError
+from keel.agent.core.errors import UsageError
 
 STDIO_LIMIT = 50 * 1024 * 1024  # one JSON-RPC line may carry a whole file
 

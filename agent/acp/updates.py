@@ -27,7 +27,7 @@ from keel.agent.acp.tool_calls import (
     tool_locations,
     tool_title,
 )
-from keel.agent.protocol import (
+from keel.agent.core.protocol import (
     AnyEvent,
     ApprovalDecision,
     ApprovalRequested,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from keel.agent.cli.flags import add_debug_flag, add_model_flags
 
 if TYPE_CHECKING:
-    from keel.agent.settings import SessionSettings
+    from keel.agent.core.settings import SessionSettings
 
 
 def add_acp_parser(commands: Any) -> None:
@@ -33,8 +33,8 @@ def settings_maker(flags: dict[str, Any]) -> Any:
 
     def settings_for(cwd: Path) -> SessionSettings:
         from keel.agent.cli.preflight import check_model
-        from keel.agent.config import resolve_config
-        from keel.agent.settings import settings_from_config
+        from keel.agent.core.config import resolve_config
+        from keel.agent.core.settings import settings_from_config
 
         settings = settings_from_config(resolve_config(cwd, flags), cwd, interactive=True)
         check_model(settings.model, settings.api_base)
@@ -48,9 +48,9 @@ def acp_command(args: argparse.Namespace, cwd: Path) -> int:
     import asyncio
 
     from keel.agent.acp.server import serve
-    from keel.agent.api.process import tune_gc
     from keel.agent.cli.flags import config_flags
-    from keel.agent.config import resolve_config
+    from keel.agent.core.api.process import tune_gc
+    from keel.agent.core.config import resolve_config
 
     flags = config_flags(args)
     resolve_config(cwd, flags)

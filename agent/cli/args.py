@@ -8,7 +8,7 @@ from typing import Any, NoReturn
 
 from keel import __version__
 from keel.agent.cli.flags import add_debug_flag, add_model_flags
-from keel.agent.errors import ExitCode
+from keel.agent.core.errors import ExitCode
 
 
 class Parser(argparse.ArgumentParser):

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from keel.agent.cli.flags import add_model_flags, config_flags
-from keel.agent.errors import ExitCode, KeelError, UsageError
+from keel.agent.core.errors import ExitCode, KeelError, UsageError
 from keel.prompts import plural
 
 AnyParser = TypeVar("AnyParser", bound=argparse.ArgumentParser)
@@ -115,7 +115,7 @@ def _out_dir(args: argparse.Namespace, cwd: Path) -> Path:
         return Path(cwd, args.out).resolve()
     if args.resume:
         raise UsageError("--resume needs --out DIR: the directory of the batch to continue")
-    from keel.agent.config_files import keel_home
+    from keel.agent.core.config_files import keel_home
 
     # not the current directory: it is usually the user's repository, which a batch never touches
     return keel_home() / "batches" / time.strftime("%Y%m%d-%H%M%S")
@@ -123,12 +123,12 @@ def _out_dir(args: argparse.Namespace, cwd: Path) -> Path:
 
 def _plan(args: argparse.Namespace, cwd: Path, out: Path) -> tuple[list[Any], list[Any], list[Any]]:
     """The tasks, the attempts still to run, and the rows already there (with --resume)."""
-    from keel.agent.batch.results import ResultsFile, finished_keys, latest
-    from keel.agent.batch.runner import AttemptSpec
-    from keel.agent.batch.tasks import load_tasks
     from keel.agent.cli.preflight import check_model
-    from keel.agent.config import resolve_config
-    from keel.agent.settings import settings_from_config
+    from keel.agent.core.config import resolve_config
+    from keel.agent.core.settings import settings_from_config
+    from keel.agent.harness.batch.results import ResultsFile, finished_keys, latest
+    from keel.agent.harness.batch.runner import AttemptSpec
+    from keel.agent.harness.batch.tasks import load_tasks
 
     tasks = load_tasks((cwd / args.tasks).resolve(), cwd)
     previous = ResultsFile(out).read()
@@ -165,8 +165,8 @@ def _plan(args: argparse.Namespace, cwd: Path, out: Path) -> tuple[list[Any], li
 def clean_up_left_behind(tasks: list[Any]) -> None:
     """Remove what killed batch runs left in the tasks' repositories (worktrees, branches without work),
     saying what was removed; attempts running in other processes are left alone."""
-    from keel.agent.api.git import WorkspaceError, remove_abandoned
-    from keel.agent.batch.runner import LEFT_BEHIND_COMMIT, SETUP_COMMIT
+    from keel.agent.core.api.git import WorkspaceError, remove_abandoned
+    from keel.agent.harness.batch.runner import LEFT_BEHIND_COMMIT, SETUP_COMMIT
 
     for repo in sorted({task.repo for task in tasks}):
         try:
@@ -187,8 +187,8 @@ def run_locally(
 ) -> bool:
     """The attempts in this process, `jobs` at once (`run`: one attempt, batch's by default); True when
     stopped by SIGINT or SIGTERM, which interrupt the running attempts."""
-    from keel.agent.api.process import tune_gc
-    from keel.agent.batch.runner import run_attempt, run_local
+    from keel.agent.core.api.process import tune_gc
+    from keel.agent.harness.batch.runner import run_attempt, run_local
 
     tune_gc()
 
@@ -220,7 +220,7 @@ def _run_ray(
     note: Callable[[str], None],
 ) -> bool:
     try:
-        from keel.agent.batch.ray_backend import run_ray
+        from keel.agent.harness.batch.ray_backend import run_ray
     except ImportError:
         raise UsageError("--backend ray needs Ray: pip install 'keel[ray]'") from None
     return run_ray(specs, args.jobs, on_row, args.ray_address, note)
@@ -228,8 +228,8 @@ def _run_ray(
 
 def batch_command(args: argparse.Namespace) -> int:
     """Run the batch; 0 when it ran to its end, 1 when every attempt errored, 130 when interrupted."""
-    from keel.agent.batch.progress import Progress
-    from keel.agent.batch.results import ResultRow, ResultsFile, summarize, write_summary
+    from keel.agent.harness.batch.progress import Progress
+    from keel.agent.harness.batch.results import ResultRow, ResultsFile, summarize, write_summary
 
     if args.backend != "ray" and args.ray_address:
         raise UsageError("--ray-address only applies with --backend ray")

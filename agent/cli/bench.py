@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from keel.agent.cli.batch import _positive
 from keel.agent.cli.flags import add_model_flags, config_flags
-from keel.agent.errors import ExitCode, UsageError
+from keel.agent.core.errors import ExitCode, UsageError
 from keel.prompts import plural
 
 # the parser is built on every `keel` with arguments; the runner loads with the command
 if TYPE_CHECKING:
-    from keel.agent.batch.progress import Progress
+    from keel.agent.harness.batch.progress import Progress
 
 AnyParser = TypeVar("AnyParser", bound=argparse.ArgumentParser)
 SUBCOMMANDS = ("run", "check", "compare", "new")
@@ -143,7 +143,7 @@ def add_bench_parser(subparsers: argparse._SubParsersAction[AnyParser]) -> AnyPa
 def _out_dir(args: argparse.Namespace, kind: str) -> Path:
     if args.out is not None:
         return Path(args.out).expanduser().resolve()
-    from keel.agent.config_files import keel_home
+    from keel.agent.core.config_files import keel_home
 
     stamp = keel_home() / "bench" / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}"
     path, number = stamp, 1
@@ -156,7 +156,7 @@ def _out_dir(args: argparse.Namespace, kind: str) -> Path:
 def _specs(
     args: argparse.Namespace, tasks: list[Any], agent: str, out: Path, settings: Any, k: int
 ) -> list[Any]:
-    from keel.agent.bench.trial import TrialSpec
+    from keel.agent.harness.bench.trial import TrialSpec
 
     return [
         TrialSpec(
@@ -182,10 +182,10 @@ def _execute(
     progress_kind: type[Progress] | None = None,
 ) -> tuple[list[Any], bool]:
     """Run the trials with a progress line; every row is appended to results.jsonl as it comes."""
-    from keel.agent.batch.progress import Progress
-    from keel.agent.bench.results import read_rows
-    from keel.agent.bench.trial import run_trial, trial_in_worker
     from keel.agent.cli.batch import run_locally
+    from keel.agent.harness.batch.progress import Progress
+    from keel.agent.harness.bench.results import read_rows
+    from keel.agent.harness.bench.trial import run_trial, trial_in_worker
 
     out.mkdir(parents=True, exist_ok=True)
     results = out / "results.jsonl"
@@ -200,8 +200,8 @@ def _execute(
     progress.start()
     try:
         if getattr(args, "backend", "local") == "ray":
-            from keel.agent.batch.ray_backend import run_ray
-            from keel.agent.bench.results import BenchRow
+            from keel.agent.harness.batch.ray_backend import run_ray
+            from keel.agent.harness.bench.results import BenchRow
 
             interrupted = run_ray(
                 specs, args.jobs, on_row, args.ray_address, progress.note, trial_in_worker, BenchRow
@@ -214,9 +214,9 @@ def _execute(
 
 
 def _run(args: argparse.Namespace) -> int:
-    from keel.agent.bench.report import write_report
-    from keel.agent.bench.results import ENVIRONMENT_ERRORS, summarize, write_summary
-    from keel.agent.bench.tasks import find_tasks
+    from keel.agent.harness.bench.report import write_report
+    from keel.agent.harness.bench.results import ENVIRONMENT_ERRORS, summarize, write_summary
+    from keel.agent.harness.bench.tasks import find_tasks
 
     if args.backend != "ray" and args.ray_address:
         raise UsageError("--ray-address only applies with --backend ray")
@@ -244,8 +244,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def _settings(args: argparse.Namespace) -> Any:
     from keel.agent.cli.preflight import check_model
-    from keel.agent.config import resolve_config
-    from keel.agent.settings import settings_from_config
+    from keel.agent.core.config import resolve_config
+    from keel.agent.core.settings import settings_from_config
 
     cwd = (getattr(args, "cwd", None) or Path.cwd()).expanduser().resolve()
     settings = settings_from_config(resolve_config(cwd, config_flags(args)), cwd, interactive=False)
@@ -254,8 +254,8 @@ def _settings(args: argparse.Namespace) -> Any:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from keel.agent.bench.check import CheckProgress, check_verdicts, format_check
-    from keel.agent.bench.tasks import find_tasks
+    from keel.agent.harness.bench.check import CheckProgress, check_verdicts, format_check
+    from keel.agent.harness.bench.tasks import find_tasks
 
     tasks = find_tasks(args.tasks)
     out = _out_dir(args, "check")
@@ -275,8 +275,8 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from keel.agent.bench.report import format_comparison, write_comparison
-    from keel.agent.bench.results import read_summary
+    from keel.agent.harness.bench.report import format_comparison, write_comparison
+    from keel.agent.harness.bench.results import read_summary
 
     summaries = []
     for run in args.runs:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, TypeVar
 
-from keel.agent.errors import ExitCode, UsageError
+from keel.agent.core.errors import ExitCode, UsageError
 
 AnyParser = TypeVar("AnyParser", bound=argparse.ArgumentParser)
 FORMATS = ("atif",)
@@ -38,9 +38,9 @@ def add_export_parser(subparsers: argparse._SubParsersAction[AnyParser]) -> AnyP
 
 
 def export_command(args: argparse.Namespace) -> int:
-    from keel.agent.api.sessions import find_session, read_events
-    from keel.agent.rollouts.atif import log_trajectories, write_trajectories
-    from keel.agent.rollouts.runs import session_tokens
+    from keel.agent.core.api.sessions import find_session, read_events
+    from keel.agent.harness.rollouts.atif import log_trajectories, write_trajectories
+    from keel.agent.harness.rollouts.runs import session_tokens
 
     if args.format not in FORMATS:
         raise UsageError(f"unknown --format {args.format!r}; keel exports: {', '.join(FORMATS)}")
@@ -51,7 +51,7 @@ def export_command(args: argparse.Namespace) -> int:
         )
     extra = None
     if args.outcome is not None:
-        from keel.agent.rollouts.reward import reward
+        from keel.agent.harness.rollouts.reward import reward
 
         extra = {"reward": reward(args.outcome, session_tokens(read_events(log))).model_dump()}
     first = args.output.name if args.output is not None else f"{log.stem}.json"
@@ -67,7 +67,7 @@ def export_command(args: argparse.Namespace) -> int:
 
 def write_run_trajectories(out: Path, rows: list[Any], command: str) -> None:
     """`--trajectories` of batch and bench: write them after the run and say where, on stderr."""
-    from keel.agent.rollouts.runs import write_run_trajectories as write
+    from keel.agent.harness.rollouts.runs import write_run_trajectories as write
     from keel.prompts import plural
 
     groups = write(out, rows)

@@ -25,7 +25,7 @@ class ModelFlag(NamedTuple):
 
 def model_file_flag(text: str) -> str:
     """`--model-file PATH` is `--model keel-local/<PATH made absolute>`."""
-    from keel.agent.api.models import file_model_name, resolve_file
+    from keel.agent.core.api.models import file_model_name, resolve_file
 
     return file_model_name(resolve_file(text))
 
@@ -145,7 +145,7 @@ def config_flags(args: argparse.Namespace) -> dict[str, Any]:
         table, _, key = spec.key.rpartition(".")
         if not table:
             if value is not None and key in given:
-                from keel.agent.errors import UsageError
+                from keel.agent.core.errors import UsageError
 
                 raise UsageError(f"{given[key]} and {spec.flag} both choose the {key}; give one")
             if value is not None:

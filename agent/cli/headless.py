@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 from typing import Literal, TextIO
 
-from keel.agent.api import named_command
-from keel.agent.api.sessions import no_task_to_continue
-from keel.agent.errors import exit_code_for
-from keel.agent.protocol import (
+from keel.agent.core.api import named_command
+from keel.agent.core.api.sessions import no_task_to_continue
+from keel.agent.core.errors import exit_code_for
+from keel.agent.core.protocol import (
     AnyEvent,
     AssistantDelta,
     Continue,
@@ -35,8 +35,8 @@ from keel.agent.protocol import (
     UserPrompt,
     VerificationFinished,
 )
-from keel.agent.session import Session
-from keel.agent.settings import SessionSettings
+from keel.agent.core.session import Session
+from keel.agent.core.settings import SessionSettings
 
 OutputFormat = Literal["text", "json", "stream-json"]
 

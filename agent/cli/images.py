@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from keel.agent.errors import UsageError
+from keel.agent.core.errors import UsageError
 
 
 def image_paths(files: list[str], prompt: str | None) -> list[str]:
     """The images as absolute paths; a file that is missing, not an image or too large stops the run (exit 2)."""
     if not files:
         return []
-    from keel.agent.api.tools import ImageError, load_image
+    from keel.agent.core.api.tools import ImageError, load_image
 
     if prompt is None:
         raise UsageError("--image goes with a prompt: say what to do with the image")

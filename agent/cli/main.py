@@ -9,7 +9,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, cast
 
 from keel import __version__
-from keel.agent.errors import ExitCode
+from keel.agent.core.errors import ExitCode
 
 if TYPE_CHECKING:
     import argparse
@@ -18,7 +18,7 @@ NO_ARGUMENTS = SimpleNamespace(command=None, cwd=None, debug=False)  # `keel`: t
 
 
 def _workspace(args: argparse.Namespace) -> Path:
-    from keel.agent.errors import UsageError
+    from keel.agent.core.errors import UsageError
 
     cwd = (args.cwd or Path.cwd()).expanduser().resolve()
     if not cwd.is_dir():
@@ -27,7 +27,7 @@ def _workspace(args: argparse.Namespace) -> Path:
 
 
 def _read_prompt(args: argparse.Namespace) -> str | None:
-    from keel.agent.errors import UsageError
+    from keel.agent.core.errors import UsageError
 
     if args.prompt_file is not None:
         try:
@@ -53,12 +53,12 @@ def _read_prompt(args: argparse.Namespace) -> str | None:
 def _cmd_run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from keel.agent.api import find_session
     from keel.agent.cli.flags import config_flags
     from keel.agent.cli.headless import run_headless
-    from keel.agent.config import resolve_config
-    from keel.agent.errors import UsageError
-    from keel.agent.settings import settings_from_config
+    from keel.agent.core.api import find_session
+    from keel.agent.core.config import resolve_config
+    from keel.agent.core.errors import UsageError
+    from keel.agent.core.settings import settings_from_config
 
     cwd = _workspace(args)
     prompt = _read_prompt(args)
@@ -76,7 +76,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from keel.agent.cli.preflight import check_model
 
     check_model(settings.model, settings.api_base)
-    from keel.agent.api.process import tune_gc
+    from keel.agent.core.api.process import tune_gc
 
     tune_gc()
     plan = bool(getattr(args, "plan", False))
@@ -90,8 +90,8 @@ def _cmd_sessions(args: argparse.Namespace) -> int:
 
 
 def _session_to_resume(args: argparse.Namespace) -> str:
-    from keel.agent.api import find_session
-    from keel.agent.errors import UsageError
+    from keel.agent.core.api import find_session
+    from keel.agent.core.errors import UsageError
 
     log = find_session(args.session_id, None if args.session_id else _workspace(args))
     if log is None:
@@ -110,8 +110,8 @@ def _cmd_frontend(args: argparse.Namespace, resume_id: str | None = None) -> int
     """
     from keel.agent.cli.flags import config_flags
     from keel.agent.cli.frontends import load_frontend
-    from keel.agent.config_files import ConfigSources
-    from keel.agent.errors import UsageError
+    from keel.agent.core.config_files import ConfigSources
+    from keel.agent.core.errors import UsageError
 
     frontend = load_frontend("tui")
     if frontend is None:
@@ -150,7 +150,7 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.command == "models":
         from keel.agent.cli.flags import config_flags
         from keel.agent.cli.models import models_command
-        from keel.agent.config import resolve_config
+        from keel.agent.core.config import resolve_config
 
         cwd = _workspace(args)
         config = resolve_config(cwd, config_flags(args))
@@ -159,7 +159,7 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.command == "sandbox":
         from keel.agent.cli.flags import config_flags
         from keel.agent.cli.sandbox_report import sandbox_command
-        from keel.agent.config import resolve_config
+        from keel.agent.core.config import resolve_config
 
         config = resolve_config(_workspace(args), config_flags(args))
         _print_notices(config.notices)
@@ -167,7 +167,7 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.command == "mcp":
         from keel.agent.cli.flags import config_flags
         from keel.agent.cli.mcp import mcp_command
-        from keel.agent.config import resolve_config
+        from keel.agent.core.config import resolve_config
 
         cwd = _workspace(args)
         config = resolve_config(cwd, config_flags(args))
@@ -207,8 +207,8 @@ def main(argv: list[str] | None = None) -> int:
         args = parse(argv)
     else:  # the TUI's launch: argparse (some 2-3 ms) has nothing to parse
         args = cast("argparse.Namespace", NO_ARGUMENTS)
-    from keel.agent.api.process import hide_process_memory, inject_fault, set_debug
-    from keel.agent.errors import KeelError
+    from keel.agent.core.api.process import hide_process_memory, inject_fault, set_debug
+    from keel.agent.core.errors import KeelError
 
     hide_process_memory()  # before any key is read: commands cannot read it from /proc/<keel>
     set_debug(args.debug)
@@ -248,7 +248,7 @@ def _reader_gone() -> int:
 
 def _internal_error(exc: Exception) -> int:
     """Say in one line that keel itself failed and where its traceback is (exit 1)."""
-    from keel.agent.api.process import describe_internal_error, log_internal_error
+    from keel.agent.core.api.process import describe_internal_error, log_internal_error
 
     print(f"keel: {describe_internal_error(exc, log_internal_error(exc))}", file=sys.stderr)
     return ExitCode.FAILURE

@@ -8,8 +8,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
-from keel.agent.config import KeelConfig
-from keel.agent.errors import ExitCode
+from keel.agent.core.config import KeelConfig
+from keel.agent.core.errors import ExitCode
 
 NONE_CONFIGURED = """\
 No MCP servers are configured. Add one to .keel/config.toml (this repository) or
@@ -66,7 +66,7 @@ def mcp_command(config: KeelConfig, cwd: Path, out: TextIO) -> int:
 
 
 async def _list(config: KeelConfig, cwd: Path, out: TextIO) -> int:
-    from keel.agent.api.mcp import McpServers, ServerState
+    from keel.agent.core.api.mcp import McpServers, ServerState
 
     with tempfile.TemporaryDirectory(prefix="keel-mcp-") as logs:
         servers = McpServers(config.mcp_servers, cwd, Path(logs), config.sandbox)

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from keel.agent.api.models import (
+from keel.agent.core.api.models import (
     EMBEDDED_MODELS,
     EmbeddedModel,
     ModelFileStatus,
@@ -25,8 +25,8 @@ from keel.agent.api.models import (
     models_dir,
     said_missing,
 )
-from keel.agent.config import KeelConfig
-from keel.agent.errors import ConfigError, ExitCode
+from keel.agent.core.config import KeelConfig
+from keel.agent.core.errors import ConfigError, ExitCode
 
 REBUILD_HINT = (
     'If it crashes again, rebuild llama.cpp for a generic CPU: CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install '

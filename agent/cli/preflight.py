@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from keel.agent.api.models import is_direct_model, is_embedded
-from keel.agent.errors import ConfigError
+from keel.agent.core.api.models import is_direct_model, is_embedded
+from keel.agent.core.errors import ConfigError
 
 # Variables that are keys and nothing else: litellm also lists OLLAMA_API_BASE or AWS_* for providers
 # that have defaults or other credential sources, and those are not worth refusing a run for.
@@ -21,7 +21,7 @@ def check_model(model: str, api_base: str | None) -> None:
     """
     if is_embedded(model) or is_direct_model(model, api_base):
         return
-    from keel.agent.api.models import litellm_module
+    from keel.agent.core.api.models import litellm_module
 
     litellm = litellm_module()
     try:

@@ -18,9 +18,9 @@ from typing import Any, TextIO
 
 from pydantic import BaseModel
 
-from keel.agent.api.sandbox import SandboxPolicy, sandbox_mechanism
-from keel.agent.api.tools import RunCommandArgs, RunCommandTool, ToolContext
-from keel.agent.errors import ExitCode
+from keel.agent.core.api.sandbox import SandboxPolicy, sandbox_mechanism
+from keel.agent.core.api.tools import RunCommandArgs, RunCommandTool, ToolContext
+from keel.agent.core.errors import ExitCode
 
 NAMESPACES = ("user", "pid", "uts", "ipc", "net", "mnt")
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from keel.agent.api.sessions import SessionState, apply, read_events, sessions_dir
-from keel.agent.errors import ExitCode
-from keel.agent.protocol import AnyEvent, SessionFinished, SessionStarted, UserMessage
+from keel.agent.core.api.sessions import SessionState, apply, read_events, sessions_dir
+from keel.agent.core.errors import ExitCode
+from keel.agent.core.protocol import AnyEvent, SessionFinished, SessionStarted, UserMessage
 
 
 class SessionSummary(BaseModel):

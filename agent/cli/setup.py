@@ -1,4 +1,4 @@
-"""`keel setup [REPO]` and `keel bench new`: the front end of keel.agent.setup (progress on stderr, the
+"""`keel setup [REPO]` and `keel bench new`: the front end of keel.agent.harness.setup (progress on stderr, the
 recipe or the task written, a report and exit 1 when nothing passed)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from keel.agent.cli.batch import _positive
 from keel.agent.cli.flags import add_model_flags, config_flags
-from keel.agent.errors import ExitCode, UsageError
+from keel.agent.core.errors import ExitCode, UsageError
 
 AnyParser = TypeVar("AnyParser", bound=argparse.ArgumentParser)
 
@@ -59,8 +59,8 @@ def add_setup_parser(subparsers: argparse._SubParsersAction[AnyParser]) -> AnyPa
 
 def _settings(cwd: Path, args: argparse.Namespace) -> Any:
     from keel.agent.cli.preflight import check_model
-    from keel.agent.config import resolve_config
-    from keel.agent.settings import settings_from_config
+    from keel.agent.core.config import resolve_config
+    from keel.agent.core.settings import settings_from_config
 
     settings = settings_from_config(resolve_config(cwd, config_flags(args)), cwd, interactive=False)
     check_model(settings.model, settings.api_base)
@@ -68,13 +68,13 @@ def _settings(cwd: Path, args: argparse.Namespace) -> Any:
 
 
 def _options(args: argparse.Namespace) -> Any:
-    from keel.agent.setup.task import SetupOptions
+    from keel.agent.harness.setup.task import SetupOptions
 
     return SetupOptions(max_attempts=args.attempts, command_timeout=args.command_timeout)
 
 
 def _repository(path: Path | None) -> tuple[Path, str]:
-    from keel.agent.api.git import WorkspaceError, check_writable, repo_top, resolve_ref
+    from keel.agent.core.api.git import WorkspaceError, check_writable, repo_top, resolve_ref
 
     try:
         repo = repo_top((path or Path.cwd()).expanduser().resolve())
@@ -95,7 +95,7 @@ def _printer() -> Any:
 
 
 def _failed(outcome: Any) -> int:
-    from keel.agent.setup.output import format_report
+    from keel.agent.harness.setup.output import format_report
 
     ending = "" if outcome.status == "completed" else f"{outcome.status}: {outcome.reason}"
     logs = outcome.logs if outcome.logs.is_dir() else None
@@ -104,9 +104,9 @@ def _failed(outcome: Any) -> int:
 
 
 def setup_command(args: argparse.Namespace) -> int:
-    from keel.agent.setup.harbor import write_task
-    from keel.agent.setup.output import format_recipe, write_recipe
-    from keel.agent.setup.task import run_setup
+    from keel.agent.harness.setup.harbor import write_task
+    from keel.agent.harness.setup.output import format_recipe, write_recipe
+    from keel.agent.harness.setup.task import run_setup
 
     repo, commit = _repository(args.repo)
     harbor = args.harbor.expanduser().resolve() if args.harbor else None
@@ -143,7 +143,7 @@ def add_new_parser(commands: argparse._SubParsersAction[AnyParser]) -> None:
 
 
 def bench_new_command(args: argparse.Namespace) -> int:
-    from keel.agent.setup.commit_task import new_commit_task
+    from keel.agent.harness.setup.commit_task import new_commit_task
 
     repo, _ = _repository(args.repo)
     out = (args.out or Path(f"task-{args.commit[:12]}")).expanduser().resolve()

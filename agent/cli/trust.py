@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from keel.agent.errors import ExitCode, UsageError
+from keel.agent.core.errors import ExitCode, UsageError
 
 
 def add_trust_parser(commands: Any) -> None:
@@ -25,7 +25,7 @@ def add_trust_parser(commands: Any) -> None:
 
 def trust_command(args: argparse.Namespace) -> int:
     """Record the folder; say which folder and where it was recorded."""
-    from keel.agent.api.process import trust_file, trust_folder
+    from keel.agent.core.api.process import trust_file, trust_folder
 
     folder = (args.dir or getattr(args, "cwd", None) or Path.cwd()).expanduser()
     if not folder.is_dir():

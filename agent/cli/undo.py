@@ -9,13 +9,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
-from keel.agent.errors import ExitCode, UsageError
+from keel.agent.core.errors import ExitCode, UsageError
 from keel.prompts import plural
 
 AnyParser = TypeVar("AnyParser", bound=argparse.ArgumentParser)
 
 if TYPE_CHECKING:  # the parser is built on every launch; checkpoints load with the command
-    from keel.agent.api.git import Checkpoint, CheckpointStore, FileChange
+    from keel.agent.core.api.git import Checkpoint, CheckpointStore, FileChange
 
 MAX_SHOWN_CHANGES = 40
 ACTION_WORDS = {"M": "revert", "A": "restore", "D": "delete"}
@@ -42,8 +42,8 @@ def add_undo_parser(subparsers: argparse._SubParsersAction[AnyParser]) -> AnyPar
 
 def undo_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Run `keel undo`; the exit code: 0 restored (or listed), 1 declined, 2 nothing to undo or no terminal to ask on."""
-    from keel.agent.api import plan_undo
-    from keel.agent.api.git import (
+    from keel.agent.core.api import plan_undo
+    from keel.agent.core.api.git import (
         CheckpointError,
         CheckpointStore,
         record_in_its_session,

@@ -10,7 +10,7 @@ from pathlib import Path
 from keel_cli import git_repo, run_keel
 from sec_jail_support import jail
 
-from keel.agent.testing.scripted_server import Reply
+from keel.agent.harness.testing.scripted_server import Reply
 
 __all__ = ["jail"]  # the fixture, imported for pytest to find
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from keel_cli import git_repo, run_keel
 
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 
 
 def test_a_rewritten_worktree_git_file_runs_nothing_after_the_attempt(scripted_server, tmp_path):

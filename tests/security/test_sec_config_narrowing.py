@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from keel.agent.config_trust import narrowed
+from keel.agent.core.config_trust import narrowed
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from keel_cli import git_repo, run_keel
 
-from keel.agent.git.runner import Git
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.core.git.runner import Git
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 
 SECRET = "sk-secret-for-the-model-provider"
 

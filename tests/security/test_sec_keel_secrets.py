@@ -24,7 +24,7 @@ from keel_cli import KEEL, git_repo, keel_env, run_keel
 from sandbox_support import make_ctx, run_in
 from sec_jail_support import jail, path_without_bwrap
 
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 from keel.tools.exec.sandbox_mechanism import NO_LANDLOCK_ENV
 
 __all__ = ["jail"]  # the fixture, imported for pytest to find

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from keel_cli import git_repo, run_streamed
 
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 
 SERVER = str(Path(__file__).parent.parent / "mcp_test_server.py")
 

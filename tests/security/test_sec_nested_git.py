@@ -13,8 +13,8 @@ from keel_cli import git_repo
 from sandbox_support import run_in
 from sec_jail_support import jail
 
-from keel.agent.git.checkpoints import CheckpointStore
-from keel.agent.git.runner import Git
+from keel.agent.core.git.checkpoints import CheckpointStore
+from keel.agent.core.git.runner import Git
 from keel.tools.base import ToolContext, ToolError
 from keel.tools.codeintel.source_files import discover
 from keel.tools.exec.git_safety import add_without, gitlinks

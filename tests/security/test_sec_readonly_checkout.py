@@ -14,7 +14,7 @@ from keel_cli import KEEL, git_repo, keel_env
 from sec_jail_support import jail
 from test_readonly_repo import read_only_mounts_problem
 
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 
 __all__ = ["jail"]  # the fixture, imported for pytest to find
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from keel_cli import git_repo, run_keel, run_streamed
 
-from keel.agent.testing.scripted_server import Reply
+from keel.agent.harness.testing.scripted_server import Reply
 
 WIDENING = """\
 approval = "full-auto"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from keel_cli import git_repo, run_streamed
 
-from keel.agent.testing.scripted_server import Reply, ScriptedToolCall
+from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
 
 SECRET = "sk-test-do-not-leak-4242"
 

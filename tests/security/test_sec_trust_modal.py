@@ -10,7 +10,7 @@ import pytest
 from keel_cli import git_repo
 from textual.widgets import Static
 
-from keel.agent.config_files import ConfigSources
+from keel.agent.core.config_files import ConfigSources
 from keel.tui.launch import settle_trust
 from keel.tui.screens.trust_modal import TrustApp, TrustModal
 

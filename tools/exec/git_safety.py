@@ -5,7 +5,7 @@ diff/filter/merge drivers), and an environment without the user's secrets.
 keel's own git runs outside the sandbox, as the user, so a `.git/config` the repository shipped (or
 a command wrote) must never pick what it executes. `-c` settings given on the command line win over
 every config file (include.path and includeIf included); drivers, whose names the repository
-chooses, are neutralized by name (see `driver_overrides`). Both agent/git/runner.py and the tools'
+chooses, are neutralized by name (see `driver_overrides`). Both agent/core/git/runner.py and the tools'
 own `git ls-files` use this module.
 
 Nested repositories (submodules, vendored or command-made repos) have configs of their own, whose

@@ -15,7 +15,7 @@ from textual.widgets import Button, Static
 from keel.tui import format as fmt
 
 if TYPE_CHECKING:
-    from keel.agent.protocol import (
+    from keel.agent.core.protocol import (
         ApprovalDecision,  # noqa: F401 (ruff misses the base's string)
         ApprovalRequested,
     )

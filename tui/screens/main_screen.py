@@ -21,7 +21,7 @@ from keel.tui.widgets.todo_panel import TodoPanel
 from keel.tui.widgets.transcript_view import TranscriptView
 
 if TYPE_CHECKING:  # the screens not on the first frame load when first opened
-    from keel.agent.protocol import ApprovalDecision
+    from keel.agent.core.protocol import ApprovalDecision
     from keel.tui.app import KeelApp
     from keel.tui.commands import SlashCommand
     from keel.tui.past_sessions import PastSession
@@ -178,7 +178,7 @@ class MainScreen(Screen[None]):
             return
         event.input.remember(text)
         event.input.value = ""
-        from keel.agent.api import markdown_commands  # not needed for the first frame
+        from keel.agent.core.api import markdown_commands  # not needed for the first frame
         from keel.tui.commands import CommandError, parse_command
 
         try:

@@ -1,7 +1,7 @@
 """Asks once whether to trust a repository whose `.keel/config.toml` would widen what keel may do.
 
-Until the folder is trusted those keys are ignored (keel.agent.config_trust); the answer is recorded in
-the user's config (keel.agent.trust), never in the repository. `TrustApp` shows the modal on its own
+Until the folder is trusted those keys are ignored (keel.agent.core.config_trust); the answer is recorded in
+the user's config (keel.agent.core.trust), never in the repository. `TrustApp` shows the modal on its own
 before the main app starts, so the first session's settings already follow the answer.
 """
 

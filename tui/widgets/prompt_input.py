@@ -25,7 +25,7 @@ class CommandSuggester(Suggester):
         if not value.startswith("/"):
             return None
         if self._names is None:
-            from keel.agent.api import markdown_commands
+            from keel.agent.core.api import markdown_commands
             from keel.tui.commands import command_names
 
             self._names = command_names(markdown_commands(self.root) if self.root else ())

@@ -1,0 +1,191 @@
+"""Decides what the model sees on each call: stable prefix, summaries, history, status line; compacts when full."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from keel.agent.core.config import ContextSettings
+from keel.agent.core.context.budget import budget_note, status_line
+from keel.agent.core.context.ledger import TokenLedger
+from keel.agent.core.context.masking import mask_boundary
+from keel.agent.core.context.summarizer import Summarizer
+from keel.agent.core.errors import ContextWindowExceeded
+from keel.agent.core.fold import after_masking, after_summary
+from keel.agent.core.masked_outputs import mask_history
+from keel.agent.core.messages import Message, system, to_wire, user
+from keel.agent.core.model.tokens import count_json, count_text
+from keel.agent.core.protocol import (
+    AnyEvent,
+    BudgetUpdated,
+    ContextMasked,
+    ContextSummarized,
+    TokenUsage,
+)
+from keel.agent.core.state import SessionState
+from keel.agent.core.system_prompt import SystemPrompt
+from keel.prompts import render
+
+STATUS_RESERVE = 120  # tokens kept free for the status line appended to every request
+MASK_SHARE_OF_TRIGGER = 0.75
+KEEP_UNMASKED_SHARE = 0.2  # of the window: recent tool outputs that masking leaves whole
+
+
+class ContextManager:
+    """Builds requests and keeps them under the window: masking first, then self-summarization. It changes
+    the state only by emitting events (context.masked, context.summarized)."""
+
+    def __init__(
+        self,
+        system_prompt: SystemPrompt,
+        window: int,
+        settings: ContextSettings,
+        summarizer: Summarizer,
+        emit: Callable[[AnyEvent], None],
+        current: Callable[[], SessionState],
+    ) -> None:
+        """`emit` hands an event to the session, which applies it; `current` is the state as it is now."""
+        self.system_prompt = system_prompt
+        self.current = current
+        self.window = window
+        self.settings = settings
+        self.summarizer = summarizer
+        self.emit = emit
+        self.ledger = TokenLedger()
+        self._prefix_key: tuple[str, int, int] | None = None
+        self._prefix_messages: list[Message] = []
+        self._last_raw = 0
+        self.images = True  # the model takes images (the session says which)
+
+    @property
+    def trigger(self) -> int:
+        """Context size at which the session summarizes itself."""
+        if self.settings.summarize_at_tokens:
+            return min(self.settings.summarize_at_tokens, int(self.window * 0.9))
+        return int(self.window * self.settings.summarize_at)
+
+    def _prefix(self, state: SessionState) -> list[Message]:
+        """System prompt and summary block; the same messages from call to call until the next summary
+        (or a new user prompt the summary block quotes), so their wire form is built and counted once."""
+        key = (
+            state.tool_protocol,
+            len(state.summaries),
+            len(state.user_prompts) if state.summaries else 0,
+        )
+        if key != self._prefix_key:
+            messages = [system(self.system_prompt.text(state.tool_protocol))]
+            if state.summaries:
+                messages.append(user(self._summary_block(state)))
+            tools = self.tool_schemas(state.tool_protocol) or []
+            self.ledger.prefix_tokens = sum(count_text(m.content) for m in messages) + count_json(
+                tools
+            )
+            self._prefix_key, self._prefix_messages = key, messages
+        return self._prefix_messages
+
+    def tool_schemas(self, protocol: str) -> list[dict[str, Any]] | None:
+        """What goes in a request's `tools`: the offered schemas in the native protocol, none in the text one."""
+        return self.system_prompt.tool_schemas() if protocol == "native" else None
+
+    def _summary_block(self, state: SessionState) -> str:
+        return summary_block(state, self.window)
+
+    def context_tokens(self, state: SessionState) -> int:
+        self._prefix(state)
+        return self.ledger.estimate(state, STATUS_RESERVE)
+
+    def build_request(self, state: SessionState) -> list[dict[str, Any]]:
+        """The next request in wire format, with the status line as its last message."""
+        messages = [*self._prefix(state), *state.history]
+        self._last_raw = (
+            self.ledger.prefix_tokens + self.ledger.history_tokens(state) + STATUS_RESERVE
+        )
+        context = self.context_tokens(state)
+        note = budget_note(state.task_tokens, state.budget, context)
+        if note or self.system_prompt.style.bare_status_line:
+            # a small model answers a bare status line by echoing it, so it gets the line only when
+            # it carries a note: converge, or wrap up
+            status = status_line(state.task_tokens, state.budget, context, self.window, note)
+            messages.append(user(status))
+        return to_wire(messages, state.tool_protocol, self.images)
+
+    def after_model_call(self, usage: TokenUsage) -> None:
+        """Learn from the reply's prompt tokens and report the budget (the reply is already applied)."""
+        self.ledger.reconcile(self._last_raw, usage.prompt_tokens)
+        state = self.current()
+        self.emit(
+            BudgetUpdated(
+                used=state.task_tokens,
+                budget=state.budget,
+                context_tokens=usage.prompt_tokens,
+                context_window=self.window,
+            )
+        )
+
+    async def fit(self) -> None:
+        """Before a call: mask old outputs past a first threshold, summarize past the trigger."""
+        state = self.current()
+        before = self.context_tokens(state)
+        if before >= self.trigger * MASK_SHARE_OF_TRIGGER:
+            upto = mask_boundary(
+                state.history,
+                self.settings.keep_tool_outputs,
+                int(self.window * KEEP_UNMASKED_SHARE),
+            )
+            if upto > state.masked_upto:
+                _, masked = mask_history(state.history, state.masked_upto, upto)
+                after = self.context_tokens(after_masking(state, upto))
+                self.emit(
+                    ContextMasked(
+                        masked_upto=upto, masked=masked, tokens_before=before, tokens_after=after
+                    )
+                )
+                before = after
+        if before >= self.trigger:
+            await self.compact(reason="threshold")
+
+    async def compact(self, reason: str) -> None:
+        """Summarize now; after an overflow, each retry keeps less of the recent history."""
+        state = self.current()
+        before = self.context_tokens(state)
+        for shrink in range(3):
+            try:
+                summary = await self.summarizer.summarize(
+                    state, shrink=shrink, requested=reason == "requested"
+                )
+            except ContextWindowExceeded:
+                if shrink == 2:
+                    raise
+                continue
+            break
+        after = after_summary(state, summary.text, summary.kept_messages)
+        event = ContextSummarized(
+            tokens_before=before,
+            tokens_after=self.context_tokens(after),
+            summary=summary.text,
+            kept_messages=summary.kept_messages,
+            reason=reason,
+            usage=summary.usage,
+            cost=summary.cost,
+            tokens=summary.tokens,
+        )
+        self.emit(event)
+
+
+def summary_block(state: SessionState, window: int) -> str:
+    """The message that stands for the summarized history: the task, the user's words, the newest summaries
+    that fit in 15% of the window (the export renders it too, to start a continuation as the model saw it)."""
+    limit, chain = int(window * 0.15), list[str]()
+    for summary in reversed(state.summaries):
+        limit -= count_text(summary)
+        if chain and limit < 0:
+            break
+        chain.insert(0, summary)
+    prompts = [p for p in state.user_prompts if p != state.task_prompt][-10:]
+    return render(
+        "summary_block",
+        task=state.task_prompt,
+        user_messages=prompts,
+        summaries=chain,
+        items=state.todo,  # the model's checklist, restated so that a long task keeps its plan
+    )

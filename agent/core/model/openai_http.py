@@ -1,0 +1,343 @@
+"""A direct streaming client for OpenAI-compatible servers (`openai/<model>` with an api_base).
+
+Local servers (llama.cpp, vLLM, Ollama, LM Studio) and gateways speak this one format; talking to
+them directly (keel.agent.core.model.http1) skips litellm's and the openai SDK's per-call work, which costs tens of
+milliseconds of CPU a call and is what limits many agents in one process. Every other provider,
+and any server reached through a proxy, goes through litellm. Errors come out as keel's typed
+provider errors, classified here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import ssl
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+from urllib.parse import urlsplit
+from urllib.request import getproxies, proxy_bypass
+
+from keel.agent.core.errors import (
+    ContextWindowExceeded,
+    ProviderError,
+    RetryableProviderError,
+    ToolsUnsupported,
+)
+from keel.agent.core.model.http1 import ConnectFailed, ConnectionLost, HTTP1Client
+from keel.agent.core.model.reply import ModelReply, ReplyAssembler, usage_from
+from keel.agent.core.model.request_cache import LastRequestCache
+from keel.agent.core.model.stall import unstalled
+from keel.agent.core.model.turn_tokens import TOKEN_REQUEST, TokenCollector
+from keel.agent.core.protocol import TokenUsage
+
+NO_KEY = "sk-keel-no-key"  # local OpenAI-compatible servers ignore the key but some want one sent
+STATUS_CLASSES = {
+    400: "BadRequestError",
+    401: "AuthenticationError",
+    403: "PermissionDeniedError",
+    404: "NotFoundError",
+    408: "Timeout",
+    409: "ConflictError",
+    422: "UnprocessableEntityError",
+    429: "RateLimitError",
+    500: "InternalServerError",
+    502: "BadGatewayError",
+    503: "ServiceUnavailableError",
+    504: "Timeout",
+}
+RETRYABLE_STATUSES = {408, 409, 429}
+CONTEXT_TOO_LONG = re.compile(
+    r"context length|context window|context size|context_length_exceeded|prompt is too long"
+    r"|too many tokens|input is too long|reduce the length",
+    re.IGNORECASE,
+)
+
+
+def is_direct_model(model: str, api_base: str | None) -> bool:
+    """Whether a model goes over the direct client: an OpenAI-compatible server named by an
+    http(s) URL and reached without a proxy (litellm handles proxies)."""
+    if (
+        not api_base
+        or not model.startswith("openai/")
+        or os.environ.get("KEEL_TRANSPORT") == "litellm"
+    ):
+        return False
+    parts = urlsplit(api_base)
+    return (
+        parts.scheme in ("http", "https")
+        and parts.hostname is not None
+        and not _uses_proxy(parts.scheme, parts.hostname)
+    )
+
+
+def says_tools_unsupported(message: str) -> bool:
+    """A 400 that rejects the `tools` parameter (the session then switches to the text protocol)."""
+    lowered = message.lower()
+    return "tool" in lowered and any(w in lowered for w in ("support", "not allowed", "unknown"))
+
+
+def error_for_status(status: int, message: str, retry_after: float | None = None) -> ProviderError:
+    """The typed error for an HTTP error response."""
+    name = STATUS_CLASSES.get(status, "InternalServerError" if status >= 500 else "APIError")
+    if status in (400, 413, 422) and CONTEXT_TOO_LONG.search(message):
+        return ContextWindowExceeded(message, "ContextWindowExceededError")
+    if status in (400, 422) and says_tools_unsupported(message):
+        return ToolsUnsupported(message, name)
+    if status in RETRYABLE_STATUSES or status >= 500:
+        return RetryableProviderError(message, name, retry_after=retry_after)
+    if status == 401:
+        message += " (check the API key the server expects in OPENAI_API_KEY)"
+    elif status == 404:
+        message += " (check the model name, and that api_base is the server's /v1 URL)"
+    return ProviderError(message, name)
+
+
+def _error_message(status: int, body: bytes) -> str:
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return text[:500] or f"HTTP {status}"
+    error = parsed.get("error", parsed) if isinstance(parsed, dict) else parsed
+    if isinstance(error, dict):
+        found = error.get("message") or error.get("detail") or error.get("error")
+        return str(found)[:2000] if found else text[:500]
+    return str(error)[:2000]
+
+
+def _retry_after(headers: dict[str, str]) -> float | None:
+    try:
+        return float(headers.get("retry-after", ""))
+    except ValueError:
+        return None
+
+
+def _uses_proxy(scheme: str, host: str) -> bool:
+    """Whether the environment sends requests to this host through a proxy (HTTP(S)_PROXY, NO_PROXY).
+    Without `<scheme>_proxy` or `<SCHEME>_PROXY` set, no: that is checked without scanning the whole
+    environment, as getproxies does, for each session a process starts."""
+    if not (os.environ.get(f"{scheme}_proxy") or os.environ.get(f"{scheme.upper()}_PROXY")):
+        return False
+    return scheme in getproxies() and not proxy_bypass(host)
+
+
+class _BodyEncoder:
+    """JSON request bodies built from per-message fragments: a message's JSON is encoded once.
+
+    The fragments are kept for the last request's messages (keel.agent.core.model.request_cache).
+    """
+
+    def __init__(self) -> None:
+        self._fragments = LastRequestCache(
+            lambda message: json.dumps(message, separators=(",", ":")).encode()
+        )
+        self._tools: tuple[object, bytes] = (None, b"")
+
+    def encode(
+        self,
+        head: dict[str, Any],
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+    ) -> bytes:
+        parts = self._fragments.map(messages)
+        body = (
+            json.dumps(head, separators=(",", ":")).encode()[:-1]
+            + b',"messages":['
+            + b",".join(parts)
+            + b"]"
+        )
+        if tools:
+            if self._tools[0] is not tools:
+                self._tools = (tools, json.dumps(tools, separators=(",", ":")).encode())
+            body += b',"tools":' + self._tools[1]
+        return body + b"}"
+
+
+class OpenAIHTTP:
+    """Streams chat completions from one OpenAI-compatible server over one keep-alive connection."""
+
+    def __init__(
+        self,
+        model: str,
+        api_base: str,
+        timeout: float,
+        extra: dict[str, Any],
+        record_tokens: bool = False,
+        stall_timeout: float = 120.0,
+    ) -> None:
+        self.model = model.removeprefix("openai/")
+        self.stall_timeout = stall_timeout
+        self.api_base = api_base
+        self.timeout = timeout
+        self.extra = {**extra, **TOKEN_REQUEST} if record_tokens else extra
+        self.record_tokens = record_tokens
+        key = os.environ.get("OPENAI_API_KEY") or NO_KEY
+        self.headers = {
+            "Authorization": f"Bearer {key}",
+            "Content-Type": "application/json",
+            "User-Agent": "keel",
+        }
+        self._http = HTTP1Client(api_base, connect_timeout=min(timeout, 30.0))
+        self._encoder = _BodyEncoder()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def stream(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        max_tokens: int | None,
+        on_delta: Callable[[str], None],
+        price: Callable[[TokenUsage], float | None],
+    ) -> ModelReply:
+        head: dict[str, Any] = {
+            "model": self.model,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if max_tokens:
+            head["max_tokens"] = max_tokens
+        head.update(self.extra)
+        body = self._encoder.encode(head, messages, tools)
+        assembler = ReplyAssembler(tokens=TokenCollector() if self.record_tokens else None)
+        try:
+            async with (
+                asyncio.timeout(self.timeout),
+                self._http.post("/chat/completions", body, self.headers) as response,
+            ):
+                pieces = unstalled(response.body(), self.stall_timeout, self.api_base)
+                if response.status >= 400:
+                    message = _error_message(response.status, await _joined(pieces))
+                    raise error_for_status(response.status, message, _retry_after(response.headers))
+                if response.headers.get("content-type", "").startswith("application/json"):
+                    _read_whole(assembler, json.loads(await _joined(pieces)), on_delta)
+                else:
+                    await _read_stream(assembler, pieces, on_delta)
+        except ConnectFailed as exc:
+            raise RetryableProviderError(
+                f"Connection error: could not connect to {self.api_base} ({exc})",
+                "APIConnectionError",
+            ) from exc
+        except ConnectionLost as exc:
+            raise RetryableProviderError(
+                f"Connection error: {self.api_base}: {exc}", "APIConnectionError"
+            ) from exc
+        except TimeoutError as exc:
+            raise RetryableProviderError(
+                f"no complete reply from {self.api_base} within {self.timeout:g} s", "Timeout"
+            ) from exc
+        except ssl.SSLCertVerificationError as exc:
+            raise ProviderError(
+                f"TLS certificate of {self.api_base} not accepted: {exc}", "APIConnectionError"
+            ) from exc
+        except ssl.SSLError as exc:
+            raise RetryableProviderError(
+                f"Connection error: TLS failure with {self.api_base}: {exc}", "APIConnectionError"
+            ) from exc
+        except ValueError as exc:  # a whole (non-streamed) body that is not JSON
+            raise RetryableProviderError(
+                f"{self.api_base} sent a reply that is not JSON", "APIError"
+            ) from exc
+        return assembler.reply(messages, tools, price)
+
+
+async def _joined(body: AsyncIterator[bytes]) -> bytes:
+    return b"".join([piece async for piece in body])
+
+
+async def _read_stream(
+    assembler: ReplyAssembler, body: AsyncIterator[bytes], on_delta: Callable[[str], None]
+) -> None:
+    """Server-sent events until `[DONE]` (the body is read to its end, so the connection can be
+    reused); a stream that stops short is a dropped connection."""
+    pending, done = b"", False
+    async for data in body:  # whatever arrived, split here: cheaper than a read per line
+        lines = (pending + data).split(b"\n")
+        pending = lines.pop()
+        for line in lines:
+            done = done or _apply_event_line(assembler, line, on_delta)
+    done = done or _apply_event_line(assembler, pending, on_delta)
+    if not done and assembler.finish_reason is None:
+        raise RetryableProviderError(
+            "Connection error: the reply stream ended before it was complete", "APIConnectionError"
+        )
+
+
+def _apply_event_line(
+    assembler: ReplyAssembler, raw: bytes, on_delta: Callable[[str], None]
+) -> bool:
+    """Apply one SSE line; True at `[DONE]`."""
+    line = raw.strip()
+    if not line.startswith(b"data:"):
+        return False
+    payload = line[5:].strip()
+    if payload == b"[DONE]":
+        return True
+    try:
+        chunk = json.loads(payload)
+    except ValueError:
+        raise RetryableProviderError(
+            f"the server sent a malformed event: {payload[:200]!r}", "APIError"
+        ) from None
+    if not isinstance(chunk, dict):
+        return False
+    if "error" in chunk:
+        error = chunk["error"]
+        message = str(error.get("message", error)) if isinstance(error, dict) else str(error)
+        raise RetryableProviderError(f"the server failed mid-reply: {message}", "APIError")
+    _apply_chunk(assembler, chunk, on_delta)
+    return False
+
+
+def _apply_chunk(
+    assembler: ReplyAssembler, chunk: dict[str, Any], on_delta: Callable[[str], None]
+) -> None:
+    if assembler.tokens is not None:
+        assembler.tokens.add_chunk(chunk)
+    usage = chunk.get("usage")
+    if usage:
+        details = usage.get("prompt_tokens_details") or {}
+        assembler.usage = usage_from(
+            usage.get("prompt_tokens"),
+            usage.get("completion_tokens"),
+            usage.get("total_tokens"),
+            details.get("cached_tokens"),
+        )
+    for choice in chunk.get("choices") or ():
+        assembler.finish_reason = choice.get("finish_reason") or assembler.finish_reason
+        delta = choice.get("delta") or {}
+        if delta.get("content"):
+            on_delta(assembler.add_text(delta["content"]))
+        for piece in delta.get("tool_calls") or ():
+            function = piece.get("function") or {}
+            assembler.add_tool_piece(
+                piece.get("index") or 0,
+                piece.get("id"),
+                function.get("name"),
+                function.get("arguments"),
+            )
+
+
+def _read_whole(
+    assembler: ReplyAssembler, completion: dict[str, Any], on_delta: Callable[[str], None]
+) -> None:
+    """A server that ignored `stream` and sent the whole completion at once."""
+    choices = completion.get("choices") or [{}]
+    message = choices[0].get("message") or {}
+    chunk = {
+        "usage": completion.get("usage"),
+        "choices": [
+            {
+                **choices[0],
+                "finish_reason": choices[0].get("finish_reason") or "stop",
+                "delta": message,
+            }
+        ],
+        "prompt_token_ids": completion.get("prompt_token_ids"),
+    }
+    for index, call in enumerate(message.get("tool_calls") or ()):
+        call.setdefault("index", index)
+    _apply_chunk(assembler, chunk, on_delta)

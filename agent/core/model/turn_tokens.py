@@ -1,0 +1,92 @@
+"""Token-exact capture (`record_tokens`): what a call asks of an OpenAI-compatible server, and how its token ids
+and logprobs are read from the reply.
+
+vLLM (>= 0.10.2) answers `"return_token_ids": true` with the prompt's ids (`prompt_token_ids`, top level: in a
+stream, on its first chunk) and each choice's generated ids (`token_ids`, in a stream the ids of that chunk's
+delta), and `"logprobs": true` with `choices[i].logprobs.content[j].logprob`. What the server did not send is
+named in `TurnTokens.missing`, never counted or guessed here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from keel.agent.core.protocol import TurnTokens
+
+TOKEN_REQUEST: dict[str, Any] = {"return_token_ids": True, "logprobs": True}
+# litellm passes the ids on, except those of a stream's last chunk (it rebuilds that chunk without them)
+THROUGH_LITELLM = "through litellm, which drops the token ids of a stream's last chunk"
+
+
+@dataclass
+class TokenCollector:
+    """Gathers one reply's token ids and logprobs from its chunks (or its whole body), as sent."""
+
+    prompt_ids: list[int] | None = None
+    completion_ids: list[int] | None = None
+    logprobs: list[float] | None = None
+    relay: str = ""  # what carried the reply, when not keel itself (said when some ids are missing)
+
+    def add_chunk(self, chunk: dict[str, Any]) -> None:
+        """A streamed chunk, or a whole completion: the prompt's ids and the first choice's tokens."""
+        prompt = chunk.get("prompt_token_ids")
+        if isinstance(prompt, list):
+            self.prompt_ids = prompt  # checked as TurnTokens is built (in pydantic's core: fast)
+        choices = chunk.get("choices") or ()
+        if choices and isinstance(choices[0], dict):
+            self.add_choice(choices[0])
+
+    def add_choice(self, choice: dict[str, Any]) -> None:
+        ids = choice.get("token_ids")
+        if isinstance(ids, list):
+            self.completion_ids = (self.completion_ids or []) + ids
+        logprobs = choice.get("logprobs")
+        content = logprobs.get("content") if isinstance(logprobs, dict) else None
+        if isinstance(content, list):
+            found = [float(entry["logprob"]) for entry in content if isinstance(entry, dict)]
+            self.logprobs = (self.logprobs or []) + found
+
+    def result(self) -> TurnTokens:
+        """The call's tokens; `missing` says what the server did not return, or why what it did is unusable."""
+        tokens = turn_tokens(self.prompt_ids, self.completion_ids, self.logprobs)
+        if tokens.missing and self.relay and self.completion_ids is not None:
+            return tokens.model_copy(update={"missing": f"{tokens.missing} ({self.relay})"})
+        return tokens
+
+
+def turn_tokens(
+    prompt_ids: list[int] | None, completion_ids: list[int] | None, logprobs: list[float] | None
+) -> TurnTokens:
+    """TurnTokens of what a server returned; `missing` names each part it did not (and a count that does
+    not match: a logprob per completion token)."""
+    absent = [
+        name
+        for name, value in (
+            ("prompt token ids", prompt_ids),
+            ("completion token ids", completion_ids),
+            ("logprobs", logprobs),
+        )
+        if value is None
+    ]
+    missing = ""
+    if len(absent) == 3:
+        missing = "the server returned no token ids or logprobs"
+    elif absent:
+        missing = "the server returned no " + " and no ".join(absent)
+    elif len(logprobs or ()) != len(completion_ids or ()):
+        missing = (
+            f"the server returned {len(logprobs or ())} logprobs for "
+            f"{len(completion_ids or ())} completion tokens"
+        )
+    try:
+        return TurnTokens(
+            prompt_token_ids=prompt_ids,
+            completion_token_ids=completion_ids,
+            logprobs=logprobs,
+            missing=missing,
+        )
+    except ValidationError:
+        return TurnTokens(missing="the server's token ids or logprobs are not numbers")

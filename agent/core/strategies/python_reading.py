@@ -1,0 +1,108 @@
+"""The small-model strategy's reading of Python edits against the workspace (python_edits holds the pure rules):
+which project files a reply's code blocks go into, and the edit_file calls whose old_string is widened."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from keel.agent.core.protocol import ToolCall
+from keel.agent.core.strategies.base import Workspace
+from keel.agent.core.strategies.python_edits import (
+    code_blocks,
+    merged,
+    target_file,
+    widened_old_string,
+)
+from keel.tools.base import ToolError
+
+MAX_SOURCES = 200  # project .py files read to find where a block belongs
+MAX_SOURCE_BYTES = 200_000
+
+
+def _sources(at: Workspace) -> dict[str, str]:
+    """The project's Python files as they are now (small ones, a bounded number)."""
+    sources: dict[str, str] = {}
+    for path in [p for p in at.files if p.endswith(".py")][:MAX_SOURCES]:
+        file = at.tool_context.root / path
+        try:
+            if file.stat().st_size <= MAX_SOURCE_BYTES:
+                sources[path] = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    return sources
+
+
+def _mentioned(paths: list[str], *texts: str) -> list[str]:
+    """The paths a text names, by path or by file name."""
+    return [p for p in paths if any(p in t or Path(p).name in t for t in texts)]
+
+
+def snippet_writes(text: str, at: Workspace) -> list[dict[str, Any]]:
+    """write_file calls (name and arguments) for the code blocks of a reply that calls nothing: each block's
+    definitions merged into the one file they belong in."""
+    blocks = code_blocks(text)
+    if not blocks:
+        return []
+    sources = _sources(at)
+    named = _mentioned(list(sources), at.state.task_prompt, text)
+    changed: dict[str, str] = {}
+    for block in blocks:
+        path = target_file(block, sources, named)
+        if path is None:
+            continue
+        result = merged(changed.get(path, sources[path]), block)
+        if result is not None:
+            changed[path] = result
+    return [
+        {"name": "write_file", "arguments": json.dumps({"path": path, "content": content})}
+        for path, content in changed.items()
+    ]
+
+
+def widened_edit(call: ToolCall, at: Workspace) -> ToolCall:
+    """The call, with an edit_file's old_string widened to the whole definition its new_string replaces."""
+    if call.name != "edit_file":
+        return call
+    try:
+        args = json.loads(call.arguments)
+    except json.JSONDecodeError:
+        return call
+    if not isinstance(args, dict) or not str(args.get("path", "")).endswith(".py"):
+        return call
+    old, new = args.get("old_string"), args.get("new_string")
+    if not isinstance(old, str) or not isinstance(new, str):
+        return call
+    try:
+        source = at.tool_context.resolve(args["path"]).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError, ValueError, ToolError):
+        return call
+    wider = widened_old_string(source, old, new)
+    if wider is None:
+        return call
+    return call.model_copy(update={"arguments": json.dumps({**args, "old_string": wider})})
+
+
+def rewrites_unchanged(call: ToolCall, at: Workspace) -> bool:
+    """A write_file of a workspace file with exactly the content it has: a small model echoing the file it was
+    given (or just wrote) instead of changing it."""
+    if call.name != "write_file":
+        return False
+    try:
+        args = json.loads(call.arguments)
+        if not isinstance(args, dict) or not isinstance(args.get("content"), str):
+            return False
+        return bool(
+            at.tool_context.resolve(args["path"]).read_text(encoding="utf-8") == args["content"]
+        )
+    except (
+        json.JSONDecodeError,
+        KeyError,
+        TypeError,
+        OSError,
+        UnicodeDecodeError,
+        ValueError,
+        ToolError,
+    ):
+        return False

@@ -1,0 +1,165 @@
+"""The strategy for small models (0.5B–4B): the compact prompt listing the project's files, fewer tools with
+short schemas, a small project's files given with a change task, whole files in a reply taken as writes, a read
+repeated right after it succeeded answered with a pointer and then with a request for the answer, and a nudge
+when a task that asks for a change ends with nothing changed."""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+from collections.abc import Callable
+from typing import Any
+
+from keel.agent.core.context.files_that_matter import files_that_matter, share_of_window
+from keel.agent.core.context.small_project import ProjectFile, small_project
+from keel.agent.core.generic_failures import echo_of_keel
+from keel.agent.core.model.reply import ModelReply
+from keel.agent.core.protocol import (
+    AnyEvent,
+    ToolCall,
+    ToolFinished,
+    UserMessage,
+    VerificationCheck,
+)
+from keel.agent.core.reply_reading import ReadReply
+from keel.agent.core.state import SessionState
+from keel.agent.core.strategies.base import Repeat, Strategy, Workspace
+from keel.agent.core.strategies.ending import Ending
+from keel.agent.core.strategies.heuristics import asks_for_change, prose_of
+from keel.agent.core.strategies.python_reading import (
+    rewrites_unchanged,
+    snippet_writes,
+    widened_edit,
+)
+from keel.agent.core.system_prompt import PromptStyle
+from keel.agent.core.verification.changes import changed_paths
+from keel.agent.core.verification.checks import PYTEST, check_tests
+from keel.agent.core.verification.related_tests import is_test_file
+from keel.prompts import render
+from keel.tools import small_model_tools
+from keel.tools.base import Tool, ToolKind, ToolResult
+
+# the third identical read in a row (the second, for a question): its answer is asked for
+ASK_ANSWER_AT = 3
+TESTS_UP_FRONT_TIMEOUT = 60  # seconds: the tests of a project small enough to paste
+
+
+class SmallModel(Strategy):
+    """What keel does for a model that copies what it does not need and re-reads instead of acting."""
+
+    name = "small"
+    prompt_style = PromptStyle(
+        template="system_compact", short_schemas=True, lists_files=True, bare_status_line=False
+    )
+    nudges_by_default = True
+    verifies_by_default = True
+
+    def tools(self) -> list[Tool[Any]]:
+        return small_model_tools()
+
+    async def prepare_task(self, at: Workspace) -> list[AnyEvent]:
+        """A change task just given comes with the project's files (the files that matter for the task, when
+        the project is too large), marked read."""
+        state = at.state
+        task_just_given = bool(state.history) and state.history[-1].content == state.task_prompt
+        if state.steps or not task_just_given:
+            return []
+        if not asks_for_change(state.task_prompt):
+            return []  # a question is answered from what the tools show; the file list is in the prompt
+        root = at.tool_context.root
+        files = small_project(root, at.files)
+        partial = not files
+        if partial:
+            limit = share_of_window(at.window)
+            files = await asyncio.to_thread(files_that_matter, root, state.task_prompt, limit)
+        if not files:
+            return []
+        for file in files:
+            at.tool_context.note_read(root / file.path)
+        failing = await self.failing_tests(files, at) if self.verifies() else None
+        text = render(
+            "project_files", files=files, task=state.task_prompt, partial=partial, failing=failing
+        )
+        return [UserMessage(text=text, origin="keel", purpose="context")]
+
+    @staticmethod
+    async def failing_tests(files: list[ProjectFile], at: Workspace) -> VerificationCheck | None:
+        """The given test files run as verification runs them, when they fail: a small model told "make the
+        test pass" sees which test and how, as it would after its first edit (None when they pass or cannot
+        run)."""
+        tests = [file.path for file in files if is_test_file(file.path)]
+        if not tests or not at.commands_allowed:
+            return None
+        command = f"{PYTEST} {shlex.join(tests)}"
+        check = await check_tests(at.tool_context, command, True, TESTS_UP_FRONT_TIMEOUT)
+        return check if check.status == "failed" else None
+
+    def request_tools(
+        self, state: SessionState, offered: list[dict[str, Any]] | None
+    ) -> list[dict[str, Any]] | None:
+        """Edit first: the call that follows the project's files offers no tools, so the model answers with
+        the files it changes, as it would in one call (its tool calls are where a small model fails most);
+        the tools come back for the rest of the task (verification's failures, a nudge)."""
+        return [] if state.strategy.files_just_given else super().request_tools(state, offered)
+
+    def read(self, reply: ModelReply, at: Workspace) -> ReadReply:
+        """As any reply is read, and then as a small model means its Python edits (strategies/python_edits):
+        a reply of definitions in a fenced block with no file named puts them into their file, and an
+        edit_file replacing a definition's first line with a whole definition replaces the definition."""
+        read = super().read(reply, at)
+        # code it gave counts before a step it announced; an echo of keel's own files never does
+        if not read.calls and not echo_of_keel(reply.text, at.state):
+            writes = snippet_writes(reply.text, at)
+            calls = [ToolCall(id=at.state.call_id(n), **w) for n, w in enumerate(writes, 1)]
+            return ReadReply(calls=calls) if calls else read
+        echoed = read.calls and all(rewrites_unchanged(call, at) for call in read.calls)
+        if echoed and not reply.tool_calls:  # whole files in its text, exactly as they are: no edit
+            return ReadReply()
+        widened = [widened_edit(call, at) for call in read.calls]
+        return read.model_copy(update={"calls": widened})
+
+    async def after_calls(
+        self, reply: ModelReply, results: list[ToolFinished], at: Workspace
+    ) -> Ending | None:
+        """Edit first, as in one call: the files of its answer to the project's files, written, end the task
+        once they pass keel's checks (their failures go back instead), with no call to ask it what it did."""
+        state = at.state
+        if not state.strategy.answered_files or reply.tool_calls or not state.strategy.task_edited:
+            return None
+        if any(result.status not in ("ok", "unchanged") for result in results):
+            return None
+        written = sorted(frozenset().union(*(changed_paths(r.diff) for r in results)))
+        answer = render("edit_first_answer", prose=prose_of(reply.text), files=written)
+        return await self.before_end(answer, at)
+
+    def project_file_size(self, at: Workspace) -> Callable[[str], int | None] | None:
+        """A listed project file's length now (None for any other path): a fenced block about as long that
+        names it is the whole file, written."""
+
+        def size(path: str) -> int | None:
+            if path not in at.files:
+                return None
+            try:
+                return (at.tool_context.root / path).stat().st_size
+            except OSError:
+                return None
+
+        return size
+
+    def on_repeated_call(
+        self, name: str, signature: str, repeats: int, at: Workspace
+    ) -> Repeat | None:
+        """The same read as the last call, which succeeded, gets a pointer to the result the model has
+        instead of the same output again; once too often, it runs and the answer is asked for."""
+        state = at.state
+        if signature != state.repeated_call or not state.strategy.last_ran_ok:
+            return None
+        if name not in at.registry:
+            return None
+        tool = at.registry.get(name)
+        if tool.kind is not ToolKind.READ or not tool.same_result_again:
+            return None
+        if repeats >= ASK_ANSWER_AT - (not asks_for_change(state.task_prompt)):
+            request = render("answer_request", name=name)
+            return Repeat(then=UserMessage(text=request, origin="keel", purpose="answer"))
+        return Repeat(result=ToolResult(output=render("repeated_call", name=name)))

@@ -1,2 +1,0 @@
-"""What differs by kind of model: one strategy per kind (capable.py, small.py) behind base.py's interface, chosen by
-choose.py from the session's profile; the loop (agent/loop.py) is the same for every model."""
