@@ -92,17 +92,15 @@ class SessionStats:
     session_id: str = ""
     approval: str = ""
     status: AgentStatus = "new"
-    used: int = (
-        0  # the task's tokens, which its budget limits (they count from zero at each prompt)
-    )
+    # the task's tokens, which its budget limits (they count from zero at each prompt)
+    used: int = 0
     session_tokens: int = 0  # every task's of the session together
     context_tokens: int = 0
     context_window: int = 0
     cost: float | None = None
     steps: int = 0
-    activity: str = (
-        ""  # what a local model is busy with before it answers (loading, reading the prompt)
-    )
+    # what a local model is busy with before it answers (loading, reading the prompt)
+    activity: str = ""
     children: list[ChildAgent] = field(default_factory=list)  # subagents, oldest first
     plan_mode: bool = False  # only the read tools run; the model answers with a plan
 

@@ -24,7 +24,7 @@ from keel.agent.core.model.client import ChatModel, ModelClient, context_window_
 from keel.agent.core.model.redact import RedactingModel, Redactor
 from keel.agent.core.profile import ModelProfile
 from keel.agent.core.profile_switch import as_small
-from keel.agent.core.protocol import AnyEvent
+from keel.agent.core.protocol import AnyEvent, SessionStarted
 from keel.agent.core.settings import SessionSettings
 from keel.agent.core.skills.catalog import Skill, find_skills
 from keel.agent.core.state import SessionState
@@ -35,6 +35,7 @@ from keel.agent.core.subagents import with_subagents
 from keel.agent.core.system_prompt import SystemPrompt
 from keel.agent.core.workspace_facts import WorkspaceFacts, gather_facts, load_instructions
 from keel.tools.base import Tool, ToolContext
+from keel.tools.exec.sandbox_mechanism import sandbox_mechanism
 from keel.tools.registry import ToolRegistry
 from keel.tools.skill import SkillTool
 
@@ -89,6 +90,28 @@ class SessionServices:
     def ask_person(self) -> AskPerson | None:
         """How the loop asks the person about a call; None when nobody is there to ask."""
         return self.callbacks.ask_person if self.settings.interactive else None
+
+    def started(self, state: SessionState) -> SessionStarted:
+        """session.started: what the session runs with (`state`: its state, resumed or new)."""
+        settings = self.settings
+        text = settings.tool_protocol == "text" or state.tool_protocol == "text"
+        return SessionStarted(
+            session_id=self.id,
+            model=settings.model,
+            cwd=str(self.root),
+            context_window=self.window,
+            tool_protocol="text" if text else "native",
+            approval=settings.approval,
+            budget=state.budget if self.resumed else settings.budget,
+            resumed=self.resumed,
+            sandbox=sandbox_mechanism(settings.sandbox).description,
+            profile="small" if self.profile.compact else "full",
+            profile_reason=(
+                "moved there earlier in this session: its model failed at calls"
+                if self.profile.compact and not settings.compact_prompt
+                else settings.profile_reason
+            ),
+        )
 
     def move_to_small(self) -> None:
         """The small profile from the next model call on: the compact prompt, the small model's tools (tools a

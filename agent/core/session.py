@@ -37,7 +37,6 @@ from keel.agent.core.protocol import (
     PlanModeChanged,
     ProfileChanged,
     SessionFinished,
-    SessionStarted,
     SetBudget,
     SetPlanMode,
     Shutdown,
@@ -56,7 +55,6 @@ from keel.agent.core.settings import SessionSettings
 from keel.agent.core.state import LimitExceeded, SessionState
 from keel.agent.core.strategies.base import Strategy
 from keel.tools.base import Tool
-from keel.tools.exec.sandbox_mechanism import sandbox_mechanism
 from keel.tools.registry import ToolRegistry
 
 TurnOp = UserPrompt | Continue | Compact | Undo | SetPlanMode
@@ -138,26 +136,7 @@ class Session:
 
     def _announce(self) -> None:
         """session.started, the config's notices, and on resume the close of a turn left open."""
-        text = self.settings.tool_protocol == "text" or self.state.tool_protocol == "text"
-        self._emit(
-            SessionStarted(
-                session_id=self.id,
-                model=self.settings.model,
-                cwd=str(self.root),
-                context_window=self.window,
-                tool_protocol="text" if text else "native",
-                approval=self.settings.approval,
-                budget=self.state.budget if self._resumed else self.settings.budget,
-                resumed=self._resumed,
-                sandbox=sandbox_mechanism(self.settings.sandbox).description,
-                profile="small" if self.profile.compact else "full",
-                profile_reason=(
-                    "moved there earlier in this session: its model failed at calls"
-                    if self.profile.compact and not self.settings.compact_prompt
-                    else self.settings.profile_reason
-                ),
-            )
-        )
+        self._emit(self.services.started(self.state))
         for notice in self.settings.notices:
             self._emit(Error(error_class="UntrustedConfig", message=notice))
         if self._resumed:

@@ -10,6 +10,7 @@ from pydantic import TypeAdapter
 from keel.agent.core.protocol.base import *
 from keel.agent.core.protocol.error_classes import *
 from keel.agent.core.protocol.events import *
+from keel.agent.core.protocol.feature_events import *
 from keel.agent.core.protocol.ops import *
 from keel.agent.core.protocol.ops import Op
 

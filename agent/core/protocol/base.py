@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 import time
 from contextvars import ContextVar
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -62,3 +63,8 @@ class Event(Model):
     ts: float = Field(default_factory=time.time)
     turn_id: str = Field(default_factory=running_turn)
     id: str = Field(default_factory=new_op_id)
+
+
+FinishStatus = Literal[
+    "completed", "budget_exhausted", "max_steps", "loop_detected", "error", "interrupted"
+]
