@@ -48,3 +48,10 @@ def test_the_files_given_with_a_task_name_those_to_change_with_edit_file():
     assert "Too long" not in render(
         "project_files", files=[small], task="fix it", partial=False, failing=None
     )
+
+
+def test_the_files_given_are_fenced_with_their_language_as_one_call_would_show_them():
+    files = [ProjectFile(path="calc.py", text="x = 1\n"), ProjectFile(path="notes.xyz", text="a\n")]
+    text = render("project_files", files=files, task="fix it", partial=False, failing=None)
+    assert "FILE: calc.py\n```python\nx = 1\n```" in text
+    assert "FILE: notes.xyz\n```\na\n```" in text

@@ -4,18 +4,35 @@ in its prompt, few when it must find them with tools)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel
 
 from keel.agent.core.context.edit_format import edit_format
 
 MAX_PROJECT_CHARS = 12_000  # about 3,000 tokens: a fifth of a small model's 16k window
+# a fence's language, as one call's prompt labels its files (bench/small_model: "```python")
+FENCE_LANGUAGES = {
+    ".py": "python",
+    ".js": "javascript",
+    ".ts": "typescript",
+    ".sh": "bash",
+    ".rs": "rust",
+    ".go": "go",
+    ".json": "json",
+    ".toml": "toml",
+    ".md": "markdown",
+}
 
 
 class ProjectFile(BaseModel):
     path: str
     text: str
+
+    @property
+    def fence_language(self) -> str:
+        """The language its fenced block is labelled with ("" when keel does not know one)."""
+        return FENCE_LANGUAGES.get(PurePosixPath(self.path).suffix.lower(), "")
 
     @property
     def whole(self) -> bool:
