@@ -26,9 +26,15 @@ if TYPE_CHECKING:
     )
     from keel.agent.core.config import KeelConfig, resolve_config
     from keel.agent.core.errors import ExitCode, KeelError
-    from keel.agent.harness.rollouts.api import Rollout, RolloutGroup, RolloutTask, rollout, rollouts
     from keel.agent.core.session import Session
     from keel.agent.core.settings import SessionSettings
+    from keel.agent.harness.rollouts.api import (
+        Rollout,
+        RolloutGroup,
+        RolloutTask,
+        rollout,
+        rollouts,
+    )
 
 _PUBLIC = {
     "Session": "keel.agent.core.session",

@@ -42,7 +42,7 @@ async def keel_calls(url: str, calls: int, transport: str) -> float:
     same calls through litellm (KEEL_TRANSPORT=litellm)."""
     os.environ["KEEL_TRANSPORT"] = "litellm" if transport == "litellm" else "direct"
     from keel.agent.core.model.client import litellm_module
-    from keel.agent.core.protocol import SessionFinished, UserPrompt
+    from keel.agent.core.protocol import TaskFinished, UserPrompt
     from keel.agent.core.session import Session
     from keel.agent.core.settings import SessionSettings
 
@@ -54,7 +54,7 @@ async def keel_calls(url: str, calls: int, transport: str) -> float:
     async with Session(settings) as session:
         session.submit(UserPrompt(text="read the notes"))
         async for event in session.events():
-            if isinstance(event, SessionFinished):
+            if isinstance(event, TaskFinished):
                 assert event.steps == calls - 1, event
                 break
     return time.process_time() - start

@@ -73,7 +73,7 @@ def prefix_stable(previous: list[dict], current: list[dict]) -> bool:
 
 
 async def run(server: ScriptedServer, workspace: Path) -> list:
-    from keel.agent.core.protocol import SessionFinished, UserPrompt
+    from keel.agent.core.protocol import TaskFinished, UserPrompt
     from keel.agent.core.session import Session
     from keel.agent.core.settings import SessionSettings
 
@@ -90,7 +90,7 @@ async def run(server: ScriptedServer, workspace: Path) -> list:
         session.submit(UserPrompt(text="Refactor the src package step by step."))
         async for event in session.events():
             events.append(event)
-            if isinstance(event, SessionFinished):
+            if isinstance(event, TaskFinished):
                 break
     return events
 

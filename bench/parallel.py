@@ -105,13 +105,13 @@ def settings_for(url: str, cwd: Path):
 
 
 async def one_session(url: str, cwd: Path) -> int:
-    from keel.agent.core.protocol import SessionFinished, UserPrompt
+    from keel.agent.core.protocol import TaskFinished, UserPrompt
     from keel.agent.core.session import Session
 
     async with Session(settings_for(url, cwd)) as session:
         session.submit(UserPrompt(text="Read every file."))
         async for event in session.events():
-            if isinstance(event, SessionFinished):
+            if isinstance(event, TaskFinished):
                 assert event.status == "completed", event
                 return event.steps
     return 0

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from keel.agent.core.protocol import AnyEvent, SessionFinished
+from keel.agent.core.protocol import AnyEvent, TaskFinished
 from keel.agent.core.session import Session
 
 
 async def collect(
     session: Session,
-    until: type = SessionFinished,
+    until: type = TaskFinished,
     on_event: Callable[[AnyEvent], None] | None = None,
 ) -> list[AnyEvent]:
     """The events up to and including the first `until`; on_event sees each as it comes."""
@@ -28,4 +28,4 @@ async def until_finished(
     session: Session, on_event: Callable[[AnyEvent], None] | None = None
 ) -> list[AnyEvent]:
     """The events up to and including the task's session.finished."""
-    return await collect(session, SessionFinished, on_event)
+    return await collect(session, TaskFinished, on_event)

@@ -188,7 +188,7 @@ def test_the_loop_guard_counts_within_a_task_not_across_tasks(
     """One session, six tasks, each reading the same file once and answering: no warning, no stop."""
     import asyncio
 
-    from keel.agent.core.protocol import SessionFinished, ToolFinished, UserPrompt
+    from keel.agent.core.protocol import TaskFinished, ToolFinished, UserPrompt
     from keel.agent.core.session import Session
     from keel.agent.core.settings import SessionSettings
 
@@ -205,12 +205,12 @@ def test_the_loop_guard_counts_within_a_task_not_across_tasks(
                 session.submit(UserPrompt(text=f"question {number}: what is in mod1.py?"))
                 async for event in session.events():
                     seen.append(event)
-                    if isinstance(event, SessionFinished):
+                    if isinstance(event, TaskFinished):
                         break
         return seen
 
     seen = asyncio.run(drive())
-    assert [e.status for e in seen if isinstance(e, SessionFinished)] == ["completed"] * 6
+    assert [e.status for e in seen if isinstance(e, TaskFinished)] == ["completed"] * 6
     outputs = [e.output for e in seen if isinstance(e, ToolFinished)]
     assert len(outputs) == 6 and not any("times in a row" in output for output in outputs)
 
@@ -219,7 +219,7 @@ def test_compact_op_summarizes_on_request(scripted_server, tmp_path):
     import asyncio
     import os
 
-    from keel.agent.core.protocol import Compact, ContextSummarized, SessionFinished, UserPrompt
+    from keel.agent.core.protocol import Compact, ContextSummarized, TaskFinished, UserPrompt
     from keel.agent.core.session import Session
     from keel.agent.core.settings import SessionSettings
 
@@ -244,7 +244,7 @@ def test_compact_op_summarizes_on_request(scripted_server, tmp_path):
         seen = asyncio.run(drive())
     finally:
         del os.environ["KEEL_HOME"]
-    finished = next(e for e in seen if isinstance(e, SessionFinished))
+    finished = next(e for e in seen if isinstance(e, TaskFinished))
     summarized = seen[-1]
     assert finished.status == "completed"
     assert summarized.reason == "requested" and "Read 3 files" in summarized.summary

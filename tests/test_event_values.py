@@ -20,7 +20,7 @@ from keel.agent.core.protocol import (
     AnyEvent,
     AssistantMessage,
     BudgetUpdated,
-    SessionFinished,
+    TaskFinished,
     TokenUsage,
     ToolFinished,
     UserPrompt,
@@ -89,7 +89,7 @@ def test_published_totals_are_the_fold_of_the_log_up_to_the_event(
 
     seen, log = asyncio.run(run())
     end = seen[-1]
-    assert isinstance(end, SessionFinished) and end.session_usage.total_tokens > 0
+    assert isinstance(end, TaskFinished) and end.session_usage.total_tokens > 0
     assert end.task_usage == end.session_usage == end.usage
     logged = read_events(log)
     assert [e.id for e in logged] == [e.id for e in seen if e.type != "assistant.delta"]
@@ -97,7 +97,7 @@ def test_published_totals_are_the_fold_of_the_log_up_to_the_event(
     with_totals = 0
     for event in logged:
         state = apply(state, event)
-        if isinstance(event, AssistantMessage | BudgetUpdated | SessionFinished):
+        if isinstance(event, AssistantMessage | BudgetUpdated | TaskFinished):
             assert (event.task_usage, event.session_usage) == (state.task_usage, state.usage)
             with_totals += 1
     assert with_totals >= 5  # two replies, their budget.updated, the end

@@ -32,8 +32,8 @@ from keel.agent.core.protocol import (
     ContextSummarized,
     Error,
     Interrupt,
-    SessionFinished,
     SetBudget,
+    TaskFinished,
     TokenUsage,
     ToolStarted,
     UserMessage,
@@ -206,7 +206,7 @@ async def drive(plan: Plan, model: Model, server: ScriptedServer, repo: Path) ->
                         session.submit(Approve(call_id=event.call_id, decision=decision))
 
                 session.submit(UserPrompt(text=f"task with {len(op.actions)} steps"))
-                await until(session, SessionFinished, interrupt)
+                await until(session, TaskFinished, interrupt)
             elif isinstance(op, Compact):
                 session.submit(op)
                 await until(session, (ContextSummarized, Error))
@@ -341,7 +341,7 @@ def test_live_state_equals_the_state_folded_from_the_log(world: Any, plan: Plan)
     for logged in events:  # what the examples exercised: pytest --hypothesis-show-statistics
         if isinstance(logged, ContextSummarized):
             event(f"summarized ({logged.reason})")
-        elif isinstance(logged, SessionFinished):
+        elif isinstance(logged, TaskFinished):
             event(f"finished {logged.status}")
         elif isinstance(logged, UserMessage) and logged.origin == "keel":
             event("correction")

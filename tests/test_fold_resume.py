@@ -19,8 +19,8 @@ from keel.agent.core.protocol import (
     Compact,
     ContextSummarized,
     Continue,
-    SessionFinished,
     SetBudget,
+    TaskFinished,
     TokenUsage,
     ToolCall,
     UserPrompt,
@@ -65,7 +65,7 @@ def test_prompt_compact_prompt_then_resume_keeps_session_usage(scripted_server, 
     """The issue's case: the summary call's tokens were lost on resume (live 2,670, resumed 1,920)."""
     server = scripted_server(model)
 
-    async def live() -> tuple[SessionFinished, ContextSummarized, str]:
+    async def live() -> tuple[TaskFinished, ContextSummarized, str]:
         async with Session(settings(server.url, repo)) as session:
             session.submit(UserPrompt(text="what do the notes say?"))
             await until_finished(session)

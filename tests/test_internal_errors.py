@@ -152,7 +152,7 @@ def test_a_ui_holds_debug_tracebacks_until_it_lets_go_of_the_terminal(
 async def test_a_bug_during_compact_is_logged_and_the_session_goes_on(
     scripted_server, repo, tmp_path, monkeypatch
 ):
-    from keel.agent.core.protocol import Compact, Error, SessionFinished, TurnStarted, UserPrompt
+    from keel.agent.core.protocol import Compact, Error, TaskFinished, TurnStarted, UserPrompt
     from keel.agent.core.session import Session
     from keel.agent.core.settings import SessionSettings
 
@@ -164,7 +164,7 @@ async def test_a_bug_during_compact_is_logged_and_the_session_goes_on(
     async with Session(settings) as session:
         session.submit(UserPrompt(text="first"))
         async for event in session.events():
-            if isinstance(event, SessionFinished):
+            if isinstance(event, TaskFinished):
                 break
         monkeypatch.setenv(FAULT_ENV, "model.reply")
         session.submit(Compact())
@@ -181,7 +181,7 @@ async def test_a_bug_during_compact_is_logged_and_the_session_goes_on(
         turns = []
         async for event in session.events():
             turns.append(event)
-            if isinstance(event, SessionFinished):
+            if isinstance(event, TaskFinished):
                 break
     assert [(e.error_class, e.fatal) for e in errors] == [(INTERNAL_ERROR, False)]
     assert len(logs(home)) == 1

@@ -84,13 +84,13 @@ def test_the_ui_status_follows_the_first_step_and_clears_when_the_model_answers(
 
 
 def test_a_dead_worker_is_said_once_in_the_transcript():
-    from keel.agent.core.protocol import Error, SessionFinished, TokenUsage
+    from keel.agent.core.protocol import Error, TaskFinished, TokenUsage
 
     transcript = Transcript(SessionStats(model="keel-local/m"))
     message = "the embedded model's worker process died (SIGSEGV, segmentation fault)"
     transcript.apply(Error(error_class="ModelWorkerDied", message=message, fatal=True))
     transcript.apply(
-        SessionFinished(
+        TaskFinished(
             status="error",
             final_message="",
             usage=TokenUsage(),

@@ -19,7 +19,7 @@ from keel.agent.core.protocol import (
     Error,
     ModelRetry,
     ProfileChanged,
-    SessionFinished,
+    TaskFinished,
     TokenUsage,
     ToolFinished,
     ToolStarted,
@@ -107,7 +107,7 @@ def test_how_a_task_ends_sets_the_status(status, shown):
     transcript = new_transcript()
     usage = TokenUsage(total_tokens=1234)
     transcript.apply(
-        SessionFinished(
+        TaskFinished(
             status=status, final_message="", usage=usage, steps=3, reason="why", task_usage=usage
         )
     )
@@ -123,9 +123,7 @@ def test_the_end_line_and_the_status_bar_say_the_task_and_the_session_apart():
     transcript.apply(UserMessage(text="first task"))
     transcript.apply(BudgetUpdated(used=55_900, budget=None, task_usage=first, session_usage=first))
     transcript.apply(
-        SessionFinished(
-            status="completed", final_message="", usage=first, steps=9, task_usage=first
-        )
+        TaskFinished(status="completed", final_message="", usage=first, steps=9, task_usage=first)
     )
     transcript.apply(UserMessage(text="second task"))
     assert stats.used == 0, "a new task starts from zero"
@@ -138,7 +136,7 @@ def test_the_end_line_and_the_status_bar_say_the_task_and_the_session_apart():
         assert f"task {fmt.tokens(used)}/50k tokens" in bar
         assert f"session {fmt.tokens(55_900 + used)} tokens" in bar
     transcript.apply(
-        SessionFinished(
+        TaskFinished(
             status="interrupted",
             final_message="",
             usage=session,

@@ -17,7 +17,7 @@ from keel.agent.core.protocol import (
     Compact,
     ErrorClass,
     Interrupt,
-    SessionFinished,
+    TaskFinished,
     ToolStarted,
     TurnAborted,
     TurnStarted,
@@ -54,9 +54,9 @@ def test_interrupt_is_answered_by_turn_aborted_with_the_turn_id(scripted_server,
                     session.submit(Interrupt())
 
             session.submit(prompt)
-            first = await collect(session, SessionFinished, interrupt)
+            first = await collect(session, TaskFinished, interrupt)
             session.submit(UserPrompt(text="go on", id="second-turn"))
-            return first, await collect(session, SessionFinished)
+            return first, await collect(session, TaskFinished)
 
     first, second = asyncio.run(drive())
     turn = first[first.index(next(e for e in first if isinstance(e, TurnStarted))) :]
@@ -146,7 +146,7 @@ def test_a_denial_by_the_person_is_denied_and_a_failing_command_that_prints_deni
                     session.submit(Approve(call_id=event.call_id, decision=next(answers)))
 
             session.submit(UserPrompt(text="run"))
-            return await collect(session, SessionFinished, answer)
+            return await collect(session, TaskFinished, answer)
 
     seen = asyncio.run(drive())
     finished = [e for e in seen if isinstance(e, ToolFinished)]

@@ -19,7 +19,7 @@ from small_model_support import (
     served_settings,
 )
 
-from keel.agent.core.protocol import Continue, SessionFinished, VerificationFinished
+from keel.agent.core.protocol import Continue, TaskFinished, VerificationFinished
 from keel.agent.core.session import Session
 from keel.agent.harness.testing.scripted_server import Reply
 
@@ -45,7 +45,7 @@ async def test_a_syntax_error_goes_back_to_a_small_model_which_fixes_it(scripted
     )
     events, log = await run_task(served_settings(server, workspace), "fix the add function")
     finished = events[-1]
-    assert isinstance(finished, SessionFinished) and finished.status == "completed"
+    assert isinstance(finished, TaskFinished) and finished.status == "completed"
     feedback = keel_messages(events, "verification")
     assert len(feedback) == 1 and "calc.py:1" in feedback[0] and "SyntaxError" in feedback[0]
     assert "SyntaxError" in server.requests[2].last_text("user")  # the model was shown it
@@ -68,7 +68,7 @@ async def test_a_model_that_never_fixes_it_ends_after_the_retries_with_the_failu
     server = scripted_server([call("write_file", **BROKEN)] + [Reply(text="Done.")] * 3)
     events, _ = await run_task(served_settings(server, workspace), "fix the add function")
     finished = events[-1]
-    assert isinstance(finished, SessionFinished) and finished.status == "completed"
+    assert isinstance(finished, TaskFinished) and finished.status == "completed"
     rounds = verifications(events)
     assert [(r.round, r.passed, r.final) for r in rounds] == [
         (1, False, False),
@@ -281,7 +281,7 @@ async def test_a_small_models_files_answering_the_project_end_the_task_once_veri
     server = scripted_server([whole_file("calc.py", FIXED["content"], "I fixed add.")])
     events, _ = await run_task(served_settings(server, workspace), "fix the add function")
     finished = events[-1]
-    assert isinstance(finished, SessionFinished) and finished.status == "completed"
+    assert isinstance(finished, TaskFinished) and finished.status == "completed"
     assert len(server.requests) == 1  # as in one call: nobody asks it what it did
     assert (workspace / "calc.py").read_text() == FIXED["content"]
     assert finished.final_message.startswith("I fixed add.\n\nVerified by keel: syntax (calc.py)")
@@ -295,7 +295,7 @@ async def test_files_that_fail_the_checks_go_back_and_the_task_goes_on(scripted_
     )
     events, _ = await run_task(served_settings(server, workspace), "fix the add function")
     finished = events[-1]
-    assert isinstance(finished, SessionFinished) and finished.status == "completed"
+    assert isinstance(finished, TaskFinished) and finished.status == "completed"
     assert "SyntaxError" in server.requests[1].last_text("user")
     assert len(server.requests) == 3 and finished.final_message.startswith("Fixed the colon.")
     assert [v.passed for v in verifications(events)] == [False, True]

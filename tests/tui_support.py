@@ -11,8 +11,8 @@ from textual.pilot import Pilot
 from keel.agent.core.protocol import (
     AssistantMessage,
     BudgetUpdated,
-    SessionFinished,
     SessionStarted,
+    TaskFinished,
     TokenUsage,
     ToolCall,
     ToolFinished,
@@ -111,7 +111,7 @@ def fixed_history(session_id: str = "20250101-120000-abcdef") -> list:
         BudgetUpdated(
             ts=FIXED_TS, used=3_210, budget=50_000, context_tokens=2_950, context_window=32_768
         ),
-        SessionFinished(
+        TaskFinished(
             ts=FIXED_TS,
             status="completed",
             final_message="Fixed.",

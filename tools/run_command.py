@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
+from keel.prompts import render
 from keel.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 from keel.tools.exec.jobs import JobTable
 from keel.tools.exec.processes import (
@@ -30,9 +31,8 @@ TERM_GRACE = 1.0
 CANCEL_GRACE = 0.3
 LINGER_AFTER_EXIT = 0.5
 BACKGROUND_SETTLE = 0.5
-LEFTOVER_NOTE = (
-    "[the command left processes running in the background; they were stopped when it "
-    "finished. Use background=true for a process that must keep running]"
+LEFTOVER_NOTE = render(
+    "leftover_note", what="command", hint="Use background=true for a process that must keep running"
 )
 
 _READ_INPUT_SIGNS = re.compile(

@@ -29,7 +29,7 @@ from keel.agent.core.protocol import (
     ApprovalRequested,
     Approve,
     Interrupt,
-    SessionFinished,
+    TaskFinished,
     UserPrompt,
 )
 from keel.agent.core.session import Session
@@ -69,7 +69,7 @@ class LiveSession:
         self.session = session
         self.client = client
         self.translator = Translator(session.root)
-        self._waiting: dict[str, asyncio.Future[SessionFinished]] = {}
+        self._waiting: dict[str, asyncio.Future[TaskFinished]] = {}
         self._pump: asyncio.Task[None] | None = None
         self._asks: set[asyncio.Task[None]] = set()
 
@@ -86,12 +86,12 @@ class LiveSession:
         self.session.start()
         self._pump = asyncio.create_task(self._forward())
 
-    async def prompt(self, text: str) -> SessionFinished:
+    async def prompt(self, text: str) -> TaskFinished:
         """Run one task and return how it finished, after every update it made was sent."""
         if self._waiting:
             raise RequestError(-32600, "keel is still working on the last prompt; cancel it first")
         op = UserPrompt(text=text)
-        finished: asyncio.Future[SessionFinished] = asyncio.get_running_loop().create_future()
+        finished: asyncio.Future[TaskFinished] = asyncio.get_running_loop().create_future()
         self._waiting[op.id] = finished
         self.session.submit(op)
         try:
@@ -118,7 +118,7 @@ class LiveSession:
                 task = asyncio.create_task(self._ask(event))
                 self._asks.add(task)
                 task.add_done_callback(self._asks.discard)
-            elif isinstance(event, SessionFinished):
+            elif isinstance(event, TaskFinished):
                 waiting = self._waiting.get(event.turn_id)
                 if waiting is not None and not waiting.done():
                     waiting.set_result(event)

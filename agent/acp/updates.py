@@ -36,7 +36,7 @@ from keel.agent.core.protocol import (
     BudgetUpdated,
     Error,
     FinishStatus,
-    SessionFinished,
+    TaskFinished,
     TokenUsage,
     ToolFinished,
     ToolStarted,
@@ -129,7 +129,7 @@ class Translator:
             ]
         if isinstance(event, Error) and not event.fatal and not replay:
             return self._reply(f"\n\n_keel: {event.error_class}: {event.message}_\n\n")
-        if isinstance(event, SessionFinished) and event.status not in _SAID_BY_STOP_REASON:
+        if isinstance(event, TaskFinished) and event.status not in _SAID_BY_STOP_REASON:
             return self._reply(f"\n\n_keel stopped ({event.status}): {event.reason}_")
         return []
 

@@ -24,11 +24,11 @@ from keel.agent.core.protocol import (
     ModelRetry,
     PlanModeChanged,
     ProfileChanged,
-    SessionFinished,
     SessionStarted,
     SetPlanMode,
     SubagentFinished,
     SubagentStarted,
+    TaskFinished,
     TodoUpdated,
     ToolFinished,
     ToolStarted,
@@ -97,7 +97,7 @@ class Printer:
                 file=self.err,
             )
 
-    def finish(self, finished: SessionFinished) -> None:
+    def finish(self, finished: TaskFinished) -> None:
         """Called once with the task's last event."""
 
 
@@ -136,7 +136,7 @@ class TextPrinter(Printer):
         elif isinstance(event, ImageAttached) and event.note:
             print(f"keel: image {event.name} not sent: {event.note}", file=self.err)
 
-    def finish(self, finished: SessionFinished) -> None:
+    def finish(self, finished: TaskFinished) -> None:
         if finished.final_message:
             print(finished.final_message, file=self.out)
         if finished.status == "error":
@@ -155,7 +155,7 @@ class TextPrinter(Printer):
 class JsonPrinter(Printer):
     """One JSON object with the result, at the end."""
 
-    def finish(self, finished: SessionFinished) -> None:
+    def finish(self, finished: TaskFinished) -> None:
         result = {
             "type": "result",
             "session_id": self.session_id,
@@ -194,7 +194,7 @@ async def run_headless(
     """Run one task to its end and return the process exit code; `plan`: in plan mode (a resumed session
     planning before leaves it without)."""
     printer = PRINTERS[output_format]()
-    finished: SessionFinished | None = None
+    finished: TaskFinished | None = None
     named = named_command(settings.cwd, prompt) if prompt else None
     if named is not None and "/" in named[0].model:  # a litellm name: the run uses that model
         settings = settings.model_copy(update={"model": named[0].model})
@@ -212,7 +212,7 @@ async def run_headless(
             session.submit(UserPrompt(text=prompt, images=images or []) if prompt else Continue())
             async for event in session.events():
                 printer.handle(event)
-                if isinstance(event, SessionFinished):
+                if isinstance(event, TaskFinished):
                     finished = event
                     break
     finally:

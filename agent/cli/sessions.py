@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from keel.agent.core.api.sessions import SessionState, apply, read_events, sessions_dir
 from keel.agent.core.errors import ExitCode
-from keel.agent.core.protocol import AnyEvent, SessionFinished, SessionStarted, UserMessage
+from keel.agent.core.protocol import AnyEvent, SessionStarted, TaskFinished, UserMessage
 
 
 class SessionSummary(BaseModel):
@@ -39,7 +39,7 @@ def summarize_log(path: Path) -> SessionSummary:
             tokens=0,
             prompt="(stopped before it recorded its task; nothing to resume)",
         )
-    finished = [e for e in events if isinstance(e, SessionFinished)]
+    finished = [e for e in events if isinstance(e, TaskFinished)]
     prompts = [e.text for e in events if isinstance(e, UserMessage) and e.origin == "user"]
     steps, tokens = steps_and_tokens(events, started.session_id)
     return SessionSummary(

@@ -21,9 +21,9 @@ from keel.agent.core.protocol import (
     ImageAttached,
     PlanModeChanged,
     ProfileChanged,
-    SessionFinished,
     SessionStarted,
     SubagentFinished,
+    TaskFinished,
     TodoUpdated,
     TokenUsage,
     ToolCall,
@@ -39,8 +39,8 @@ from keel.agent.core.state import SessionState, call_signature
 from keel.agent.core.strategies.state import apply_to_strategy
 from keel.prompts import render
 
-INTERRUPTED_NOTE = "[The user interrupted this turn. Wait for their next message.]"
-UNFINISHED_RESULT = "Interrupted before it finished."
+INTERRUPTED_NOTE = render("interrupted_note")
+UNFINISHED_RESULT = render("unfinished_result")
 
 
 _FIELDS = frozenset(f.name for f in fields(SessionState))
@@ -104,7 +104,7 @@ def _apply_session(state: SessionState, event: AnyEvent) -> SessionState:
             return _replace(state, budget=event.budget, default_budget=event.default_budget)
         case TurnAborted():
             return _aborted(state, event)
-        case SessionFinished():
+        case TaskFinished():
             return _replace(state, task_open=False)
         case SubagentFinished():  # a child's tokens count against the task's budget
             return _spend(state, event.usage, event.cost)
@@ -200,7 +200,7 @@ def _assistant(state: SessionState, event: AssistantMessage) -> SessionState:
         state,
         history=(*state.history, message),
         steps=state.steps + 1 if event.tool_calls else state.steps,
-        calls=max([state.calls, *numbers]),
+        generated_call_ids=max([state.generated_call_ids, *numbers]),
         replies=state.replies + 1,
         corrections=0 if event.tool_calls else state.corrections,
     )

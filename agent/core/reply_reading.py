@@ -143,7 +143,7 @@ def _call(state: SessionState, number: int, parsed: ParsedCall) -> ToolCall:
 
 
 def _with_ids(calls: list[ToolCall], state: SessionState) -> list[ToolCall]:
-    """Calls without an id get one the fold counts (`state.calls`)."""
+    """Calls without an id get one the fold counts (`state.generated_call_ids`)."""
     unnamed, named = 0, []
     for call in calls:
         if not call.id:

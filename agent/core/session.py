@@ -36,10 +36,10 @@ from keel.agent.core.protocol import (
     Op,
     PlanModeChanged,
     ProfileChanged,
-    SessionFinished,
     SetBudget,
     SetPlanMode,
     Shutdown,
+    TaskFinished,
     ToolCall,
     TurnAborted,
     TurnStarted,
@@ -269,7 +269,7 @@ class Session:
         """The task's session.finished (of the running turn, or of `turn_id`, a turn that never ran); when
         the log cannot take it, an error end published unlogged."""
         state = self.state
-        end = SessionFinished(
+        end = TaskFinished(
             status=status,
             final_message=final,
             usage=state.usage,

@@ -54,7 +54,7 @@ class SessionState:
     failed_replies: int = 0  # keel's corrections in this session (agent/core/profile_switch.py)
     small_profile: bool = False  # the session moved its model to the small-model profile
     strategy: StrategyState = field(default_factory=StrategyState)  # what only strategies read
-    calls: int = 0  # call ids keel generated so far
+    generated_call_ids: int = 0  # call ids keel generated so far
     turn_id: str = ""  # the last turn's id
     task_open: bool = False  # a task turn started and has not ended
     todo: tuple[TodoItem, ...] = ()  # the model's checklist, as its last `todo` call wrote it
@@ -83,7 +83,7 @@ class SessionState:
 
     def call_id(self, offset: int) -> str:
         """The id keel gives the `offset`-th (from 1) new call without one; the fold counts them."""
-        return f"{self.call_prefix}{self.calls + offset}"
+        return f"{self.call_prefix}{self.generated_call_ids + offset}"
 
     @property
     def call_prefix(self) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from keel.prompts import render
 from keel.tools.base import PROTECTED_NAMES
 from keel.tools.exec import seccomp_filter
 from keel.tools.exec.nested_git import nested_git_entries
@@ -42,10 +43,7 @@ def may_make_mount_namespace() -> bool:
     return False
 
 
-READ_ONLY_WORKSPACE_NOTE = (
-    "note: the workspace is on a read-only file system (or not keel's to write): commands can "
-    "read it but not change it"
-)
+READ_ONLY_WORKSPACE_NOTE = render("read_only_workspace")
 _CANNOT_WRITE = (errno.EROFS, errno.EACCES, errno.EPERM)
 
 

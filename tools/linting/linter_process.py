@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from keel.prompts import render
 from keel.tools.base import ToolError
 from keel.tools.exec.processes import signal_group
 from keel.tools.exec.sandbox import plan_command
@@ -49,7 +50,7 @@ class ProcessOutput:
     stderr: str
 
 
-LEFTOVER_NOTE = "[the linter left processes running; they were stopped]"
+LEFTOVER_NOTE = render("leftover_note", what="linter")
 
 
 def linter_policy(policy: SandboxPolicy) -> SandboxPolicy:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from keel.agent.core.commands.markdown import MarkdownCommand as MarkdownCommand
     from keel.agent.core.git.undo import UndoPlan as UndoPlan
     from keel.agent.core.git.worktrees import Worktree as Worktree
-    from keel.agent.core.protocol import AnyEvent, ModelProgress, SessionFinished
+    from keel.agent.core.protocol import AnyEvent, ModelProgress, TaskFinished
     from keel.agent.core.settings import SessionSettings
     from keel.agent.core.skills.catalog import Skill as Skill
 
@@ -41,10 +41,10 @@ async def run_task(
     settings: SessionSettings,
     on_event: Callable[[AnyEvent], None] | None = None,
     resume: Path | None = None,
-) -> SessionFinished:
+) -> TaskFinished:
     """Run one task (or, with prompt None, continue the resumed one) and return how it finished; every event
     goes to on_event as it happens."""
-    from keel.agent.core.protocol import Continue, SessionFinished, UserPrompt
+    from keel.agent.core.protocol import Continue, TaskFinished, UserPrompt
     from keel.agent.core.session import Session
     from keel.agent.core.store import no_task_to_continue
 
@@ -57,7 +57,7 @@ async def run_task(
         async for event in session.events():
             if on_event is not None:
                 on_event(event)
-            if isinstance(event, SessionFinished):
+            if isinstance(event, TaskFinished):
                 return event
     raise RuntimeError("the session ended without session.finished")  # the loop always sends one
 

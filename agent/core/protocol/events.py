@@ -316,7 +316,7 @@ class UndoApplied(Event):
     )  # the agent's stamps of the files it put back
 
 
-class SessionFinished(Event):
+class TaskFinished(Event):
     """Ends one task; an interactive session may take another prompt after it. `usage` is the session's
     total (as `session_usage`), `task_usage` this task's."""
 
@@ -359,7 +359,7 @@ AnyEvent = Annotated[
     | TodoUpdated
     | PlanModeChanged
     | ImageAttached
-    | SessionFinished,
+    | TaskFinished,
     Field(discriminator="type"),
 ]
 

@@ -15,9 +15,9 @@ from keel.agent.core.protocol import (
     ApprovalRequested,
     Approve,
     FinishStatus,
-    SessionFinished,
     SubagentFinished,
     SubagentStarted,
+    TaskFinished,
     TokenUsage,
     ToolCall,
     UserPrompt,
@@ -178,7 +178,7 @@ class SubagentRunner:
                 worktree=str(worktree.path) if worktree is not None else "",
             )
         )
-        end: SessionFinished | None = None
+        end: TaskFinished | None = None
         branch, patch = "", None
         try:
             end = await self._run_child(child, args, definition, grant)
@@ -203,7 +203,7 @@ class SubagentRunner:
 
     async def _run_child(
         self, child: Session, args: TaskArgs, definition: AgentDefinition | None, grant: Grant
-    ) -> SessionFinished:
+    ) -> TaskFinished:
         """The child's one task, to its session.finished; its calls that need the person are asked here."""
         child.start()
         text = render(
@@ -222,7 +222,7 @@ class SubagentRunner:
                     relay = asyncio.create_task(self._relay(child, event))
                     relays.add(relay)
                     relay.add_done_callback(relays.discard)
-                elif isinstance(event, SessionFinished):
+                elif isinstance(event, TaskFinished):
                     return event
         finally:
             for relay in relays:
@@ -261,7 +261,7 @@ async def _keep_changes(worktree: Worktree) -> tuple[str, Path | None]:
 
 def _result(
     child: str,
-    end: SessionFinished | None,
+    end: TaskFinished | None,
     usage: TokenUsage,
     grant: Grant,
     branch: str,

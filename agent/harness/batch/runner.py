@@ -26,16 +26,17 @@ from keel.agent.core.api.git import (
 )
 from keel.agent.core.api.sandbox import SandboxMode, SandboxPolicy, plan_command, signal_group
 from keel.agent.core.api.tools import ToolError
-from keel.agent.core.protocol import Interrupt, SessionFinished, UserPrompt
+from keel.agent.core.protocol import Interrupt, TaskFinished, UserPrompt
 from keel.agent.core.session import Session
 from keel.agent.core.settings import SessionSettings
 from keel.agent.harness.batch.results import RERUN_ON_RESUME, ResultRow
 from keel.agent.harness.batch.tasks import Task
+from keel.prompts import render
 
 OUTPUT_TAIL_CHARS = 400
 SETUP_COMMIT = "keel batch: setup of "  # then the task's id: keel's commit of what setup changed
 LEFT_BEHIND_COMMIT = "keel batch: work left uncommitted by a run that was killed"
-LEFTOVER_NOTE = "[the command left processes running; they were stopped]"
+LEFTOVER_NOTE = render("leftover_note", what="command")
 REFUSED_EXIT = 126  # the sandbox policy refused to run a setup or test command
 Spec = TypeVar("Spec")
 Row = TypeVar("Row", bound=ResultRow)
@@ -168,7 +169,7 @@ async def run_session(
     prompt: str,
     stop: asyncio.Event,
     on_log: Callable[[Path], None] = lambda path: None,
-) -> SessionFinished:
+) -> TaskFinished:
     """One headless task in a new session, interrupted when `stop` is set; `on_log` gets the session
     log's path as soon as it exists."""
     session = Session(settings)
@@ -178,7 +179,7 @@ async def run_session(
         try:
             session.submit(UserPrompt(text=prompt))
             async for event in session.events():
-                if isinstance(event, SessionFinished):
+                if isinstance(event, TaskFinished):
                     return event
         finally:
             watcher.cancel()
@@ -297,7 +298,7 @@ class Attempt:
             self.temp = Path(tempfile.mkdtemp(prefix="keel-batch-tmp-"))
         return self.temp
 
-    async def _session(self) -> SessionFinished:
+    async def _session(self) -> TaskFinished:
         assert self.worktree is not None
         settings = self.spec.settings.model_copy(
             update={

@@ -45,9 +45,9 @@ from keel.agent.core.protocol import (
     Error,
     ImageAttached,
     PlanModeChanged,
-    SessionFinished,
     SessionStarted,
     SubagentFinished,
+    TaskFinished,
     TodoUpdated,
     TokenUsage,
     ToolCall,
@@ -181,7 +181,7 @@ class _Builder:
                 self._step(event.ts, source="user", message=message, extra=extra)
             case ImageAttached():
                 self._image(event)
-            case SessionFinished():
+            case TaskFinished():
                 self.status = event.status
 
     def _step(self, ts: float | None, **fields: Any) -> Step:

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from keel.agent.core.api.git import NEUTRAL_CONFIG, Git, GitError
 from keel.agent.core.errors import UsageError
-from keel.agent.core.protocol import AnyEvent, SessionFinished, UserPrompt
+from keel.agent.core.protocol import AnyEvent, TaskFinished, UserPrompt
 from keel.agent.core.session import Session
 from keel.agent.core.settings import SessionSettings
 from keel.agent.harness.setup.harbor import TaskParts, write_task
@@ -84,7 +84,7 @@ async def write_instruction(
     async with Session(own, tools=[]) as session:
         session.submit(UserPrompt(text=prompt))
         async for event in session.events():
-            if isinstance(event, SessionFinished):
+            if isinstance(event, TaskFinished):
                 final = event.final_message
                 break
     return final.strip() or message.strip().splitlines()[0]

@@ -18,7 +18,7 @@ from keel.agent.core.api.tools import (
     small_model_tools,
 )
 from keel.agent.core.config_files import keel_home
-from keel.agent.core.protocol import AnyEvent, SessionFinished, UserPrompt
+from keel.agent.core.protocol import AnyEvent, TaskFinished, UserPrompt
 from keel.agent.core.session import Session
 from keel.agent.core.settings import SessionSettings
 from keel.agent.harness.setup.sandboxed import setup_policy
@@ -73,7 +73,7 @@ async def run_setup(
     async def verdict(args: ProposeSetupArgs) -> ToolResult:
         if verifier.finished:
             done = "a recipe was accepted" if verifier.accepted else "no proposals are left"
-            return ToolResult(output=f"Not run: {done}. Answer in one line.", ok=False)
+            return ToolResult(output=render("setup_not_run", done=done), ok=False)
         recipe = Recipe(install=args.install, test=args.test, notes=args.notes)
         attempt = await verifier.verify(recipe)
         text = _verdict_text(attempt, len(verifier.attempts), options.max_attempts)
@@ -100,7 +100,7 @@ async def run_setup(
             async for event in session.events():
                 if on_event is not None:
                     on_event(event)
-                if not isinstance(event, SessionFinished):
+                if not isinstance(event, TaskFinished):
                     continue
                 outcome.status, outcome.reason = event.status, event.reason
                 if verifier.finished or reminded or event.status != "completed":
