@@ -63,6 +63,11 @@ class AgentPool:
         return settled(self._base)
 
     @property
+    def cwd(self) -> Path:
+        """The workspace, known before the settings are built (the first frame needs no pydantic)."""
+        return self._base.cwd
+
+    @property
     def config(self) -> KeelConfig | None:
         if isinstance(self._base, DeferredSettings):
             return self._base.config()

@@ -59,7 +59,7 @@ class MainScreen(Screen[None]):
         yield SessionList(self.pool.handles, id="sessions")
         yield TodoPanel(id="todo")
         yield TranscriptView(self.selected.transcript, id="transcript")
-        yield PromptInput(self.pool.base.cwd, placeholder=PLACEHOLDER, id="prompt")
+        yield PromptInput(self.pool.cwd, placeholder=PLACEHOLDER, id="prompt")
 
     @property
     def sessions(self) -> SessionList:
