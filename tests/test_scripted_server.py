@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 import litellm
 import pytest
+from scripted_requests import EDIT_ARGS, TOOLS, USER
 
 from keel.agent.harness.testing.scripted_server import (
     ChatRequest,
@@ -20,19 +21,6 @@ from keel.agent.harness.testing.scripted_server import (
 from keel.agent.harness.testing.scripted_wire import estimate_prompt_tokens
 
 litellm.suppress_debug_info = True
-
-USER = [{"role": "user", "content": "Fix the failing test in calc.py, please."}]
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "read_file",
-            "description": "Read a file.",
-            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
-        },
-    }
-]
-EDIT_ARGS = {"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}
 
 
 def post(server, **body) -> httpx.Response:

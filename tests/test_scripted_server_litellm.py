@@ -8,6 +8,7 @@ import json
 import litellm
 import pytest
 from litellm.exceptions import MidStreamFallbackError
+from scripted_requests import EDIT_ARGS, TOOLS, USER
 
 from keel.agent.harness.testing.scripted_server import (
     Reply,
@@ -15,19 +16,6 @@ from keel.agent.harness.testing.scripted_server import (
 )
 
 litellm.suppress_debug_info = True
-
-USER = [{"role": "user", "content": "Fix the failing test in calc.py, please."}]
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "read_file",
-            "description": "Read a file.",
-            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
-        },
-    }
-]
-EDIT_ARGS = {"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}
 
 
 def litellm_options(server) -> dict:
