@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_support import FIXED_TS
+from tui_support import FIXED_TS, demo_started
 
 from keel.agent.core.protocol import (
     AssistantMessage,
-    SessionStarted,
     SubagentFinished,
     SubagentStarted,
     TokenUsage,
@@ -33,16 +32,7 @@ def history() -> list:
     review = ToolCall(id="call_1", name="task", arguments="{}")
     explore = ToolCall(id="call_2", name="task", arguments="{}")
     return [
-        SessionStarted(
-            ts=FIXED_TS,
-            session_id="20250101-120000-abcdef",
-            model="openai/any",
-            cwd="/work/demo",
-            context_window=32_768,
-            tool_protocol="native",
-            approval="auto-edit",
-            budget=50_000,
-        ),
+        demo_started(),
         UserMessage(ts=FIXED_TS, text="review calc.py, then find its tests"),
         AssistantMessage(ts=FIXED_TS, text="", tool_calls=[review]),
         ToolStarted(ts=FIXED_TS, call_id="call_1", name="task", arguments=REVIEW),

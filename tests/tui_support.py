@@ -62,6 +62,20 @@ async def send(pilot: Pilot, text: str) -> None:
     await pilot.press("enter")
 
 
+def demo_started(session_id: str = "20250101-120000-abcdef") -> SessionStarted:
+    """The session.started of the demo sessions the snapshots show; its timestamp fixed."""
+    return SessionStarted(
+        ts=FIXED_TS,
+        session_id=session_id,
+        model="openai/any",
+        cwd="/work/demo",
+        context_window=32_768,
+        tool_protocol="native",
+        approval="auto-edit",
+        budget=50_000,
+    )
+
+
 def fixed_history(session_id: str = "20250101-120000-abcdef") -> list:
     """A finished task with an answer, a read and an edit with its diff; timestamps fixed."""
     usage = TokenUsage(prompt_tokens=2_900, completion_tokens=310, total_tokens=3_210)
@@ -69,16 +83,7 @@ def fixed_history(session_id: str = "20250101-120000-abcdef") -> list:
     edit = ToolCall(id="call_2", name="edit_file", arguments="{}")
     edit_args = {"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}
     return [
-        SessionStarted(
-            ts=FIXED_TS,
-            session_id=session_id,
-            model="openai/any",
-            cwd="/work/demo",
-            context_window=32_768,
-            tool_protocol="native",
-            approval="auto-edit",
-            budget=50_000,
-        ),
+        demo_started(session_id),
         UserMessage(ts=FIXED_TS, text="add() subtracts; fix it and tell me what was wrong"),
         AssistantMessage(ts=FIXED_TS, text="Let me look at `calc.py`.", tool_calls=[read]),
         ToolStarted(ts=FIXED_TS, call_id="call_1", name="read_file", arguments={"path": "calc.py"}),
