@@ -22,6 +22,13 @@ def test_keel_help_says_that_keel_alone_opens_the_ui(tmp_path):
     assert "keel COMMAND --help" in said
 
 
+def test_keel_help_names_plans_subagents_hooks_commands_skills_web_fetch_and_images(tmp_path):
+    said = keel_help(tmp_path)
+    for feature in ("todo list", "/plan", "subagents", "hooks", "Markdown command", "skills"):
+        assert feature in said
+    assert "web_fetch" in said and "--image FILE" in said
+
+
 def test_the_model_file_runs_in_the_worker_not_in_process(tmp_path):
     for said in (keel_help(tmp_path), keel_help(tmp_path, "run")):
         assert "in keel's model worker process" in said and "in process" not in said

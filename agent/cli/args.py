@@ -67,12 +67,24 @@ SUBAGENTS_HELP = (
 )
 
 
+FEATURES_HELP = (
+    "In a session: the model keeps a todo list (shown beside the transcript); /plan or F4 (keel run "
+    "--plan) is plan mode, where only read tools run and the model ends with a plan to accept or edit; the "
+    "task tool starts subagents (.keel/agents, .claude/agents); hooks run commands at points of a session "
+    "(config [hooks], .claude/settings.json); /NAME runs a Markdown command (.keel/commands, "
+    ".claude/commands) and skills (.keel/skills) are loaded by the model when needed; web_fetch reads a "
+    "page when the network is allowed; images go to models that take them (keel run --image FILE, an "
+    "image path in the prompt, read_file of a PNG). The README says more of each."
+)
+
+
 def top_parser(kind: type[Parser] = Parser) -> argparse.ArgumentParser:
     """`keel` and its own flags, without the subcommands."""
     parser = kind(
         prog="keel",
         usage="keel [flags]            (the terminal UI)\n       keel [flags] COMMAND ...",
         description=DESCRIPTION,
+        epilog=FEATURES_HELP,
     )
     parser.add_argument("--version", action="version", version=f"keel {__version__}")
     parser.add_argument(
