@@ -119,3 +119,25 @@ def test_a_broken_config_stops_the_tui_before_it_starts(tmp_path):
     assert result.returncode == 2 and len(lines) == 1, result.stderr
     assert str(Path(repo) / ".keel" / "config.toml") in lines[0]
     assert "bad value for 'approval'" in lines[0]
+
+
+def test_with_nothing_to_trust_the_launch_reads_no_config_model(tmp_path):
+    """`keel` settles a repository's trust before its first frame; with no repository config there is
+    nothing to read, and pydantic (a tenth of a second) stays unloaded."""
+    code = (
+        "import sys\nfrom pathlib import Path\n"
+        "from keel.agent.core.config_files import ConfigSources\n"
+        "print(ConfigSources.find(Path.cwd(), {}).untrusted_keys(), 'pydantic' in sys.modules)"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KEEL_")}
+    env.update(KEEL_HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "config"))
+    shown = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=git_repo(tmp_path / "repo", {"a.txt": "a\n"}),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert shown.stdout.split() == ["[]", "False"], shown.stderr

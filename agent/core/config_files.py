@@ -114,8 +114,8 @@ class ConfigSources:
 
     def untrusted_keys(self) -> list[str]:
         """The keys of the repository's config that are ignored until its folder is trusted."""
-        if self.trusted:
-            return []
+        if self.trusted or (self.repo_file is None and not self.claude_files):
+            return []  # nothing to read: the first frame needs no pydantic
         from keel.agent.core.config import load_file, merged_layers
         from keel.agent.core.config_trust import narrowed
         from keel.agent.core.hooks.config import claude_hooks
