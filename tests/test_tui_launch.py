@@ -92,12 +92,12 @@ app.run(headless=True, size=(100, 30))
 """
 
 
-def test_with_nothing_configured_the_first_paint_needs_no_pydantic(tmp_path):
-    """The first session's settings are described for the first frame and built after it."""
+def in_fresh_repo(tmp_path: Path, code: str) -> subprocess.CompletedProcess[str]:
+    """`code` run by a fresh Python in a new repository, with nothing of keel's configured."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("KEEL_")}
     env.update(KEEL_HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "config"))
-    shown = subprocess.run(
-        [sys.executable, "-c", FIRST_PAINT],
+    return subprocess.run(
+        [sys.executable, "-c", code],
         cwd=git_repo(tmp_path / "repo", {"a.txt": "a\n"}),
         env=env,
         capture_output=True,
@@ -105,6 +105,11 @@ def test_with_nothing_configured_the_first_paint_needs_no_pydantic(tmp_path):
         timeout=120,
         check=True,
     )
+
+
+def test_with_nothing_configured_the_first_paint_needs_no_pydantic(tmp_path):
+    """The first session's settings are described for the first frame and built after it."""
+    shown = in_fresh_repo(tmp_path, FIRST_PAINT)
     model = "keel-local/qwen2.5-coder-0.5b-instruct"
     assert shown.stdout.split() == [model, "-", "SessionSettings", model, "auto-edit"], shown.stderr
 
@@ -129,15 +134,5 @@ def test_with_nothing_to_trust_the_launch_reads_no_config_model(tmp_path):
         "from keel.agent.core.config_files import ConfigSources\n"
         "print(ConfigSources.find(Path.cwd(), {}).untrusted_keys(), 'pydantic' in sys.modules)"
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KEEL_")}
-    env.update(KEEL_HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "config"))
-    shown = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=git_repo(tmp_path / "repo", {"a.txt": "a\n"}),
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+    shown = in_fresh_repo(tmp_path, code)
     assert shown.stdout.split() == ["[]", "False"], shown.stderr
