@@ -212,6 +212,25 @@ async def test_a_small_model_gets_a_small_projects_files_with_its_task(scripted_
     assert model_answer(events[-1].final_message) == "Fixed." and len(server.requests) == 1
 
 
+async def test_the_call_after_the_files_has_a_system_prompt_without_tools(scripted_server, workspace):
+    """Told "you cannot change them without a tool" and offered none, Qwen2.5-Coder-1.5B copied the files
+    back unchanged (bench/small_model: none_input, wrong_default, failing_test); told only that it is a
+    careful programmer, as in one call, it fixed them. Tools and keel's own prompt come back after."""
+    (workspace / "AGENTS.md").write_text("Keep functions short.\n")
+    unchanged = "FILE: calc.py\n```python\ndef add(a, b):\n    return a - b\n```"
+    server = scripted_server([Reply(text=unchanged), Reply(text="Nothing needs to change.")])
+    await run_task(served_settings(server, workspace), "add() is broken")
+
+    def system(request) -> str:
+        return request.messages[0]["content"]
+
+    edit_first, after = server.requests[0], server.requests[1]
+    assert not edit_first.tool_names and "tool" not in system(edit_first)
+    assert "careful programmer" in system(edit_first)
+    assert "Keep functions short." in system(edit_first)  # the project's instructions still hold
+    assert after.tool_names and "read_file" in system(after)
+
+
 async def test_a_capable_model_is_not_given_the_files_and_a_whole_file_is_an_answer(
     scripted_server, workspace
 ):

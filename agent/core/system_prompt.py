@@ -41,10 +41,12 @@ class SystemPrompt:
     _rendered: dict[str, str] = field(default_factory=dict)
     _schemas: list[dict[str, Any]] | None = None
 
-    def text(self, protocol: ToolProtocolName) -> str:
-        if protocol not in self._rendered:
-            self._rendered[protocol] = render(
-                self.style.template,
+    def text(self, protocol: ToolProtocolName, template: str | None = None) -> str:
+        """The prompt in the kind's template, or in `template` when a strategy chose another for a call."""
+        key = f"{protocol}:{template or self.style.template}"
+        if key not in self._rendered:
+            self._rendered[key] = render(
+                template or self.style.template,
                 workspace=self.facts,
                 instructions=self.instructions,
                 tool_protocol=protocol,
@@ -52,7 +54,7 @@ class SystemPrompt:
                 whole_file_lines=WHOLE_FILE_MAX_LINES,
                 skills=self.skills,
             )
-        return self._rendered[protocol]
+        return self._rendered[key]
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         """The schemas the model is offered: a small model's say less (keel.agent.core.model.local.compact_tools)."""

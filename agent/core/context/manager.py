@@ -94,9 +94,14 @@ class ContextManager:
         self._prefix(state)
         return self.ledger.estimate(state, STATUS_RESERVE)
 
-    def build_request(self, state: SessionState) -> list[dict[str, Any]]:
-        """The next request in wire format, with the status line as its last message."""
+    def build_request(
+        self, state: SessionState, system_template: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The next request in wire format, with the status line as its last message; `system_template`
+        gives this call another system prompt (a strategy's choice for one kind of call)."""
         messages = [*self._prefix(state), *state.history]
+        if system_template is not None:
+            messages[0] = system(self.system_prompt.text(state.tool_protocol, system_template))
         self._last_raw = (
             self.ledger.prefix_tokens + self.ledger.history_tokens(state) + STATUS_RESERVE
         )

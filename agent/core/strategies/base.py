@@ -75,6 +75,10 @@ class Strategy(ABC):
         """The request's tools: none at all ([]) when keel asked for the answer, else those offered."""
         return [] if state.strategy.answer_requested else offered
 
+    def system_template(self, state: SessionState) -> str | None:
+        """The system prompt's template for the next call when it is not this kind's usual one (None)."""
+        return None
+
     def read(self, reply: ModelReply, at: Workspace) -> ReadReply:
         """The calls a reply asks for, or what was wrong with its attempt at one."""
         return read_reply(

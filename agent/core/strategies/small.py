@@ -102,6 +102,12 @@ class SmallModel(Strategy):
         the tools come back for the rest of the task (verification's failures, a nudge)."""
         return [] if state.strategy.files_just_given else super().request_tools(state, offered)
 
+    def system_template(self, state: SessionState) -> str | None:
+        """Edit first: the call that follows the project's files is spoken to as one call would be, with a
+        system prompt that says nothing of tools (told it cannot change a file without a tool, a small model
+        given no tools copies the files back unchanged)."""
+        return "system_edit_first" if state.strategy.files_just_given else None
+
     def read(self, reply: ModelReply, at: Workspace) -> ReadReply:
         """As any reply is read, and then as a small model means its Python edits (strategies/python_edits):
         a reply of definitions in a fenced block with no file named puts them into their file, and an
