@@ -30,6 +30,7 @@ class GrowingContext:
         self.rng = random.Random(seed)
         self.lock = threading.Lock()
         self.sent: list[ReplyTokens] = []
+        self.summaries: list[ReplyTokens] = []  # the summary calls' replies
         self.conversations = 0
         self.steps = 0
         self.context: list[int] = []
@@ -59,6 +60,7 @@ class GrowingContext:
         if is_summary_request(request):
             self.fresh_next, self.summarized = True, True
             sent = self.tokens(self.ids(40))
+            self.summaries.append(sent)
             return Reply(text="## Goal\nRead the modules.\n## Done\nRead some.", tokens=sent)
         new = not any(m.get("role") == "assistant" for m in request.messages)
         if new and not (self.summarized and self.fresh_next):  # not the call after a summary
