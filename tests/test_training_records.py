@@ -4,6 +4,7 @@ joined as one sequence whose response mask and logprobs line up with its ids."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -157,3 +158,11 @@ async def test_a_subagents_calls_are_aux_records_after_the_parents(scripted_serv
     ]
     assert records[2].session_id == records[3].session_id != records[0].session_id == parent.id
     assert [r.stop_reason for r in records] == ["tool_calls", "stop", "tool_calls", "stop"]
+
+
+def test_the_readme_names_every_field_of_a_record():
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("## Training with keel", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1] for line in section.splitlines() if line.startswith("| `")]
+    named = {name for row in rows for name in re.findall(r"`(\w+)`", row)}
+    assert named == set(TrainingRecord.model_fields)

@@ -40,7 +40,12 @@ def calls_tokens(events: Sequence[AnyEvent]) -> list[CallTokens]:
             continue
         index += 1
         tokens = event.tokens
-        if tokens is None or tokens.prompt_token_ids is None or tokens.completion_token_ids is None:
+        if (
+            tokens is None
+            or tokens.missing  # not all came back: what did is not the whole
+            or tokens.prompt_token_ids is None
+            or tokens.completion_token_ids is None
+        ):
             before = None
             continue
         prompt, completion = tokens.prompt_token_ids, tokens.completion_token_ids
