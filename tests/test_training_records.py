@@ -88,6 +88,8 @@ async def test_an_append_only_rollout_is_one_sequence_with_its_records_as_sent(
     cut = [i for i, e in enumerate(events) if isinstance(e, AssistantMessage)][1] + 1
     killed = training_records(events[:cut])
     assert [r.stop_reason for r in killed] == ["tool_calls", "interrupted"]
+    errored = training_records(events[:cut], status="error")  # a harness that says it errored
+    assert [r.stop_reason for r in errored] == ["tool_calls", "error"]
 
 
 async def test_a_self_summary_starts_a_new_segment_and_shares_the_final_reward(
