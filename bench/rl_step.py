@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.util
+import json
 import os
 import statistics
 import subprocess
@@ -75,15 +76,15 @@ class Policy:
 
         from keel.agent.harness.testing.scripted_server import Reply, ReplyTokens
 
-        messages = [{**m, "content": m.get("content") or ""} for m in request.messages]
+        messages = [template_message(m) for m in request.messages]
         prompt = self.tokenizer.apply_chat_template(
             messages, tools=request.tools, add_generation_prompt=True, tokenize=True
         )
         with self.lock, torch.no_grad():
             ids = torch.tensor([prompt], device=self.model.device)
             out = self.model.generate(
-                ids, max_new_tokens=self.max_new_tokens, do_sample=True, temperature=1.0,
-                output_scores=True, return_dict_in_generate=True,
+                ids, max_new_tokens=self.max_new_tokens, do_sample=True, temperature=1.0, top_k=0,
+                top_p=1.0, output_scores=True, return_dict_in_generate=True,
             )  # fmt: skip
             scores = self.model.compute_transition_scores(out.sequences, out.scores, normalize_logits=True)  # fmt: skip
         completion = out.sequences[0, len(prompt) :].tolist()
@@ -92,6 +93,15 @@ class Policy:
         text = self.tokenizer.decode(completion, skip_special_tokens=True)
         tokens = ReplyTokens(prompt_token_ids=list(prompt), completion_token_ids=completion, logprobs=logprobs)  # fmt: skip
         return Reply(text=text, tokens=tokens)
+
+
+def template_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A wire message as chat templates take it: text content, tool call arguments as objects."""
+    calls = [
+        {**call, "function": {**call["function"], "arguments": json.loads(call["function"]["arguments"] or "{}")}}
+        for call in message.get("tool_calls") or []
+    ]  # fmt: skip
+    return {**message, "content": message.get("content") or "", **({"tool_calls": calls} if calls else {})}  # fmt: skip
 
 
 def load_policy() -> tuple[Any, Any]:
@@ -103,6 +113,7 @@ def load_policy() -> tuple[Any, Any]:
 
     path = ensure_model_file(lambda message: print(message, file=sys.stderr))
     tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+    tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token
     model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, torch_dtype=torch.bfloat16)  # fmt: skip
     return model.to("cuda"), tokenizer
 
@@ -120,13 +131,13 @@ def run(args: argparse.Namespace) -> None:
     from keel.agent.harness.rollouts.adapters.trl import keel_reward, keel_rollout_func
     from keel.agent.harness.testing.scripted_server import ScriptedServer
 
+    model, tokenizer = load_policy()  # the model file where keel keeps it; the sessions apart
     work = Path(tempfile.mkdtemp(prefix="keel-rl-step-"))
-    os.environ.setdefault("KEEL_HOME", str(work / "home"))
+    os.environ["KEEL_HOME"] = str(work / "home")
     tasks = [
         keel.RolloutTask(id=name, repo=make_repo(work / name, files), prompt=prompt, test=test)
         for name, files, prompt, test in TASKS[: args.tasks]
     ]
-    model, tokenizer = load_policy()
     policy = Policy(model, tokenizer, args.max_new_tokens)
     options = {"max_steps": args.max_steps, "concurrency": args.k, "out": work / "out"}
     with ScriptedServer(script=policy) as server:
@@ -143,8 +154,7 @@ def run(args: argparse.Namespace) -> None:
         config = GRPOConfig(
             output_dir=str(work / "trl"), num_generations=args.k,
             per_device_train_batch_size=args.k * len(tasks), max_steps=1, learning_rate=args.lr,
-            logging_steps=1, report_to="none", bf16=True, gradient_checkpointing=True,
-            max_completion_length=None, save_strategy="no",
+            logging_steps=1, report_to="none", bf16=True, save_strategy="no",
         )  # fmt: skip
         dataset = Dataset.from_list([{"prompt": task.id} for task in tasks])
         trainer = GRPOTrainer(
