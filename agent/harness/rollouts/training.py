@@ -120,6 +120,9 @@ def session_records(
     for event in model_calls:
         segments.append(segment)
         segment += isinstance(event, ContextSummarized)
+    calls = calls_tokens(events)
+    if calls and calls[-1].index >= len(model_calls):
+        raise ValueError("call_tokens counts model calls differently from the log's events")
     return [
         TrainingRecord(
             session_id=session_id,
@@ -134,7 +137,7 @@ def session_records(
             policy_version=tokens.policy_version or policy_version,
             stop_reason=_own_reason(model_calls[tokens.index], tokens),
         )
-        for tokens in calls_tokens(events)
+        for tokens in calls
     ]
 
 
