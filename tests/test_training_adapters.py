@@ -4,9 +4,12 @@ what the server sent (the real SkyRL types: tests/test_skyrl_types.py)."""
 
 from __future__ import annotations
 
+import asyncio
+import shutil
 from pathlib import Path
 
 import pytest
+from bench_support import make_task
 from keel_cli import git_repo
 from test_context_budget import big_repo
 from training_support import CALC, FIX, GrowingContext
@@ -129,3 +132,34 @@ def test_a_trl_prompt_naming_no_task_is_refused_with_the_known_ones(tmp_path):
     rollout_func = keel_rollout_func([fix_task(tmp_path)], model="openai/any")
     with pytest.raises(UsageError, match=r"\['nope'\] name no keel task.*\['fix'\]"):
         rollout_func(["nope"], None)
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="Harbor tasks run in bubblewrap here")
+async def test_both_batches_from_rollouts_of_a_harbor_task(scripted_server, tmp_path, home):
+    """The issue's case: a Harbor task judged by its verifier, as SkyRL's and TRL's batches."""
+    task = keel.RolloutTask(id="calc", harbor=make_task(tmp_path / "suite", "calc"))
+    model = GrowingContext(reads=1)
+    server = scripted_server(model)
+    options = {"model": "openai/any", "api_base": server.url, "concurrency": 1}
+    generator = KeelGenerator(tasks={"calc": task}, out=tmp_path / "skyrl", **options)
+    ids = [StepTrajectoryID("calc", 0), StepTrajectoryID("calc", 1)]
+    out = await generator.generate({"prompts": [[], []], "env_extras": None, "trajectory_ids": ids})
+    sent = model.by_completion()
+    assert len(out["response_ids"]) == len(model.sent) == 6
+    for prompt, response, logprobs in zip(
+        out["prompt_token_ids"], out["response_ids"], out["rollout_logprobs"], strict=True
+    ):
+        assert (prompt, logprobs) == (sent[tuple(response)].prompt_token_ids, sent[tuple(response)].logprobs)  # fmt: skip
+    assert out["rewards"][0] > 0.5 > out["rewards"][3]  # the verifier's verdicts
+
+    first_call = len(model.sent)
+    rollout_func = keel_rollout_func([task], out=tmp_path / "trl", **options)
+    batch = await asyncio.to_thread(rollout_func, ["calc", "calc"], None)
+    calls = model.sent[first_call:]
+    assert batch["keel_outcome"] == [1.0, 0.0]
+    for number in range(2):
+        whole = calls[3 * number + 2]
+        completion = batch["completion_ids"][number]
+        assert batch["prompt_ids"][number] == calls[3 * number].prompt_token_ids
+        assert batch["prompt_ids"][number] + completion == whole.prompt_token_ids + whole.completion_token_ids  # fmt: skip
+        assert len(batch["env_mask"][number]) == len(batch["logprobs"][number]) == len(completion)
