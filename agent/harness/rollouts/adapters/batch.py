@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from keel.agent.core.errors import KeelError
 from keel.agent.harness.rollouts.api import Rollout, RolloutTask, rollouts
 
 
@@ -26,5 +27,5 @@ async def rollouts_in_order(tasks: Sequence[RolloutTask], **options: Any) -> lis
             done[result.task_id] = sorted(result.rollouts, key=lambda r: r.attempt)
     missing = [task_id for task_id in counts if len(done.get(task_id, [])) != counts[task_id]]
     if missing:
-        raise RuntimeError(f"keel ran no rollout (or too few) for the tasks {missing}")
+        raise KeelError(f"keel ran no rollout (or too few) for the tasks {missing}")
     return [done[task.id].pop(0) for task in tasks]
