@@ -279,17 +279,21 @@ def test_import_keel_offers_every_public_name_and_loads_it_only_when_asked():
     assert done.stdout.split() == ["[]", "True"], done.stderr
 
 
-LLAMA_BUILDERS = {"Llama", "from_pretrained"}
+def _name(node: ast.expr) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
 
 
 def builds_a_llama(path: Path) -> list[int]:
-    """Lines that build a llama_cpp.Llama: a call of Llama or x.Llama, or of Llama.from_pretrained."""
+    """Lines that build a llama_cpp.Llama: a call of Llama or x.Llama, or of Llama.from_pretrained (not
+    transformers' from_pretrained of another class)."""
     lines = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Call):
             func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if name in LLAMA_BUILDERS:
+            name = _name(func)
+            if name == "from_pretrained" and isinstance(func, ast.Attribute):
+                name = _name(func.value)
+            if name == "Llama":
                 lines.append(node.lineno)
     return lines
 
@@ -318,8 +322,10 @@ def test_the_llama_check_sees_every_way_to_build_one(tmp_path):
         f"b = llama_cpp.{cls}(model_path='m')\n"
         f"c = {cls}.from_pretrained('repo', 'file')\n"
         f"d = {cls}.logits_to_logprobs([])\n"
+        f"e = llama_cpp.{cls}.from_pretrained('repo', 'file')\n"
+        "f = AutoModelForCausalLM.from_pretrained('dir', gguf_file='m.gguf')\n"  # transformers'
     )
-    assert builds_a_llama(module) == [3, 4, 5]
+    assert builds_a_llama(module) == [3, 4, 5, 7]
 
 
 # What the loop may not name: what differs by kind of model belongs to a strategy (agent/core/strategies/).

@@ -23,6 +23,7 @@ from keel.agent.harness.rollouts.reward import Reward, RewardConfig
 
 if TYPE_CHECKING:
     from keel.agent.harness.rollouts.runs import AttemptTrajectory
+    from keel.agent.harness.rollouts.training import TrainingRecord, TrainingSequence
 
 
 class RolloutTask(BaseModel):
@@ -60,6 +61,27 @@ class Rollout(BaseModel):
     tokens: int = 0
     trajectories: list[Trajectory] = []
     session_log: Path | None = None
+
+    def training_records(self, policy_version: str | None = None) -> list[TrainingRecord]:
+        """One record per model call of its session log (its subagents' as `aux`), each with its reward; the
+        last call's stop reason from the rollout's status. `policy_version` for calls the server did not tag."""
+        from keel.agent.harness.rollouts.training import log_training_records
+
+        if self.session_log is None:
+            return []
+        return log_training_records(
+            self.session_log,
+            reward=self.reward,
+            advantage=self.advantage,
+            status=self.status,
+            policy_version=policy_version,
+        )
+
+    def sequences(self, policy_version: str | None = None) -> list[TrainingSequence]:
+        """Its records joined into append-only sequences with response masks (verl's shape)."""
+        from keel.agent.harness.rollouts.training import training_sequences
+
+        return training_sequences(self.training_records(policy_version))
 
 
 class RolloutGroup(BaseModel):

@@ -1,0 +1,77 @@
+"""keel's SkyRL generator against SkyRL's real types: skyrl-train==0.3.1 (its GPU stack left out: the types need
+none of it) in a Python 3.12 venv of its own, .venv-skyrl/ (gitignored, kept while its stamp matches), driving
+keel rollouts against the vLLM-shaped scripted server here; the output validates as the real GeneratorOutput and
+holds what the server sent. A cold venv (keel and its dependencies) takes 2-3 minutes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from keel_cli import git_repo
+from test_harbor_agent import python_312, stamp
+from training_support import CALC, FIX, GrowingContext
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / ".venv-skyrl"
+SKYRL = "skyrl-train==0.3.1"
+PROBE = Path(__file__).with_name("skyrl_probe.py")
+
+
+@pytest.fixture(scope="module")
+def skyrl_venv() -> Path:
+    """.venv-skyrl's python, made (or reused) with skyrl-train without dependencies and keel editable."""
+    python = python_312()
+    if python is None:
+        pytest.skip("skyrl-train needs Python 3.12 and none was found (set KEEL_HARBOR_PYTHON)")
+    wanted = {**stamp(python), "skyrl": SKYRL}
+    stamp_file = VENV / "keel-stamp.json"
+    if stamp_file.is_file() and json.loads(stamp_file.read_text()) == wanted:
+        return VENV / "bin" / "python"
+    if VENV.exists() and not stamp_file.is_file():
+        pytest.skip(f"{VENV} was not made by this test (it has no stamp): remove it to let the test make it")  # fmt: skip
+    shutil.rmtree(VENV, ignore_errors=True)
+    pip = [str(VENV / "bin" / "python"), "-m", "pip", "install", "-q"]
+    for step in ([python, "-m", "venv", str(VENV)], [*pip, "--no-deps", SKYRL], [*pip, "-e", str(ROOT)]):  # fmt: skip
+        done = subprocess.run(step, capture_output=True, text=True, check=False, timeout=1500)
+        if done.returncode != 0:
+            shutil.rmtree(VENV, ignore_errors=True)
+            pytest.skip(f"could not install {SKYRL} with {python}: {done.stderr[-800:]}")
+    stamp_file.write_text(json.dumps(wanted))
+    return VENV / "bin" / "python"
+
+
+def test_a_step_wise_batch_is_skyrls_generator_output_with_the_servers_tokens(
+    skyrl_venv, scripted_server, tmp_path
+):
+    model = GrowingContext(reads=1)
+    server = scripted_server(model)
+    asked = {
+        "url": server.url, "repo": str(git_repo(tmp_path / "repo", CALC)), "test": FIX,
+        "out": str(tmp_path / "out"),
+    }  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KEEL_", "OPENAI_"))}
+    done = subprocess.run(
+        [str(skyrl_venv), str(PROBE), json.dumps(asked)],
+        capture_output=True, text=True, check=False, timeout=600,
+        env={**env, "KEEL_HOME": str(tmp_path / "home")},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout)
+    assert len(model.sent) == len(out["response_ids"]) == 6  # two rollouts: edit, read, answer
+    sent = model.by_completion()
+    for prompt, response, mask, logprobs in zip(
+        out["prompt_token_ids"], out["response_ids"], out["loss_masks"], out["rollout_logprobs"], strict=True
+    ):  # fmt: skip
+        tokens = sent[tuple(response)]
+        assert prompt == tokens.prompt_token_ids and logprobs == tokens.logprobs
+        assert mask == [1] * len(response)
+    assert out["trajectory_ids"] == [[f"fix_{r}", s] for r in (0, 1) for s in (0, 1, 2)]
+    assert out["is_last_step"] == [False, False, True] * 2
+    assert out["rewards"][0] > 0.5 > out["rewards"][3]
