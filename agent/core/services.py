@@ -180,7 +180,9 @@ def assemble_services(
     if prior:
         remove_leftover_temp_files(prior, tool_context)
         recall(tool_context, state)
-    chat = RedactingModel(model or _model_client(settings, profile, callbacks), redactor)
+    chat = RedactingModel(
+        model or _model_client(settings, profile, callbacks, session_id), redactor
+    )
     prompt = SystemPrompt(
         facts=workspace_facts(settings, root, strategy),
         instructions=load_instructions(root),
@@ -227,9 +229,13 @@ def assemble_services(
 
 
 def _model_client(
-    settings: SessionSettings, profile: ModelProfile, callbacks: SessionCallbacks
+    settings: SessionSettings,
+    profile: ModelProfile,
+    callbacks: SessionCallbacks,
+    session_id: str,
 ) -> ModelClient:
-    """The litellm client the settings name; its retries and the embedded model's progress are events."""
+    """The litellm client the settings name; its retries and the embedded model's progress are events, and
+    every call names the session (keel.agent.core.model.routing)."""
     return ModelClient(
         model=settings.model,
         api_base=settings.api_base,
@@ -242,6 +248,7 @@ def _model_client(
         context_window=settings.context_window,
         extra={} if profile.temperature is None else {"temperature": profile.temperature},
         record_tokens=settings.record_tokens,
+        session_id=session_id,
     )
 
 

@@ -18,6 +18,7 @@ from keel.agent.core.git.undo import undo_in_session
 from keel.agent.core.images.attach import prompt_images
 from keel.agent.core.loop import AgentLoop, FinalAnswer
 from keel.agent.core.model.client import ChatModel
+from keel.agent.core.model.turn_tokens import PromptChain
 from keel.agent.core.profile import ModelProfile
 from keel.agent.core.profile_switch import early_failures
 from keel.agent.core.protocol import (
@@ -96,6 +97,7 @@ class Session:
         self._worker: asyncio.Task[None] | None = None
         self._closing = False
         self._closed = False
+        self._prompts = PromptChain()  # the last logged call's ids: the next logs what it adds
 
     @property
     def strategy(self) -> Strategy:
@@ -196,6 +198,9 @@ class Session:
         """Log the event, apply it to the state, then publish it: the one place the state changes."""
         if self._closed:
             return
+        event = self._prompts.logged(
+            event
+        )  # a call's prompt ids as what they add to the last call's
         after = apply(self.state, event)
         shown = with_totals(event, after)  # as front ends and the log get it
         logged = self.log.append(shown)  # once it failed, it fails again: nothing goes on unlogged

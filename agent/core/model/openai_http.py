@@ -28,8 +28,9 @@ from keel.agent.core.errors import (
 from keel.agent.core.model.http1 import ConnectFailed, ConnectionLost, HTTP1Client
 from keel.agent.core.model.reply import ModelReply, ReplyAssembler, usage_from
 from keel.agent.core.model.request_cache import LastRequestCache
+from keel.agent.core.model.routing import session_body, session_headers
 from keel.agent.core.model.stall import unstalled
-from keel.agent.core.model.turn_tokens import TOKEN_REQUEST, TokenCollector
+from keel.agent.core.model.turn_tokens import POLICY_VERSION_HEADER, TOKEN_REQUEST, TokenCollector
 from keel.agent.core.protocol import TokenUsage
 
 NO_KEY = "sk-keel-no-key"  # local OpenAI-compatible servers ignore the key but some want one sent
@@ -166,18 +167,22 @@ class OpenAIHTTP:
         extra: dict[str, Any],
         record_tokens: bool = False,
         stall_timeout: float = 120.0,
+        session_id: str = "",
     ) -> None:
+        """`session_id` goes with every call (keel.agent.core.model.routing); `extra` is sent as given."""
         self.model = model.removeprefix("openai/")
         self.stall_timeout = stall_timeout
         self.api_base = api_base
         self.timeout = timeout
-        self.extra = {**extra, **TOKEN_REQUEST} if record_tokens else extra
+        self.extra = extra
+        self.asked = {**TOKEN_REQUEST, **session_body(session_id, True)} if record_tokens else {}
         self.record_tokens = record_tokens
         key = os.environ.get("OPENAI_API_KEY") or NO_KEY
         self.headers = {
             "Authorization": f"Bearer {key}",
             "Content-Type": "application/json",
             "User-Agent": "keel",
+            **session_headers(session_id),
         }
         self._http = HTTP1Client(api_base, connect_timeout=min(timeout, 30.0))
         self._encoder = _BodyEncoder()
@@ -201,6 +206,7 @@ class OpenAIHTTP:
         if max_tokens:
             head["max_tokens"] = max_tokens
         head.update(self.extra)
+        head.update(self.asked)
         body = self._encoder.encode(head, messages, tools)
         assembler = ReplyAssembler(tokens=TokenCollector() if self.record_tokens else None)
         try:
@@ -212,6 +218,9 @@ class OpenAIHTTP:
                 if response.status >= 400:
                     message = _error_message(response.status, await _joined(pieces))
                     raise error_for_status(response.status, message, _retry_after(response.headers))
+                if assembler.tokens is not None:
+                    version = response.headers.get(POLICY_VERSION_HEADER.lower())
+                    assembler.tokens.policy_version = version
                 if response.headers.get("content-type", "").startswith("application/json"):
                     _read_whole(assembler, json.loads(await _joined(pieces)), on_delta)
                 else:
