@@ -4,6 +4,7 @@ prompt only as what it adds to the call before it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,8 @@ from hypothesis import strategies as st
 from keel_cli import run_keel
 from test_context_budget import LongSession, big_repo, is_summary_request
 
-from keel.agent.core.model.turn_tokens import PromptChain
+from keel.agent.core.model.prompt_chain import PromptChain
+from keel.agent.core.model.turn_tokens import TokenCollector
 from keel.agent.core.protocol import (
     AssistantMessage,
     ContextMasked,
@@ -153,14 +155,46 @@ def test_a_rollout_logged_before_prompts_were_cut_reads_the_same():
     )
 
 
+def logged(chain: PromptChain, sent: TurnTokens, wire: str) -> TurnTokens:
+    """`sent` as the session logs it: read by the direct client from JSON (compact, or spaced as Python's
+    json writes it), or whole (litellm, the embedded model) and cut by the session."""
+    tokens = sent
+    if wire != "whole" and sent.prompt_token_ids is not None:
+        separators = (",", ":") if wire == "compact" else (", ", ": ")
+        collector = TokenCollector(
+            completion_ids=sent.completion_token_ids,
+            prompt_json=json.dumps(sent.prompt_token_ids, separators=separators).encode(),
+            chain=chain,
+        )
+        tokens = collector.result()
+    event = chain.logged(AssistantMessage(text="", tokens=tokens))
+    assert isinstance(event, AssistantMessage) and event.tokens is not None
+    return event.tokens
+
+
 def test_a_prompt_that_reuses_a_call_the_log_lost_is_skipped_not_guessed():
     chain = PromptChain()
-    first = chain.cut(TurnTokens(prompt_token_ids=[1, 2], completion_token_ids=[3]))
-    second = chain.cut(TurnTokens(prompt_token_ids=[1, 2, 3, 4], completion_token_ids=[5]))
+    first = logged(chain, TurnTokens(prompt_token_ids=[1, 2], completion_token_ids=[3]), "whole")
+    second = logged(
+        chain, TurnTokens(prompt_token_ids=[1, 2, 3, 4], completion_token_ids=[5]), "whole"
+    )
     assert first.prompt_reuses is None and second.prompt_token_ids == [4]
     assert second.prompt_reuses == 3
     events = [AssistantMessage(text="", tokens=second)]  # the first call's line is gone
     assert calls_tokens(events) == []
+
+
+def test_a_reply_that_was_never_logged_is_not_what_the_next_call_is_cut_against():
+    chain = PromptChain()
+    logged(chain, TurnTokens(prompt_token_ids=[1, 2, 3], completion_token_ids=[4]), "compact")
+    unlogged = TokenCollector(completion_ids=[6], prompt_json=b"[1,2,3,4,5]", chain=chain)
+    assert unlogged.result().prompt_reuses == 4  # read, but its event never reaches the log
+    third = logged(
+        chain,
+        TurnTokens(prompt_token_ids=[1, 2, 3, 4, 5, 6, 7], completion_token_ids=[8]),
+        "compact",
+    )
+    assert third.prompt_reuses == 4 and third.prompt_token_ids == [5, 6, 7]
 
 
 calls_st = st.lists(
@@ -174,8 +208,8 @@ calls_st = st.lists(
 
 
 @settings(max_examples=300, deadline=None)
-@given(calls_st)
-def test_cutting_prompts_then_rebuilding_them_gives_every_prompt_back(script):
+@given(calls_st, st.sampled_from(["whole", "compact", "spaced"]))
+def test_cutting_prompts_then_rebuilding_them_gives_every_prompt_back(script, wire):
     """Whatever the calls (adding to the last, replacing its last id as a status line, starting anew, or
     without a completion), what the session logs rebuilds to what the server sent."""
     chain, rebuilder = PromptChain(), PromptRebuilder()
@@ -187,12 +221,12 @@ def test_cutting_prompts_then_rebuilding_them_gives_every_prompt_back(script):
             sent = TurnTokens(prompt_token_ids=added, missing="no completion token ids")
         else:
             sent = TurnTokens(prompt_token_ids=base + added, completion_token_ids=completion)
-        logged = chain.cut(sent)
-        assert rebuilder.whole(logged) == sent.prompt_token_ids
+        cut = logged(chain, sent, wire)
+        assert rebuilder.whole(cut) == sent.prompt_token_ids
         whole = sent.prompt_token_ids or []
         extends = last is not None and whole[: len(last)] == last
         assert rebuilder.reset_at_last is not extends
-        if kind == "extend" and logged.prompt_reuses is not None:
-            assert logged.prompt_token_ids == added
+        if kind == "extend" and cut.prompt_reuses is not None:
+            assert cut.prompt_token_ids == added
         previous_prompt = whole
         last = whole + sent.completion_token_ids if sent.completion_token_ids is not None else None

@@ -18,7 +18,6 @@ from keel.agent.core.git.undo import undo_in_session
 from keel.agent.core.images.attach import prompt_images
 from keel.agent.core.loop import AgentLoop, FinalAnswer
 from keel.agent.core.model.client import ChatModel
-from keel.agent.core.model.turn_tokens import PromptChain
 from keel.agent.core.profile import ModelProfile
 from keel.agent.core.profile_switch import early_failures
 from keel.agent.core.protocol import (
@@ -97,7 +96,7 @@ class Session:
         self._worker: asyncio.Task[None] | None = None
         self._closing = False
         self._closed = False
-        self._prompts = PromptChain()  # the last logged call's ids: the next logs what it adds
+        self._prompts = services.prompts  # the last logged call's ids: the next logs what it adds
 
     @property
     def strategy(self) -> Strategy:

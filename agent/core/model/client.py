@@ -28,6 +28,7 @@ from keel.agent.core.model.openai_http import (
     says_tools_unsupported,
 )
 from keel.agent.core.model.prices import context_window, cost_of
+from keel.agent.core.model.prompt_chain import PromptChain
 from keel.agent.core.model.reply import ModelReply, ReplyAssembler, usage_from
 from keel.agent.core.model.routing import session_body, session_headers
 from keel.agent.core.model.stall import unstalled
@@ -168,6 +169,9 @@ class ModelClient:
         False  # ask for each call's token ids and logprobs (keel.agent.core.model.turn_tokens)
     )
     session_id: str = ""  # sent with every call, for a router (keel.agent.core.model.routing)
+    prompts: PromptChain | None = (
+        None  # the session's last logged call (keel.agent.core.model.prompt_chain)
+    )
     _direct: OpenAIHTTP | EmbeddedClient | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -186,6 +190,7 @@ class ModelClient:
                 self.record_tokens,
                 self.stall_timeout,
                 self.session_id,
+                self.prompts,
             )
 
     async def aclose(self) -> None:

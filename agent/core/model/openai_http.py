@@ -26,6 +26,7 @@ from keel.agent.core.errors import (
     ToolsUnsupported,
 )
 from keel.agent.core.model.http1 import ConnectFailed, ConnectionLost, HTTP1Client
+from keel.agent.core.model.prompt_chain import PromptChain, split_prompt_ids
 from keel.agent.core.model.reply import ModelReply, ReplyAssembler, usage_from
 from keel.agent.core.model.request_cache import LastRequestCache
 from keel.agent.core.model.routing import session_body, session_headers
@@ -168,8 +169,11 @@ class OpenAIHTTP:
         record_tokens: bool = False,
         stall_timeout: float = 120.0,
         session_id: str = "",
+        prompts: PromptChain | None = None,
     ) -> None:
-        """`session_id` goes with every call (keel.agent.core.model.routing); `extra` is sent as given."""
+        """`session_id` goes with every call (keel.agent.core.model.routing); `extra` is sent as given;
+        `prompts`, the session's, reads each prompt's ids against the last logged call's."""
+        self.prompts = prompts
         self.model = model.removeprefix("openai/")
         self.stall_timeout = stall_timeout
         self.api_base = api_base
@@ -208,7 +212,9 @@ class OpenAIHTTP:
         head.update(self.extra)
         head.update(self.asked)
         body = self._encoder.encode(head, messages, tools)
-        assembler = ReplyAssembler(tokens=TokenCollector() if self.record_tokens else None)
+        assembler = ReplyAssembler(
+            tokens=TokenCollector(chain=self.prompts) if self.record_tokens else None
+        )
         try:
             async with (
                 asyncio.timeout(self.timeout),
@@ -222,7 +228,8 @@ class OpenAIHTTP:
                     version = response.headers.get(POLICY_VERSION_HEADER.lower())
                     assembler.tokens.policy_version = version
                 if response.headers.get("content-type", "").startswith("application/json"):
-                    _read_whole(assembler, json.loads(await _joined(pieces)), on_delta)
+                    whole = _without_prompt_ids(assembler, await _joined(pieces))
+                    _read_whole(assembler, json.loads(whole), on_delta)
                 else:
                     await _read_stream(assembler, pieces, on_delta)
         except ConnectFailed as exc:
@@ -257,6 +264,16 @@ async def _joined(body: AsyncIterator[bytes]) -> bytes:
     return b"".join([piece async for piece in body])
 
 
+def _without_prompt_ids(assembler: ReplyAssembler, payload: bytes) -> bytes:
+    """A reply's JSON without its prompt's ids, which the token collector keeps unparsed (prompt_chain)."""
+    if assembler.tokens is None:
+        return payload
+    payload, ids = split_prompt_ids(payload)
+    if ids is not None:
+        assembler.tokens.prompt_json = ids
+    return payload
+
+
 async def _read_stream(
     assembler: ReplyAssembler, body: AsyncIterator[bytes], on_delta: Callable[[str], None]
 ) -> None:
@@ -286,7 +303,7 @@ def _apply_event_line(
     if payload == b"[DONE]":
         return True
     try:
-        chunk = json.loads(payload)
+        chunk = json.loads(_without_prompt_ids(assembler, payload))
     except ValueError:
         raise RetryableProviderError(
             f"the server sent a malformed event: {payload[:200]!r}", "APIError"

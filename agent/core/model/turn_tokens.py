@@ -7,25 +7,26 @@ delta), and `"logprobs": true` with `choices[i].logprobs.content[j].logprob`. Wh
 named in `TurnTokens.missing`, never counted or guessed here. Each call also records the server's
 `finish_reason` and the policy version its `X-Policy-Version` response header names (POLICY_VERSION_HEADER).
 
-A session logs each call's prompt as the ids after those it shares with the call before it (PromptChain):
-a session's log then grows with its length, not with the square of it.
+A session logs each call's prompt as the ids after those it shares with the call before it
+(keel.agent.core.model.prompt_chain): a session's log then grows with its length, not with its square.
 """
 
 from __future__ import annotations
 
-from array import array
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
-from keel.agent.core.protocol import AnyEvent, AssistantMessage, ContextSummarized, TurnTokens
+from keel.agent.core.model.prompt_chain import PromptChain
+from keel.agent.core.protocol import TurnTokens
 
 TOKEN_REQUEST: dict[str, Any] = {"return_token_ids": True, "logprobs": True}
 # litellm passes the ids on, except those of a stream's last chunk (it rebuilds that chunk without them)
 THROUGH_LITELLM = "through litellm, which drops the token ids of a stream's last chunk"
 # the response header a trainer's server sets to the version of the weights that sampled the reply
 POLICY_VERSION_HEADER = "X-Policy-Version"
+NOT_NUMBERS = "the server's token ids or logprobs are not numbers"
 
 
 @dataclass
@@ -37,6 +38,8 @@ class TokenCollector:
     logprobs: list[float] | None = None
     relay: str = ""  # what carried the reply, when not keel itself (said when some ids are missing)
     policy_version: str | None = None  # the response's POLICY_VERSION_HEADER, when it had one
+    prompt_json: bytes | None = None  # the prompt's ids as sent, left unparsed (prompt_chain)
+    chain: PromptChain | None = None  # the session's, which reads prompt_json against its last call
 
     def add_chunk(self, chunk: dict[str, Any]) -> None:
         """A streamed chunk, or a whole completion: the prompt's ids and the first choice's tokens."""
@@ -58,12 +61,24 @@ class TokenCollector:
             self.logprobs = (self.logprobs or []) + found
 
     def result(self, finish_reason: str | None = None) -> TurnTokens:
-        """The call's tokens; `missing` says what the server did not return, or why what it did is unusable."""
+        """The call's tokens; `missing` says what the server did not return, or why what it did is unusable.
+        A prompt read from its JSON comes cut against the session's last logged call, and is proposed to it."""
+        prompt: Any = self.prompt_ids
+        reuses = None
+        if self.prompt_json is not None:
+            try:
+                prompt, reuses = (self.chain or PromptChain()).read_json(self.prompt_json)
+            except ValueError:
+                prompt = [NOT_NUMBERS]  # fails as TurnTokens is built: said in `missing`
         tokens = turn_tokens(
-            self.prompt_ids, self.completion_ids, self.logprobs, finish_reason, self.policy_version
+            prompt, self.completion_ids, self.logprobs, finish_reason, self.policy_version
         )
         if tokens.missing and self.relay and self.completion_ids is not None:
-            return tokens.model_copy(update={"missing": f"{tokens.missing} ({self.relay})"})
+            tokens = tokens.model_copy(update={"missing": f"{tokens.missing} ({self.relay})"})
+        if reuses is not None and tokens.prompt_token_ids is not None:
+            tokens = tokens.model_copy(update={"prompt_reuses": reuses})
+        if self.chain is not None and self.prompt_json is not None:
+            self.chain.propose(tokens, self.prompt_json)
         return tokens
 
 
@@ -106,67 +121,7 @@ def turn_tokens(
         )
     except ValidationError:
         return TurnTokens(
-            missing="the server's token ids or logprobs are not numbers",
+            missing=NOT_NUMBERS,
             finish_reason=finish_reason,
             policy_version=policy_version,
         )
-
-
-def _packed(ids: list[int] | None) -> bytes | None:
-    """The ids as 8 bytes each (a prefix of ids is then a prefix of bytes); None when there are none to pack."""
-    if ids is None:
-        return None
-    try:
-        return array("q", ids).tobytes()
-    except OverflowError:  # an id no real vocabulary has: such a call is logged whole
-        return None
-
-
-def _shared(new: bytes, old: bytes) -> int:
-    """How many leading ids (8 bytes each) two packed sequences share: found by halving, each step a memcmp."""
-    if new.startswith(old):
-        return len(old) // 8
-    low, high = 0, min(len(new), len(old)) // 8  # new[:8 * low] == old[:8 * low]; high: a bound
-    while low < high:
-        middle = (low + high + 1) // 2
-        if new[: 8 * middle] == old[: 8 * middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
-class PromptChain:
-    """The last logged call's prompt and completion ids, packed (8 bytes an id, not a Python int each), so
-    that the next call logs only the ids after those it shares with them (TurnTokens.prompt_reuses). The
-    session that logs the calls keeps it, in log order; it is not part of the folded state."""
-
-    def __init__(self) -> None:
-        self._last = b""  # b"": no call the next one can reuse
-        self._prompt = 0  # the last call's prompt length, in ids
-
-    def logged(self, event: AnyEvent) -> AnyEvent:
-        """A model call's event as the log holds it; any other event as it is."""
-        if not isinstance(event, AssistantMessage | ContextSummarized) or event.tokens is None:
-            return event
-        tokens = self.cut(event.tokens)
-        return event if tokens is event.tokens else event.model_copy(update={"tokens": tokens})
-
-    def cut(self, tokens: TurnTokens) -> TurnTokens:
-        """A call's whole prompt cut to the ids after those it shares with the last call's, when it shares at
-        least half of the last prompt (less: a rewritten context, logged whole)."""
-        prompt, last, last_prompt = tokens.prompt_token_ids, self._last, self._prompt
-        if tokens.prompt_reuses is not None:  # already cut: nothing here knows its whole prompt
-            self._last = b""
-            return tokens
-        packed = _packed(prompt)
-        completion = _packed(tokens.completion_token_ids)
-        self._last = packed + completion if packed is not None and completion is not None else b""
-        self._prompt = len(prompt or ())
-        if prompt is None or packed is None or not last:
-            return tokens
-        reused = _shared(packed, last)
-        if reused == 0 or 2 * reused < last_prompt:
-            return tokens
-        update = {"prompt_token_ids": prompt[reused:], "prompt_reuses": reused}
-        return tokens.model_copy(update=update)
