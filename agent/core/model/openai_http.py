@@ -281,10 +281,12 @@ async def _read_stream(
     reused); a stream that stops short is a dropped connection."""
     pending, done = b"", False
     async for data in body:  # whatever arrived, split here: cheaper than a read per line
-        lines = (pending + data).split(b"\n")
-        pending = lines.pop()
-        for line in lines:
-            done = done or _apply_event_line(assembler, line, on_delta)
+        buffer, start = pending + data, 0
+        # found line by line (memchr): bytes.split walks a long line byte by byte, as the prompt's ids are
+        while (end := buffer.find(b"\n", start)) >= 0:
+            done = done or _apply_event_line(assembler, buffer[start:end], on_delta)
+            start = end + 1
+        pending = buffer[start:]
     done = done or _apply_event_line(assembler, pending, on_delta)
     if not done and assembler.finish_reason is None:
         raise RetryableProviderError(

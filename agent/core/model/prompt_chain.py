@@ -15,14 +15,15 @@ the embedded model) are cut by the session as it logs them (`logged`).
 
 from __future__ import annotations
 
-import json
 from array import array
 from dataclasses import dataclass
-from typing import Any
+
+from pydantic import TypeAdapter
 
 from keel.agent.core.protocol import AnyEvent, AssistantMessage, ContextSummarized, TurnTokens
 
 PROMPT_IDS_KEY = b'"prompt_token_ids"'
+_IDS = TypeAdapter(list[int])  # parses and checks JSON ids in one pass, twice as fast as json.loads
 
 
 @dataclass(frozen=True)
@@ -101,17 +102,17 @@ class PromptChain:
         self._last: _Call | None = None  # the last logged call, when the next can be cut against it
         self._proposed: tuple[TurnTokens, _Call] | None = None  # read by the client, not yet logged
 
-    def read_json(self, raw: bytes) -> tuple[Any, int | None]:
+    def read_json(self, raw: bytes) -> tuple[list[int], int | None]:
         """A prompt's ids from their JSON: those after the ones shared with the last logged call (only they
         are parsed), and how many those are; whole (None) when it shares less than half the last prompt.
-        ValueError when `raw` is not JSON."""
+        ValueError when `raw` is not a JSON list of ids."""
         last = self._last
         if last is None or last.prompt_json is None or not last.prompt_count:
-            return json.loads(raw), None
+            return _IDS.validate_json(raw), None
         reused, start = _shared_ids(raw, last.prompt_json, last.prompt_count)
         if 2 * reused < last.prompt_count:
-            return json.loads(raw), None
-        added = json.loads(b"[" + raw[start:])
+            return _IDS.validate_json(raw), None
+        added = _IDS.validate_json(b"[" + raw[start:])
         completion = last.completion
         if reused == last.prompt_count and completion and added[: len(completion)] == completion:
             added, reused = added[len(completion) :], reused + len(completion)
