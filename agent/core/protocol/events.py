@@ -100,11 +100,14 @@ class TurnTokens(Model):
     adds to the previous prompt and completion exactly reuses all of them. `prompt_reuses` None: the prompt is
     whole (the session's first call, a summary call, the call after a summary, one that shares less than half
     of the previous prompt). keel.agent.harness.rollouts.call_tokens rebuilds every call's whole prompt from
-    the log. As a model client returns it, before the session logs it, the prompt is always whole.
+    the log. The direct client returns a prompt already cut against the session's last logged call; through
+    litellm or from the embedded model it comes whole and the session cuts it as it logs it
+    (keel.agent.core.model.prompt_chain).
 
     `finish_reason` is the server's for this call, as sent ("stop", "length", "tool_calls", ...);
-    `policy_version` the `X-Policy-Version` header of the server's response (a trainer's server sets it to the
-    version of the weights that sampled the reply), None when it sent none.
+    `policy_version` the `X-Policy-Version` header of the server's response over the direct client (a trainer's
+    server sets it to the version of the weights that sampled the reply); None when it sent none, and through
+    litellm or from the embedded model.
     """
 
     prompt_token_ids: list[int] | None = None
