@@ -5,8 +5,12 @@ Issue 18's goal: one process holds >= 1,000 concurrent rollouts at >= 0.8x linea
 Session (real model client over HTTP, real tools, its session log) in its own small workspace: STEPS
 read_file calls, then a final answer. The model stand-in is bench/lean_server.py in its own process,
 answering every request after DELAY seconds; with --tokens it sends vLLM-shaped token ids and logprobs
-and the sessions run with `record_tokens`. Each count runs in a fresh child process, so its RSS is its
-own; the child is warmed up (imports, templates, encodings) against an in-process server first.
+and the sessions run with `record_tokens` (issue 32: the same goal with them). Its prompt ids are a prefix
+of one fixed sequence, so each prompt holds the previous one whole but not its completion, as a real
+request's holds the previous one up to keel's status line: the log keeps what each prompt adds. Each count
+runs in a fresh child process, so its RSS is its own; the child is warmed up (imports, templates,
+encodings) against an in-process server first. Each row gives the machine's load average beside its ratio
+(on a shared machine the ratio is only as good as the CPU left to the rollouts) and the session logs' size.
 
     python bench/rollouts_scale.py [--counts 1,100,500,1000] [--steps 20] [--delay 1.0] [--tokens]
         [--repeat 1] [--profile N] [--py-spy N]

@@ -24,7 +24,7 @@ from keel.agent.core.protocol import (
     TurnTokens,
 )
 
-UNKNOWN_PREFIX = "the prompt extends a call whose ids the log does not hold"
+UNKNOWN_PREFIX = "the prompt reuses ids of a call the log does not hold"
 
 
 class CallTokens(BaseModel):
