@@ -279,15 +279,21 @@ async def _read_stream(
 ) -> None:
     """Server-sent events until `[DONE]` (the body is read to its end, so the connection can be
     reused); a stream that stops short is a dropped connection."""
-    pending, done = b"", False
+    parts: list[bytes] = []  # a line not yet ended, as it arrived (a prompt's ids make one long)
+    done = False
     async for data in body:  # whatever arrived, split here: cheaper than a read per line
-        buffer, start = pending + data, 0
-        # found line by line (memchr): bytes.split walks a long line byte by byte, as the prompt's ids are
-        while (end := buffer.find(b"\n", start)) >= 0:
+        if b"\n" not in data:
+            parts.append(data)
+            continue
+        carried = sum(len(part) for part in parts)
+        buffer, start = b"".join([*parts, data]), 0
+        end = carried + data.index(b"\n")
+        # line by line (memchr): bytes.split walks a long line byte by byte
+        while end >= 0:
             done = done or _apply_event_line(assembler, buffer[start:end], on_delta)
-            start = end + 1
-        pending = buffer[start:]
-    done = done or _apply_event_line(assembler, pending, on_delta)
+            start, end = end + 1, buffer.find(b"\n", end + 1)
+        parts = [buffer[start:]]
+    done = done or _apply_event_line(assembler, b"".join(parts), on_delta)
     if not done and assembler.finish_reason is None:
         raise RetryableProviderError(
             "Connection error: the reply stream ended before it was complete", "APIConnectionError"
