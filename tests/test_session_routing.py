@@ -8,6 +8,7 @@ import asyncio
 from pathlib import Path
 
 from keel_cli import git_repo
+from small_model_support import CALC, CAPABLE, FIX, call, run_task, served_settings
 
 from keel.agent.core.model.client import ModelClient
 from keel.agent.core.model.local.client import EmbeddedClient
@@ -121,3 +122,26 @@ def test_the_embedded_model_gets_its_sampling_parameters_and_no_session_id():
     assert isinstance(client._direct, EmbeddedClient)
     assert client._direct.extra == {"temperature": 0.2}
     assert client._direct.record_tokens is True
+
+
+BROKEN = Reply(text='{"name": "read_file", "arguments": {"path": calc.py}}')  # not JSON: corrected
+
+
+async def test_a_recorded_session_moved_to_the_small_profile_samples_as_it(
+    scripted_server, tmp_path, monkeypatch
+):
+    """The small profile's temperature reaches the wire with token recording too (the direct client used to
+    keep a copy of the parameters it was built with when it added the token request to them)."""
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    workspace = git_repo(tmp_path / "repo", CALC)
+    server = scripted_server([BROKEN, BROKEN, call("edit_file", **FIX), Reply(text="fixed")])
+    settings = served_settings(server, workspace, CAPABLE, record_tokens=True)
+    events, log = await run_task(settings, "make add add")
+    assert events[-1].status == "completed"
+    assert any(e.type == "profile.changed" for e in log)
+    first, _, third = server.requests[:3]
+    assert "temperature" not in first.body and third.body["temperature"] == 0.2
+    assert first.body["return_token_ids"] is True and third.body["return_token_ids"] is True
+    assert (
+        first.headers["x-session-id"] == third.headers["x-session-id"] == third.body["session_id"]
+    )
