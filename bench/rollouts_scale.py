@@ -5,8 +5,12 @@ Issue 18's goal: one process holds >= 1,000 concurrent rollouts at >= 0.8x linea
 Session (real model client over HTTP, real tools, its session log) in its own small workspace: STEPS
 read_file calls, then a final answer. The model stand-in is bench/lean_server.py in its own process,
 answering every request after DELAY seconds; with --tokens it sends vLLM-shaped token ids and logprobs
-and the sessions run with `record_tokens`. Each count runs in a fresh child process, so its RSS is its
-own; the child is warmed up (imports, templates, encodings) against an in-process server first.
+and the sessions run with `record_tokens` (issue 32: the same goal with them). Its prompt ids are a prefix
+of one fixed sequence, so each prompt holds the previous one whole but not its completion, as a real
+request's holds the previous one up to keel's status line: the log keeps what each prompt adds. Each count
+runs in a fresh child process, so its RSS is its own; the child is warmed up (imports, templates,
+encodings) against an in-process server first. Each row gives the machine's load average beside its ratio
+(on a shared machine the ratio is only as good as the CPU left to the rollouts) and the session logs' size.
 
     python bench/rollouts_scale.py [--counts 1,100,500,1000] [--steps 20] [--delay 1.0] [--tokens]
         [--repeat 1] [--profile N] [--py-spy N]
@@ -73,6 +77,7 @@ def settings_for(url: str, cwd: Path, tokens: bool):
         context_window=131_072,
         retries=0,
         record_tokens=tokens,
+        auto_budget=False,  # the stand-in counts a prompt's ids as its tokens: an estimate would stop it
     )
 
 
@@ -106,7 +111,11 @@ async def warm_up(work: Path, steps: int, tokens: bool) -> None:
     server.cancel()
 
 
-async def measured(url: str, work: Path, count: int, steps: int, tokens: bool) -> dict:
+async def measured(
+    url: str, work: Path, count: int, steps: int, tokens: bool, warm_logs: int
+) -> dict:
+    """The rollouts' steps, wall and CPU seconds, peak RSS, the machine's load and their logs' size
+    (`warm_logs`: the bytes the warm-up logged, not counted)."""
     for n in range(count):
         make_files(work / f"r{n}", steps)
     peak = rss_mb()
@@ -122,7 +131,16 @@ async def measured(url: str, work: Path, count: int, steps: int, tokens: bool) -
     total = await rollouts(url, work, count, tokens)
     wall = time.perf_counter() - started
     sampler.cancel()
-    return {"steps": total, "wall": wall, "cpu": time.process_time() - cpu, "peak_rss": peak}
+    logs = Path(os.environ["KEEL_HOME"]) / "sessions"
+    log_bytes = sum(log.stat().st_size for log in logs.glob("*.jsonl")) - warm_logs
+    return {
+        "steps": total,
+        "wall": wall,
+        "cpu": time.process_time() - cpu,
+        "peak_rss": peak,
+        "load": os.getloadavg()[0],  # the machine's, over the last minute of the run
+        "log_bytes": log_bytes,
+    }
 
 
 def child(url: str, count: int, steps: int, tokens: bool, profile: bool) -> None:
@@ -141,7 +159,9 @@ def child(url: str, count: int, steps: int, tokens: bool, profile: bool) -> None
 
                 profiler = cProfile.Profile()
                 profiler.enable()
-            result = asyncio.run(measured(url, Path(tmp) / "run", count, steps, tokens))
+            logs = Path(os.environ["KEEL_HOME"]) / "sessions"
+            warm_logs = sum(log.stat().st_size for log in logs.glob("*.jsonl"))
+            result = asyncio.run(measured(url, Path(tmp) / "run", count, steps, tokens, warm_logs))
             if profiler is not None:
                 import pstats
 
@@ -198,8 +218,8 @@ def report(url: str, options: argparse.Namespace, server: int) -> None:
         f"load average {os.getloadavg()[0]:.1f}"
     )
     print(
-        f"{'rollouts':>8} {'steps/s':>8} {'x linear':>9} {'wall s':>7} {'cpu/step ms':>12}"
-        f" {'keel cpu':>9} {'server cpu':>11} {'peak RSS MB':>12} {'MB/extra':>9}"
+        f"{'rollouts':>8} {'steps/s':>8} {'x linear':>9} {'load':>5} {'wall s':>7} {'cpu/step ms':>12}"
+        f" {'keel cpu':>9} {'server cpu':>11} {'peak RSS MB':>12} {'MB/extra':>9} {'log KB/rollout':>15}"
     )
     base: dict | None = None
     verdicts = []
@@ -211,11 +231,12 @@ def report(url: str, options: argparse.Namespace, server: int) -> None:
         extra = count - base["count"]
         per_rollout = (result["peak_rss"] - base["peak_rss"]) / extra if extra else float("nan")
         print(
-            f"{count:>8} {rate:>8.1f} {linear:>9.2f} {result['wall']:>7.2f}"
+            f"{count:>8} {rate:>8.1f} {linear:>9.2f} {result['load']:>5.1f} {result['wall']:>7.2f}"
             f" {1000 * result['cpu'] / result['steps']:>12.3f}"
             f" {100 * result['cpu'] / result['wall']:>8.0f}%"
             f" {100 * server_cpu / result['wall']:>10.0f}%"
             f" {result['peak_rss']:>12.0f} {per_rollout:>9.3f}"
+            f" {result['log_bytes'] / count / 1024:>15.1f}"
         )
         if count >= GOAL_COUNT:
             verdicts.append(linear >= GOAL_LINEAR and per_rollout <= GOAL_MB)
@@ -225,7 +246,8 @@ def report(url: str, options: argparse.Namespace, server: int) -> None:
     )
     print(
         f"load average now {os.getloadavg()[0]:.1f}. x linear: steps/s against N x the rate of the"
-        " first count. keel cpu and server cpu: the share of one core the rollouts' process and the"
+        " first count; load: the machine's 1-minute load average at the end of that run (over"
+        f" {os.cpu_count()} CPUs, other processes' share is theirs); log KB/rollout: its session log. keel cpu and server cpu: the share of one core the rollouts' process and the"
         " model stand-in used; the stand-in must stay well under 100%, and on a shared machine the"
         " rollouts get what other processes leave (their cpu/step is the figure that is keel's own)"
     )

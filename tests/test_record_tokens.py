@@ -22,10 +22,12 @@ from keel.agent.core.model.client import ModelClient
 from keel.agent.core.model.turn_tokens import turn_tokens
 from keel.agent.core.protocol import AssistantMessage, ContextSummarized, TurnTokens
 from keel.agent.core.store import read_events
+from keel.agent.harness.rollouts.call_tokens import read_calls_tokens
 from keel.agent.harness.testing.scripted_server import (
     ChatRequest,
     Reply,
     ReplyTokens,
+    ScriptedServer,
     ScriptedToolCall,
 )
 
@@ -67,12 +69,22 @@ def logged(home: Path) -> list[AssistantMessage | ContextSummarized]:
     return [e for e in read_events(log) if isinstance(e, AssistantMessage | ContextSummarized)]
 
 
-def as_sent(tokens: ReplyTokens) -> TurnTokens:
+def as_sent(tokens: ReplyTokens, finish_reason: str | None = None) -> TurnTokens:
     return TurnTokens(
         prompt_token_ids=tokens.prompt_token_ids,
         completion_token_ids=tokens.completion_token_ids,
         logprobs=tokens.logprobs,
+        finish_reason=finish_reason,
     )
+
+
+def replied(server: ScriptedServer) -> list[TurnTokens]:
+    """What the server sent each call, as a call records it (each prompt whole)."""
+    return [
+        as_sent(r.reply.tokens, r.reply.effective_finish_reason())
+        for r in server.answered
+        if r.reply is not None and r.reply.tokens is not None
+    ]
 
 
 def small_repo(path: Path) -> Path:
@@ -95,8 +107,10 @@ def test_a_recorded_run_logs_each_turns_tokens_as_the_server_sent_them(scripted_
     assert result.returncode == 0, result.stderr[-2000:]
     calls = logged(home)
     assert len(calls) == len(model.sent) == 4
-    for number, (event, sent) in enumerate(zip(calls, model.sent, strict=True)):
-        assert event.tokens == as_sent(sent), f"turn {number + 1}"
+    for number, (event, sent) in enumerate(zip(calls, replied(server), strict=True)):
+        assert event.tokens == sent, (
+            f"turn {number + 1}"
+        )  # no prompt starts with the last: all whole
     assert calls[-1].text == "Both files hold one function each." and calls[0].tool_calls
     for request in server.requests:  # every call asked, in vLLM's parameters, and streamed
         assert request.body["return_token_ids"] is True and request.body["logprobs"] is True
@@ -134,7 +148,11 @@ def test_a_server_that_ignores_the_request_leaves_each_turn_marked_missing(
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert server.requests[0].body["return_token_ids"] is True
-    assert [event.tokens for event in logged(home)] == [TurnTokens(missing=NOTHING_SENT)] * 3
+    assert [event.tokens for event in logged(home)] == [
+        TurnTokens(missing=NOTHING_SENT, finish_reason="tool_calls"),
+        TurnTokens(missing=NOTHING_SENT, finish_reason="tool_calls"),
+        TurnTokens(missing=NOTHING_SENT, finish_reason="stop"),
+    ]
 
 
 class SummarizesOnce:
@@ -180,9 +198,13 @@ def test_a_summarization_call_logs_its_tokens_on_context_summarized(scripted_ser
     assert result.returncode == 0, result.stderr[-2000:]
     calls = logged(home)
     (summary,) = [e for e in calls if isinstance(e, ContextSummarized)]
-    assert model.summary_tokens is not None and summary.tokens == as_sent(model.summary_tokens)
+    assert model.summary_tokens is not None
+    assert summary.tokens == as_sent(model.summary_tokens, "stop")
     answers = [e for e in calls if isinstance(e, AssistantMessage)]
-    assert [e.tokens for e in answers] == [as_sent(t) for t in model.sent]
+    assert [e.tokens for e in answers] == [
+        as_sent(t, "tool_calls" if e.tool_calls else "stop")
+        for e, t in zip(answers, model.sent, strict=True)
+    ]
     summarizing = [r for r in server.requests if is_summary_request(ChatRequest(**r.body))]
     assert summarizing and summarizing[0].body["return_token_ids"] is True
 
@@ -231,7 +253,7 @@ def test_through_litellm_what_it_drops_is_marked_missing(scripted_server):
     says so instead of passing short ids off as the whole."""
     sent = tokens_for(2, length=9)
     server = scripted_server([Reply(text="some answer text", tokens=sent)] * 2)
-    assert call_once(server.url, via_litellm=False) == as_sent(sent)
+    assert call_once(server.url, via_litellm=False) == as_sent(sent, "stop")
     through = call_once(server.url, via_litellm=True)
     assert through is not None and through.prompt_token_ids == sent.prompt_token_ids
     assert through.logprobs == sent.logprobs
@@ -250,8 +272,12 @@ def test_what_is_missing_is_named_part_by_part():
     assert turn_tokens([1], [2, 3], [-0.5]).missing == (
         "the server returned 1 logprobs for 2 completion tokens"
     )
-    assert turn_tokens([1], [2], [-0.5]) == TurnTokens(
-        prompt_token_ids=[1], completion_token_ids=[2], logprobs=[-0.5]
+    assert turn_tokens([1], [2], [-0.5], "length", "v3") == TurnTokens(
+        prompt_token_ids=[1],
+        completion_token_ids=[2],
+        logprobs=[-0.5],
+        finish_reason="length",
+        policy_version="v3",
     )
 
 
@@ -292,9 +318,18 @@ def test_the_embedded_model_records_its_tokens_and_their_logprobs(assembled, tmp
         timeout=840,
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    calls = [e for e in logged(home) if isinstance(e, AssistantMessage)]
+    events = logged(home)
+    calls = [e for e in events if isinstance(e, AssistantMessage)]
     assert calls and all(e.tokens is not None for e in calls)
-    complete = [e for e in calls if e.tokens is not None and not e.tokens.missing]
+    (log,) = (home / "sessions").glob("*.jsonl")
+    whole = {call.index: call for call in read_calls_tokens(log)}  # each prompt whole, as sent
+    complete = [
+        e.model_copy(
+            update={"tokens": e.tokens.model_copy(update={"prompt_token_ids": whole[i].prompt_ids})}
+        )
+        for i, e in enumerate(events)
+        if isinstance(e, AssistantMessage) and e.tokens is not None and not e.tokens.missing
+    ]
     assert complete, [e.tokens.missing for e in calls if e.tokens]
     for event in complete:
         tokens = event.tokens

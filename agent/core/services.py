@@ -21,6 +21,7 @@ from keel.agent.core.hooks.session_hooks import Hooks
 from keel.agent.core.images.vision import takes_images
 from keel.agent.core.leftovers import remove_leftover_temp_files
 from keel.agent.core.model.client import ChatModel, ModelClient, context_window_of
+from keel.agent.core.model.prompt_chain import PromptChain
 from keel.agent.core.model.redact import RedactingModel, Redactor
 from keel.agent.core.profile import ModelProfile
 from keel.agent.core.profile_switch import as_small
@@ -80,6 +81,7 @@ class SessionServices:
     checkpoints: CheckpointGuard | None
     hooks: Hooks  # the commands the user configured for points of the session (agent/core/hooks)
     skills: list[Skill]  # the model loads one's body by name (the skill tool)
+    prompts: PromptChain  # the last logged model call: the next logs what its prompt adds
 
     @property
     def policy(self) -> LoopSettings:
@@ -180,7 +182,10 @@ def assemble_services(
     if prior:
         remove_leftover_temp_files(prior, tool_context)
         recall(tool_context, state)
-    chat = RedactingModel(model or _model_client(settings, profile, callbacks), redactor)
+    prompts = PromptChain()
+    chat = RedactingModel(
+        model or _model_client(settings, profile, callbacks, session_id, prompts), redactor
+    )
     prompt = SystemPrompt(
         facts=workspace_facts(settings, root, strategy),
         instructions=load_instructions(root),
@@ -223,13 +228,19 @@ def assemble_services(
         ),
         hooks=Hooks(settings.hooks, tool_context, session_id, log.path, callbacks.emit),
         skills=skills,
+        prompts=prompts,
     )
 
 
 def _model_client(
-    settings: SessionSettings, profile: ModelProfile, callbacks: SessionCallbacks
+    settings: SessionSettings,
+    profile: ModelProfile,
+    callbacks: SessionCallbacks,
+    session_id: str,
+    prompts: PromptChain,
 ) -> ModelClient:
-    """The litellm client the settings name; its retries and the embedded model's progress are events."""
+    """The litellm client the settings name; its retries and the embedded model's progress are events, and
+    every call names the session (keel.agent.core.model.routing)."""
     return ModelClient(
         model=settings.model,
         api_base=settings.api_base,
@@ -242,6 +253,8 @@ def _model_client(
         context_window=settings.context_window,
         extra={} if profile.temperature is None else {"temperature": profile.temperature},
         record_tokens=settings.record_tokens,
+        session_id=session_id,
+        prompts=prompts,
     )
 
 

@@ -96,6 +96,7 @@ class Session:
         self._worker: asyncio.Task[None] | None = None
         self._closing = False
         self._closed = False
+        self._prompts = services.prompts  # the last logged call's ids: the next logs what it adds
 
     @property
     def strategy(self) -> Strategy:
@@ -196,6 +197,8 @@ class Session:
         """Log the event, apply it to the state, then publish it: the one place the state changes."""
         if self._closed:
             return
+        # a model call's prompt ids as the ones after those it shares with the last logged call
+        event = self._prompts.logged(event)
         after = apply(self.state, event)
         shown = with_totals(event, after)  # as front ends and the log get it
         logged = self.log.append(shown)  # once it failed, it fails again: nothing goes on unlogged

@@ -28,7 +28,9 @@ from keel.agent.core.model.openai_http import (
     says_tools_unsupported,
 )
 from keel.agent.core.model.prices import context_window, cost_of
+from keel.agent.core.model.prompt_chain import PromptChain
 from keel.agent.core.model.reply import ModelReply, ReplyAssembler, usage_from
+from keel.agent.core.model.routing import session_body, session_headers
 from keel.agent.core.model.stall import unstalled
 from keel.agent.core.model.tokens import use_bundled_tiktoken_files
 from keel.agent.core.model.turn_tokens import THROUGH_LITELLM, TokenCollector
@@ -166,6 +168,10 @@ class ModelClient:
     record_tokens: bool = (
         False  # ask for each call's token ids and logprobs (keel.agent.core.model.turn_tokens)
     )
+    session_id: str = ""  # sent with every call, for a router (keel.agent.core.model.routing)
+    prompts: PromptChain | None = (
+        None  # the session's last logged call (keel.agent.core.model.prompt_chain)
+    )
     _direct: OpenAIHTTP | EmbeddedClient | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -183,6 +189,8 @@ class ModelClient:
                 self.extra,
                 self.record_tokens,
                 self.stall_timeout,
+                self.session_id,
+                self.prompts,
             )
 
     async def aclose(self) -> None:
@@ -265,10 +273,17 @@ class ModelClient:
             kwargs["tools"] = tools
         if max_tokens:
             kwargs["max_tokens"] = max_tokens
+        if self.session_id:
+            headers = {**kwargs.get("extra_headers", {}), **session_headers(self.session_id)}
+            kwargs["extra_headers"] = headers
         if self.record_tokens:
             kwargs["logprobs"] = True
             if self.model.partition("/")[0] in ("openai", "hosted_vllm"):  # vLLM's own parameter
-                kwargs["extra_body"] = {**kwargs.get("extra_body", {}), "return_token_ids": True}
+                kwargs["extra_body"] = {
+                    **kwargs.get("extra_body", {}),
+                    "return_token_ids": True,
+                    **session_body(self.session_id, self.record_tokens),
+                }
         return kwargs
 
     async def _litellm_once(

@@ -26,10 +26,12 @@ from keel.agent.core.errors import (
     ToolsUnsupported,
 )
 from keel.agent.core.model.http1 import ConnectFailed, ConnectionLost, HTTP1Client
+from keel.agent.core.model.prompt_chain import PromptChain, split_prompt_ids
 from keel.agent.core.model.reply import ModelReply, ReplyAssembler, usage_from
 from keel.agent.core.model.request_cache import LastRequestCache
+from keel.agent.core.model.routing import session_body, session_headers
 from keel.agent.core.model.stall import unstalled
-from keel.agent.core.model.turn_tokens import TOKEN_REQUEST, TokenCollector
+from keel.agent.core.model.turn_tokens import POLICY_VERSION_HEADER, TOKEN_REQUEST, TokenCollector
 from keel.agent.core.protocol import TokenUsage
 
 NO_KEY = "sk-keel-no-key"  # local OpenAI-compatible servers ignore the key but some want one sent
@@ -166,18 +168,25 @@ class OpenAIHTTP:
         extra: dict[str, Any],
         record_tokens: bool = False,
         stall_timeout: float = 120.0,
+        session_id: str = "",
+        prompts: PromptChain | None = None,
     ) -> None:
+        """`session_id` goes with every call (keel.agent.core.model.routing); `extra` is sent as given;
+        `prompts`, the session's, reads each prompt's ids against the last logged call's."""
+        self.prompts = prompts
         self.model = model.removeprefix("openai/")
         self.stall_timeout = stall_timeout
         self.api_base = api_base
         self.timeout = timeout
-        self.extra = {**extra, **TOKEN_REQUEST} if record_tokens else extra
+        self.extra = extra
+        self.asked = {**TOKEN_REQUEST, **session_body(session_id, True)} if record_tokens else {}
         self.record_tokens = record_tokens
         key = os.environ.get("OPENAI_API_KEY") or NO_KEY
         self.headers = {
             "Authorization": f"Bearer {key}",
             "Content-Type": "application/json",
             "User-Agent": "keel",
+            **session_headers(session_id),
         }
         self._http = HTTP1Client(api_base, connect_timeout=min(timeout, 30.0))
         self._encoder = _BodyEncoder()
@@ -201,8 +210,11 @@ class OpenAIHTTP:
         if max_tokens:
             head["max_tokens"] = max_tokens
         head.update(self.extra)
+        head.update(self.asked)
         body = self._encoder.encode(head, messages, tools)
-        assembler = ReplyAssembler(tokens=TokenCollector() if self.record_tokens else None)
+        assembler = ReplyAssembler(
+            tokens=TokenCollector(chain=self.prompts) if self.record_tokens else None
+        )
         try:
             async with (
                 asyncio.timeout(self.timeout),
@@ -212,8 +224,12 @@ class OpenAIHTTP:
                 if response.status >= 400:
                     message = _error_message(response.status, await _joined(pieces))
                     raise error_for_status(response.status, message, _retry_after(response.headers))
+                if assembler.tokens is not None:
+                    version = response.headers.get(POLICY_VERSION_HEADER.lower())
+                    assembler.tokens.policy_version = version
                 if response.headers.get("content-type", "").startswith("application/json"):
-                    _read_whole(assembler, json.loads(await _joined(pieces)), on_delta)
+                    whole = _without_prompt_ids(assembler, await _joined(pieces))
+                    _read_whole(assembler, json.loads(whole), on_delta)
                 else:
                     await _read_stream(assembler, pieces, on_delta)
         except ConnectFailed as exc:
@@ -248,18 +264,36 @@ async def _joined(body: AsyncIterator[bytes]) -> bytes:
     return b"".join([piece async for piece in body])
 
 
+def _without_prompt_ids(assembler: ReplyAssembler, payload: bytes) -> bytes:
+    """A reply's JSON without its prompt's ids, which the token collector keeps unparsed (prompt_chain)."""
+    if assembler.tokens is None:
+        return payload
+    payload, ids = split_prompt_ids(payload)
+    if ids is not None:
+        assembler.tokens.prompt_json = ids
+    return payload
+
+
 async def _read_stream(
     assembler: ReplyAssembler, body: AsyncIterator[bytes], on_delta: Callable[[str], None]
 ) -> None:
     """Server-sent events until `[DONE]` (the body is read to its end, so the connection can be
     reused); a stream that stops short is a dropped connection."""
-    pending, done = b"", False
+    parts: list[bytes] = []  # a line not yet ended, as it arrived (a prompt's ids make one long)
+    done = False
     async for data in body:  # whatever arrived, split here: cheaper than a read per line
-        lines = (pending + data).split(b"\n")
-        pending = lines.pop()
-        for line in lines:
-            done = done or _apply_event_line(assembler, line, on_delta)
-    done = done or _apply_event_line(assembler, pending, on_delta)
+        if b"\n" not in data:
+            parts.append(data)
+            continue
+        carried = sum(len(part) for part in parts)
+        buffer, start = b"".join([*parts, data]), 0
+        end = carried + data.index(b"\n")
+        # line by line (memchr): bytes.split walks a long line byte by byte
+        while end >= 0:
+            done = done or _apply_event_line(assembler, buffer[start:end], on_delta)
+            start, end = end + 1, buffer.find(b"\n", end + 1)
+        parts = [buffer[start:]]
+    done = done or _apply_event_line(assembler, b"".join(parts), on_delta)
     if not done and assembler.finish_reason is None:
         raise RetryableProviderError(
             "Connection error: the reply stream ended before it was complete", "APIConnectionError"
@@ -277,7 +311,7 @@ def _apply_event_line(
     if payload == b"[DONE]":
         return True
     try:
-        chunk = json.loads(payload)
+        chunk = json.loads(_without_prompt_ids(assembler, payload))
     except ValueError:
         raise RetryableProviderError(
             f"the server sent a malformed event: {payload[:200]!r}", "APIError"

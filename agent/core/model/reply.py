@@ -91,7 +91,7 @@ class ReplyAssembler:
             usage=usage,
             cost=price(usage),
             finish_reason=self.finish_reason,
-            tokens=self.tokens.result() if self.tokens is not None else None,
+            tokens=self.tokens.result(self.finish_reason) if self.tokens is not None else None,
         )
 
 

@@ -92,12 +92,31 @@ class AssistantDelta(Event):
 class TurnTokens(Model):
     """A model call's exact tokens as the server gave them (`record_tokens`), for training on the sequence
     the model saw and wrote; a call whose tokens the server did not return has `missing` saying so,
-    and no ids: they are never guessed."""
+    and no ids: they are never guessed.
+
+    As logged, a prompt holds only the ids after those it shares with the previous logged call's prompt and
+    completion: `prompt_reuses` is how many leading ids of that sequence it starts with. keel ends each
+    request with a fresh status line, so a prompt reuses the previous one up to its status line; one that
+    adds to the previous prompt and completion exactly reuses all of them. `prompt_reuses` None: the prompt is
+    whole (the session's first call, a summary call, the call after a summary, one that shares less than half
+    of the previous prompt). keel.agent.harness.rollouts.call_tokens rebuilds every call's whole prompt from
+    the log. The direct client returns a prompt already cut against the session's last logged call; through
+    litellm or from the embedded model it comes whole and the session cuts it as it logs it
+    (keel.agent.core.model.prompt_chain).
+
+    `finish_reason` is the server's for this call, as sent ("stop", "length", "tool_calls", ...);
+    `policy_version` the `X-Policy-Version` header of the server's response over the direct client (a trainer's
+    server sets it to the version of the weights that sampled the reply); None when it sent none, and through
+    litellm or from the embedded model.
+    """
 
     prompt_token_ids: list[int] | None = None
+    prompt_reuses: int | None = None
     completion_token_ids: list[int] | None = None
     logprobs: list[float] | None = None  # one per completion token
     missing: str = ""
+    finish_reason: str | None = None
+    policy_version: str | None = None
 
 
 class AssistantMessage(Event):

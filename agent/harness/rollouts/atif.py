@@ -56,6 +56,7 @@ from keel.agent.core.protocol import (
     TurnTokens,
     UserMessage,
 )
+from keel.agent.harness.rollouts.call_tokens import UNKNOWN_PREFIX, PromptRebuilder
 from keel.prompts import render
 
 SCHEMA_VERSION = "ATIF-v1.8"
@@ -96,17 +97,30 @@ def _arguments(call: ToolCall) -> AtifToolCall:
     )
 
 
-def _metrics(usage: TokenUsage, cost: float | None, tokens: TurnTokens | None) -> Metrics:
-    """One call's metrics; token ids and logprobs only as recorded, a turn without them says why."""
+def _metrics(
+    usage: TokenUsage, cost: float | None, tokens: TurnTokens | None, prompt: list[int] | None
+) -> Metrics:
+    """One call's metrics; token ids and logprobs only as recorded (`prompt`: its whole prompt, rebuilt from
+    the log), a turn without them says why; the server's finish reason and policy version when recorded."""
+    extra: dict[str, Any] = {}
+    if tokens is not None:
+        missing = tokens.missing
+        if prompt is None and tokens.prompt_token_ids is not None:
+            missing = missing or UNKNOWN_PREFIX
+        extra = {
+            "tokens_missing": missing,
+            "finish_reason": tokens.finish_reason,
+            "policy_version": tokens.policy_version,
+        }
     return Metrics(
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,
         cached_tokens=usage.cached_tokens,
         cost_usd=cost,
-        prompt_token_ids=tokens.prompt_token_ids if tokens else None,
+        prompt_token_ids=prompt,
         completion_token_ids=tokens.completion_token_ids if tokens else None,
         logprobs=tokens.logprobs if tokens else None,
-        extra={"tokens_missing": tokens.missing} if tokens and tokens.missing else None,
+        extra={name: value for name, value in extra.items() if value} or None,
     )
 
 
@@ -124,6 +138,7 @@ class _Builder:
         self.segments: list[list[Step]] = [[]]
         self.by_call: dict[str, Step] = {}
         self.child: SubagentFinished | None = None  # the subagent whose task call ends next
+        self.prompts = PromptRebuilder()  # each call's whole prompt ids, from what the log holds
 
     @property
     def steps(self) -> list[Step]:
@@ -134,6 +149,7 @@ class _Builder:
         extra: dict[str, Any] | None = None
         match event:
             case SessionStarted():
+                self.prompts.reset()
                 self.session_id = self.session_id or event.session_id
                 self.agent_model = self.agent_model or event.model
                 self.model, self.window = event.model, event.context_window
@@ -203,7 +219,9 @@ class _Builder:
             model_name=self._model_name(),
             message=event.text,
             tool_calls=[_arguments(call) for call in event.tool_calls] or None,
-            metrics=_metrics(event.usage, event.cost, event.tokens),
+            metrics=_metrics(
+                event.usage, event.cost, event.tokens, self.prompts.whole(event.tokens)
+            ),
             llm_call_count=1,
         )
         self.by_call.update({call.id: step for call in event.tool_calls})
@@ -246,7 +264,9 @@ class _Builder:
             source="agent",
             model_name=self._model_name(),
             message=event.summary,
-            metrics=_metrics(event.usage, event.cost, event.tokens),
+            metrics=_metrics(
+                event.usage, event.cost, event.tokens, self.prompts.whole(event.tokens)
+            ),
             llm_call_count=1,
             extra={
                 "keel_event": "context.summarized",

@@ -113,7 +113,8 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             self._send_json(400, error_body(400, "The request body is not a JSON object."))
             return
         prompt_tokens = estimate_prompt_tokens(body)
-        record = RecordedRequest(self.path, body, prompt_tokens)
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        record = RecordedRequest(self.path, body, prompt_tokens, headers=headers)
         outcome = self.scripted._decide(record)
         self._log(record)
         if isinstance(outcome, str):
@@ -154,7 +155,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             else:
                 response = completion_body(reply, model, outcome.response_number, prompt_tokens)
                 add_to_completion(response, reply.tokens, TokensAsked.of(body))
-                self._send_json(200, response, cut_after=reply.drop_after_chunks)
+                self._send_json(200, response, reply.headers, cut_after=reply.drop_after_chunks)
 
     def _stream(
         self, outcome: Outcome, body: dict[str, Any], model: str, prompt_tokens: int
@@ -178,6 +179,8 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
         self.end_headers()
         if reply.drop_after_chunks is not None:
             events = events[: reply.drop_after_chunks]

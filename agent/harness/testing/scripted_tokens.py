@@ -8,6 +8,7 @@ over its chunks, each chunk carrying the ids and logprobs of the tokens its delt
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,3 +79,52 @@ def add_to_stream(
         if asked.logprobs:
             choice["logprobs"] = logprobs_body(ids[start:end], logprobs[start:end])
         start = end
+
+
+IM_START, IM_END = (
+    1,
+    2,
+)  # the template's two special ids; text is one id per UTF-8 byte, from BYTE_BASE
+BYTE_BASE = 1000
+
+
+def _text_ids(text: str) -> list[int]:
+    return [BYTE_BASE + byte for byte in text.encode()]
+
+
+def _content(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return str(content or "")
+
+
+def _body(text: str, calls: list[tuple[str, str]]) -> str:
+    """An assistant turn's text with its calls, as the template writes them."""
+    return text + "".join(f"<tool_call>{name} {arguments}</tool_call>" for name, arguments in calls)
+
+
+def template_prompt_ids(body: dict[str, Any]) -> list[int]:
+    """A request's prompt as a chat template tokenizes it: the tools, then each message
+    (<|im_start|>role\\ncontent<|im_end|>\\n), then the assistant's opening. A prompt that adds messages
+    to the last one extends that prompt and its completion exactly, as a real template's does."""
+    ids = _text_ids(json.dumps(body.get("tools") or [], sort_keys=True))
+    for message in body.get("messages") or ():
+        calls = [
+            (call["function"]["name"], call["function"]["arguments"])
+            for call in message.get("tool_calls") or ()
+        ]
+        text = f"{message['role']}\n{_body(_content(message), calls)}"
+        ids += [IM_START, *_text_ids(text), IM_END, *_text_ids("\n")]
+    return [*ids, IM_START, *_text_ids("assistant\n")]
+
+
+def template_tokens(body: dict[str, Any], text: str, calls: list[tuple[str, str]]) -> ReplyTokens:
+    """The ids and logprobs of a reply (its text and (name, arguments) calls) to a request, by the template:
+    the completion ends with <|im_end|>, which the next prompt holds after it."""
+    completion = [*_text_ids(_body(text, calls)), IM_END]
+    return ReplyTokens(
+        prompt_token_ids=template_prompt_ids(body),
+        completion_token_ids=completion,
+        logprobs=[-((token * 7919) % 1000) / 1000 for token in completion],
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -60,6 +60,9 @@ class Reply(BaseModel):
     tokens: ReplyTokens | None = (
         None  # sent in vLLM's shape when the request asks (scripted_tokens)
     )
+    headers: dict[str, str] = Field(
+        default_factory=dict
+    )  # sent with the reply (X-Policy-Version, say)
 
     def effective_finish_reason(self) -> str:
         if self.finish_reason:
@@ -106,6 +109,7 @@ class RecordedRequest:
     answered: bool = False  # a scripted reply was consumed and served (even an error or a drop)
     fault: str | None = None  # "429", "500", "503", "drop", "context_length_exceeded", ...
     reply: Reply | None = None
+    headers: dict[str, str] = field(default_factory=dict)  # the request's, names lower-cased
 
     @property
     def messages(self) -> list[dict[str, Any]]:

@@ -69,7 +69,8 @@ class EmbeddedClient:
             total_tokens=done.prompt_tokens + done.completion_tokens,
         )
         reply = assembler.reply(messages, tools, price)
-        reply.tokens = done.tokens
+        if done.tokens is not None:  # the finish reason, as a server's call records it
+            reply.tokens = done.tokens.model_copy(update={"finish_reason": done.finish_reason})
         return reply
 
     def _progress(self, message: Progress) -> None:
