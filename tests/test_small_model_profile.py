@@ -212,7 +212,9 @@ async def test_a_small_model_gets_a_small_projects_files_with_its_task(scripted_
     assert model_answer(events[-1].final_message) == "Fixed." and len(server.requests) == 1
 
 
-async def test_the_call_after_the_files_has_a_system_prompt_without_tools(scripted_server, workspace):
+async def test_the_call_after_the_files_has_a_system_prompt_without_tools(
+    scripted_server, workspace
+):
     """Told "you cannot change them without a tool" and offered none, Qwen2.5-Coder-1.5B copied the files
     back unchanged (bench/small_model: none_input, wrong_default, failing_test); told only that it is a
     careful programmer, as in one call, it fixed them. Tools and keel's own prompt come back after."""

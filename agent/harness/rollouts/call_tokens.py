@@ -88,7 +88,12 @@ def calls_tokens(events: Sequence[AnyEvent]) -> list[CallTokens]:
         index += 1
         tokens = event.tokens
         prompt = rebuilder.whole(tokens)
-        if tokens is None or prompt is None or tokens.completion_token_ids is None or tokens.missing:
+        if (
+            tokens is None
+            or prompt is None
+            or tokens.completion_token_ids is None
+            or tokens.missing
+        ):
             continue  # nothing recorded, ids the log does not hold, or a reply's ids that came back short
         calls.append(
             CallTokens(
