@@ -107,6 +107,13 @@ def core_loaded() -> None:
 
 
 @pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """keel's home under tmp_path (KEEL_HOME)."""
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+@pytest.fixture
 def calc_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A git repository whose calc.py has add() subtract; keel's home under tmp_path."""
     from keel_cli import git_repo

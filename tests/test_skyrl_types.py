@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from keel_cli import git_repo
 from test_harbor_agent import python_312, stamp
-from training_support import CALC, FIX, GrowingContext
+from training_support import CALC, FIX, GrowingContext, assert_samples_sent
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
@@ -65,13 +65,7 @@ def test_a_step_wise_batch_is_skyrls_generator_output_with_the_servers_tokens(
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout)
     assert len(model.sent) == len(out["response_ids"]) == 6  # two rollouts: edit, read, answer
-    sent = model.by_completion()
-    for prompt, response, mask, logprobs in zip(
-        out["prompt_token_ids"], out["response_ids"], out["loss_masks"], out["rollout_logprobs"], strict=True
-    ):  # fmt: skip
-        tokens = sent[tuple(response)]
-        assert prompt == tokens.prompt_token_ids and logprobs == tokens.logprobs
-        assert mask == [1] * len(response)
+    assert_samples_sent(out, model)
     assert out["trajectory_ids"] == [[f"fix_{r}", s] for r in (0, 1) for s in (0, 1, 2)]
     assert out["is_last_step"] == [False, False, True] * 2
     assert out["rewards"][0] > 0.5 > out["rewards"][3]

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from pathlib import Path
 
 import pytest
 from bench_support import make_task
-from keel_cli import git_repo
 from test_context_budget import big_repo
-from training_support import CALC, FIX, GrowingContext
+from training_support import GrowingContext, assert_samples_sent, fix_task
 
 import keel
 from keel.agent.core.errors import UsageError
@@ -23,16 +21,6 @@ SKYRL_FIELDS = {
     "prompt_token_ids", "response_ids", "rewards", "loss_masks", "stop_reasons", "rollout_metrics",
     "rollout_logprobs", "trajectory_ids", "is_last_step",
 }  # fmt: skip
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
-    return tmp_path / "home"
-
-
-def fix_task(tmp_path: Path) -> keel.RolloutTask:
-    return keel.RolloutTask(id="fix", repo=git_repo(tmp_path / "repo", CALC), prompt="fix add", test=FIX)  # fmt: skip
 
 
 async def test_a_skyrl_step_wise_batch_has_a_sample_per_call_with_the_servers_tokens(
@@ -56,13 +44,7 @@ async def test_a_skyrl_step_wise_batch_has_a_sample_per_call_with_the_servers_to
     assert count == 6  # two rollouts: edit, read, answer
     for key in SKYRL_FIELDS - {"rollout_metrics"}:
         assert len(out[key]) == count, key
-    sent = model.by_completion()
-    for prompt, response, mask, logprobs in zip(
-        out["prompt_token_ids"], out["response_ids"], out["loss_masks"], out["rollout_logprobs"], strict=True
-    ):  # fmt: skip
-        tokens = sent[tuple(response)]
-        assert prompt == tokens.prompt_token_ids and logprobs == tokens.logprobs
-        assert mask == [1] * len(response)
+    assert_samples_sent(out, model)
     assert out["is_last_step"] == [False, False, True] * 2
     assert out["stop_reasons"] == ["tool_calls", "tool_calls", "stop"] * 2
     ids = out["trajectory_ids"]

@@ -7,12 +7,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 from keel_cli import git_repo
 from session_support import until_finished
 from test_context_budget import big_repo
 from test_record_tokens import tokens_for
-from training_support import CALC, FIX, GrowingContext
+from training_support import CALC, GrowingContext, fix_task
 
 import keel
 from keel.agent.core.protocol import AssistantMessage, UserPrompt
@@ -26,16 +25,6 @@ from keel.agent.harness.rollouts.training import (
     training_sequences,
 )
 from keel.agent.harness.testing.scripted_server import Reply, ScriptedToolCall
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
-    return tmp_path / "home"
-
-
-def fix_task(tmp_path: Path) -> keel.RolloutTask:
-    return keel.RolloutTask(id="fix", repo=git_repo(tmp_path / "repo", CALC), prompt="fix add", test=FIX)  # fmt: skip
 
 
 def assert_as_sent(records: list[TrainingRecord], model: GrowingContext) -> None:

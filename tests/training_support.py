@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
+from keel_cli import git_repo
 from test_context_budget import is_summary_request
 
 from keel.agent.harness.testing.scripted_server import (
@@ -17,6 +21,24 @@ from keel.agent.harness.testing.scripted_server import (
 
 CALC = {"calc.py": "def add(a, b):\n    return a - b\n"}
 FIX = "python3 -c 'from calc import add; assert add(2, 3) == 5'"
+
+
+def fix_task(tmp_path: Path) -> Any:
+    """The task every training test runs: fix calc.py's add, judged by FIX."""
+    import keel
+
+    return keel.RolloutTask(id="fix", repo=git_repo(tmp_path / "repo", CALC), prompt="fix add", test=FIX)  # fmt: skip
+
+
+def assert_samples_sent(out: Mapping[str, Any], model: GrowingContext) -> None:
+    """A step-wise batch's samples are the calls the model served: ids, logprobs, a loss mask of ones."""
+    sent = model.by_completion()
+    for prompt, response, mask, logprobs in zip(
+        out["prompt_token_ids"], out["response_ids"], out["loss_masks"], out["rollout_logprobs"], strict=True
+    ):  # fmt: skip
+        tokens = sent[tuple(response)]
+        assert prompt == tokens.prompt_token_ids and logprobs == tokens.logprobs
+        assert mask == [1] * len(response)
 
 
 class GrowingContext:
