@@ -34,12 +34,15 @@ def header_facts(model: str) -> tuple[int | None, int]:
     what llama.cpp's server says of its model (`/v1/models` meta.n_params, `/props` n_ctx)."""
     from keel.agent.core.model.local.gguf_file import NotGguf, gguf_info
     from keel.agent.core.model.local.model_file import resolve_file
-    from keel.agent.core.model.local.spec import model_path
 
     path = file_of(model)
     if path is None:
+        from keel.agent.core.model.local.assemble import ensure_model_file
+
         known = embedded_model(model)
-        file, window = model_path(known), known.context_window
+        # on a first run the file is not assembled yet: its header would be unreadable, the size unsaid
+        file = ensure_model_file(lambda message: print(message, flush=True), model=known)
+        window = known.context_window
     else:
         file, window = resolve_file(path), GGUF_WINDOW
     try:
