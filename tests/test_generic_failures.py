@@ -165,6 +165,17 @@ def test_echoes_in_a_row_end_the_task_honestly(scripted_server, repo, model):
     assert len(server.requests) == 4 and unchanged(repo)
 
 
+def test_the_last_words_of_keels_nudge_are_not_an_answer(scripted_server, repo):
+    """The 0.5B, nudged ("… If nothing needs to change, say why."), replied "why." and the task ended
+    `completed` with that as its answer."""
+    server = scripted_server([DONE, Reply(text="why."), call("edit_file", **FIX), DONE])
+    result = run(server, SMALL, repo)
+    said = corrections(result)
+    assert len(said) == 1 and "last words" in said[0], said
+    assert model_answer(finished(result)["final_message"]) == DONE
+    assert "return a + b" in (repo / "calc.py").read_text()
+
+
 # ------------------------------------------------ a tool description's example fails loudly
 
 EXAMPLES = {

@@ -223,6 +223,7 @@ NUDGE = user("No file has changed yet.\nEdit calc.py with edit_file.")
         "No file has changed yet.\nEdit calc.py with edit_file.",
         "No file has changed yet.\n1  def add(a, b):",
         "*** Add File: path/to/EXAMPLE_ONLY_new.py\n+first line",
+        "with edit_file.",  # the closing words of keel's last line
     ],
 )
 def test_a_copy_of_keels_own_text_is_no_answer(reply):

@@ -72,7 +72,18 @@ def echo_of_keel(text: str, state: SessionState) -> str | None:
     known = {line.strip() for _, said in keel_texts for line in said.splitlines()}
     if lines and own_prose & set(lines) and all(line in known for line in lines):
         return "your reply only repeated keel's message to you, which is not an answer"
+    last = next((said for role, said in keel_texts if role == "user"), "")
+    if len(lines) == 1 and _closing_words(lines[0], last):
+        return "your reply only repeated the last words of keel's message to you, which is not an answer"
     return None
+
+
+def _closing_words(reply: str, said: str) -> bool:
+    """The reply is the closing words of the last line of keel's message, not the whole line (the 0.5B answered
+    "…, say why." with "why."; a whole line of keel's, repeated, may be the model's own advice)."""
+    lines = [line for line in said.splitlines() if line.strip()]
+    words, ending = " ".join(reply.split()), " ".join(lines[-1].split()) if lines else ""
+    return ending.endswith(" " + words)
 
 
 def unknown_call_streak(state: SessionState, tool_names: Collection[str]) -> int:
