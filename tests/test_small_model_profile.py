@@ -233,6 +233,17 @@ async def test_the_call_after_the_files_has_a_system_prompt_without_tools(
     assert after.tool_names and "read_file" in system(after)
 
 
+async def test_the_reply_format_is_asked_for_on_one_line(scripted_server, workspace):
+    """Asked on lines wrapped mid-sentence, the 0.5B replied with the line "for each one, a line `FILE:
+    pricing.py` and then the whole file…" instead of the file; asked on one line, it wrote the file."""
+    server = scripted_server([Reply(text="Nothing needs to change.")])
+    await run_task(served_settings(server, workspace), "add() is broken")
+    given = server.requests[0].messages[-1]["content"]
+    asked = [line for line in given.splitlines() if "Reply with the complete new content" in line]
+    assert len(asked) == 1 and asked[0].endswith("Leave out the files you do not change.")
+    assert not [line for line in given.splitlines() if line.startswith("for each one")]
+
+
 async def test_a_capable_model_is_not_given_the_files_and_a_whole_file_is_an_answer(
     scripted_server, workspace
 ):
