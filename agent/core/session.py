@@ -197,8 +197,7 @@ class Session:
         """Log the event, apply it to the state, then publish it: the one place the state changes."""
         if self._closed:
             return
-        # a model call's prompt ids as the ones after those it shares with the last logged call
-        event = self._prompts.logged(event)
+        event = self._prompts.logged(event)  # a call's prompt ids: those after the shared ones
         after = apply(self.state, event)
         shown = with_totals(event, after)  # as front ends and the log get it
         logged = self.log.append(shown)  # once it failed, it fails again: nothing goes on unlogged

@@ -28,32 +28,29 @@ UNKNOWN_PREFIX = "the prompt reuses ids of a call the log does not hold"
 
 
 class CallTokens(BaseModel):
-    """One model call's exact ids, rebuilt from the session log."""
+    """One model call's exact ids, rebuilt from the session log. `index`: its place among the session's model
+    calls (agent turns and summary calls, in log order); `context_reset`: its prompt does not extend the
+    previous call's prompt + completion exactly; `policy_version`: the server's X-Policy-Version header, None
+    when unknown; `finish_reason`: the server's, as sent."""
 
-    index: int  # 0-based position among the session's model calls (agent turns and summary calls, log order)
+    index: int
     role: Literal["agent", "self_summary"]
     prompt_ids: list[int]  # the whole prompt, rebuilt exactly
     completion_ids: list[int]
     logprobs: list[float] | None  # one per completion id
-    context_reset: bool  # True when this prompt does not extend the previous call's prompt + completion exactly (first call, summary, masking)
-    policy_version: (
-        str | None
-    )  # from the server's response header, or the one the trainer passed; None when unknown
-    finish_reason: (
-        str | None
-    )  # the server's finish_reason for this call, as sent ("stop", "length", "tool_calls", …) or None
+    context_reset: bool
+    policy_version: str | None
+    finish_reason: str | None
 
 
 class PromptRebuilder:
     """Whole prompts from logged ones, fed every model call's tokens in log order."""
 
     def __init__(self) -> None:
-        self._last: list[int] | None = (
-            None  # the last call's prompt + completion, when both are known
-        )
-        self.reset_at_last = (
-            True  # whether the last prompt rebuilt did not extend the call before it
-        )
+        # the last call's prompt + completion, when both are known
+        self._last: list[int] | None = None
+        # whether the last prompt rebuilt did not extend the call before it
+        self.reset_at_last = True
 
     def reset(self) -> None:
         """Nothing before this point can be reused (a resumed session starts its prompts whole)."""
