@@ -159,9 +159,9 @@ async def test_early_failed_calls_move_the_session_to_the_small_profile(scripted
     assert "apply_patch" in first.tool_names and "apply_patch" in second.tool_names
     assert "apply_patch" not in third.tool_names and "edit_file" in third.tool_names
     assert "[keel status]" in str(first.messages) and "[keel status]" not in str(third.messages)
-    assert (
-        "temperature" not in first.body and third.body["temperature"] == 0.2
-    )  # served from 127.0.0.1
+    # served from 127.0.0.1: a low temperature and a reply limit from the move on
+    assert "temperature" not in first.body and third.body["temperature"] == 0.2
+    assert "max_tokens" not in first.body and third.body["max_tokens"] == 2_048
     assert "return a + b" in (workspace / "calc.py").read_text()
 
 

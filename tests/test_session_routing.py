@@ -113,6 +113,24 @@ def test_through_litellm_the_calls_name_the_session_too(scripted_server):
     assert recorded.body["seed"] == plain.body["seed"] == 5
 
 
+def test_a_calls_own_reply_limit_wins_over_the_profiles(scripted_server):
+    """A served small model's profile limits every reply (max_tokens in `extra`); a call that names its own
+    limit (the summarizer's) is sent with that one, over both transports."""
+    server = scripted_server([Reply(text="a"), Reply(text="b"), Reply(text="c"), Reply(text="d")])
+
+    async def calls(direct: bool) -> None:
+        client = ModelClient(model="openai/m", api_base=server.url, retries=0, extra={"max_tokens": 2048})
+        if not direct:
+            client._direct = None  # as KEEL_TRANSPORT=litellm would
+        message = [{"role": "user", "content": "hi"}]
+        await client.complete(message, None, lambda _: None)
+        await client.complete(message, None, lambda _: None, max_tokens=300)
+
+    asyncio.run(calls(True))
+    asyncio.run(calls(False))
+    assert [r.body["max_tokens"] for r in server.requests] == [2048, 300, 2048, 300]
+
+
 def test_the_embedded_model_gets_its_sampling_parameters_and_no_session_id():
     """Nothing is loaded here: the client for the embedded model is built, with the parameters it samples
     with, untouched (its worker has no router to tell)."""

@@ -18,6 +18,7 @@ from small_model_support import (
 )
 
 from keel.agent.core.model.tokens import count_json, count_text
+from keel.agent.core.profile import LOCAL_REPLY_TOKENS
 from keel.agent.core.protocol import AssistantMessage, ToolFinished
 from keel.agent.harness.testing.scripted_server import Reply
 
@@ -47,7 +48,9 @@ async def test_a_served_small_model_gets_the_compact_profile(scripted_server, wo
     for request in server.requests:
         assert "[keel status]" not in str(request.messages)  # no bare status line to copy
         assert request.body["temperature"] == 0.2  # not the server's default of 0.8
+        assert request.body["max_tokens"] == LOCAL_REPLY_TOKENS  # llama.cpp's server sets no limit
     assert "[keel status]" in str(full_first.messages) and "temperature" not in full_first.body
+    assert "max_tokens" not in full_first.body
     assert "apply_patch" not in small_first.tool_names and "edit_file" in small_first.tool_names
 
     def prompt_tokens(request) -> int:

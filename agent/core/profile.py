@@ -1,5 +1,6 @@
-"""The small-model profile: which models get the compact prompt, fewer tools, no bare status line and a low
-temperature, because a 0.5B–3B model copies what it does not need and drifts at a server's default sampling."""
+"""The small-model profile: which models get the compact prompt, fewer tools, no bare status line, a low
+temperature and a reply limit, because a 0.5B–3B model copies what it does not need, drifts at a server's default
+sampling and may write until its window is full."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from keel.agent.core.model.served_model import ServedModel
 SMALL_MODEL_MAX_BILLIONS = 4.0
 SMALL_WINDOW = 8_192  # a model made with a window this small is a small model, whatever its name
 LOCAL_TEMPERATURE = 0.2
+# a served small model's reply limit: room for a few small files in full; llama.cpp's server sets none
+LOCAL_REPLY_TOKENS = 2_048
 # "1.5b", "7B", "0.5b" in a model name; "a3b" (a mixture's active share) counts too, the largest wins
 _SIZE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)[bB](?![a-zA-Z0-9])")
 
@@ -26,9 +29,19 @@ class ModelProfile(BaseModel):
 
     compact: bool = False
     temperature: float | None = None
+    reply_tokens: int | None = None  # max_tokens of every call that names none of its own
     parallel_calls: bool = False
     reason: str = ""  # why this profile, for session.started
     chosen: bool = False  # said by hand (--profile, `prompt`): keel does not move it
+
+    def sampling(self) -> dict[str, float | int]:
+        """What the profile adds to every request's body."""
+        extra: dict[str, float | int] = {}
+        if self.temperature is not None:
+            extra["temperature"] = self.temperature
+        if self.reply_tokens is not None:
+            extra["max_tokens"] = self.reply_tokens
+        return extra
 
 
 def parameters_in_billions(model: str) -> float | None:
@@ -108,19 +121,21 @@ def model_profile(
 ) -> ModelProfile:
     """The configured choices over the automatic ones: `prompt = "compact"` or "full" (`--profile small|full`)
     decides; "auto" (or unset) makes small models compact. A compact model served locally gets a low
-    temperature unless one is set; the embedded models decode greedily unless one is set
-    (KEEL_LOCAL_TEMPERATURE)."""
+    temperature unless one is set, and a reply limit; the embedded models decode greedily unless one is set
+    (KEEL_LOCAL_TEMPERATURE) and have a limit of their own (engine.DEFAULT_MAX_REPLY_TOKENS)."""
     if prompt in ("compact", "full"):
         compact, reason = prompt == "compact", "chosen by --profile or the config's `prompt`"
     else:
         because = small_because(model, served)
         compact = because is not None
         reason = because or "not known to be a small model"
-    if temperature is None and compact and is_local(model, api_base) and not is_embedded(model):
+    served_small = compact and is_local(model, api_base) and not is_embedded(model)
+    if temperature is None and served_small:
         temperature = LOCAL_TEMPERATURE
     return ModelProfile(
         compact=compact,
         temperature=temperature,
+        reply_tokens=LOCAL_REPLY_TOKENS if served_small else None,
         parallel_calls=bool(parallel_calls),
         reason=reason,
         chosen=prompt in ("compact", "full"),

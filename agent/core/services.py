@@ -117,7 +117,7 @@ class SessionServices:
 
     def move_to_small(self) -> None:
         """The small profile from the next model call on: the compact prompt, the small model's tools (tools a
-        caller gave, and MCP tools, stay), its temperature."""
+        caller gave, and MCP tools, stay), its temperature and reply limit."""
         self.profile = as_small(self.profile, self.settings.model, self.settings.api_base)
         self.strategy = strategy_for(self.profile, self.settings.loop)
         registry = self.registry
@@ -134,8 +134,8 @@ class SessionServices:
         )
         self.registry = registry
         client = self.model.inner
-        if isinstance(client, ModelClient) and self.profile.temperature is not None:
-            client.extra["temperature"] = self.profile.temperature
+        if isinstance(client, ModelClient):
+            client.extra.update(self.profile.sampling())
 
 
 def assemble_services(
@@ -160,6 +160,7 @@ def assemble_services(
     profile = ModelProfile(
         compact=settings.compact_prompt,
         temperature=settings.temperature,
+        reply_tokens=settings.reply_tokens,
         parallel_calls=settings.parallel_calls,
     )
     moved = state.small_profile and not settings.profile_chosen  # before the resume
@@ -251,7 +252,7 @@ def _model_client(
         on_retry=callbacks.emit,
         on_progress=callbacks.emit,
         context_window=settings.context_window,
-        extra={} if profile.temperature is None else {"temperature": profile.temperature},
+        extra=profile.sampling(),
         record_tokens=settings.record_tokens,
         session_id=session_id,
         prompts=prompts,

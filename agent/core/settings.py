@@ -43,6 +43,7 @@ class SessionSettings(RunSettings):
         False  # said by hand: a model failing at calls is not moved to the small one
     )
     temperature: float | None = None
+    reply_tokens: int | None = None  # a served small model's reply limit (agent/core/profile.py)
     parallel_calls: bool = False  # every call of a text-protocol reply runs, not only the first
     # secret values found in the config (URL passwords, URL keys), redacted like env ones
     secrets: list[str] = Field(default_factory=list)
@@ -98,6 +99,7 @@ def _configured(config: KeelConfig, cwd: Path, interactive: bool) -> SessionSett
         profile_reason=profile.reason,
         profile_chosen=profile.chosen,
         temperature=profile.temperature,
+        reply_tokens=profile.reply_tokens,
         parallel_calls=profile.parallel_calls,
         secrets=[
             secret

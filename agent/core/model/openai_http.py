@@ -207,10 +207,10 @@ class OpenAIHTTP:
             "stream": True,
             "stream_options": {"include_usage": True},
         }
-        if max_tokens:
-            head["max_tokens"] = max_tokens
         head.update(self.extra)
         head.update(self.asked)
+        if max_tokens:  # the call's own limit (a summary's) over the profile's
+            head["max_tokens"] = max_tokens
         body = self._encoder.encode(head, messages, tools)
         assembler = ReplyAssembler(
             tokens=TokenCollector(chain=self.prompts) if self.record_tokens else None
