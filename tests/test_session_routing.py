@@ -119,7 +119,9 @@ def test_a_calls_own_reply_limit_wins_over_the_profiles(scripted_server):
     server = scripted_server([Reply(text="a"), Reply(text="b"), Reply(text="c"), Reply(text="d")])
 
     async def calls(direct: bool) -> None:
-        client = ModelClient(model="openai/m", api_base=server.url, retries=0, extra={"max_tokens": 2048})
+        client = ModelClient(
+            model="openai/m", api_base=server.url, retries=0, extra={"max_tokens": 2048}
+        )
         if not direct:
             client._direct = None  # as KEEL_TRANSPORT=litellm would
         message = [{"role": "user", "content": "hi"}]
