@@ -138,16 +138,19 @@ def stop(process: subprocess.Popen[bytes]) -> None:
             continue
 
 
-def keel_environment(settings: KeelSettings) -> dict[str, str]:
-    """The checks' environment, with no model chosen from outside the flags."""
-    env = tool_environment({"KEEL_LOCAL_TEMPERATURE": str(settings.temperature)})
+def keel_environment(settings: KeelSettings, seed: int) -> dict[str, str]:
+    """The checks' environment, with no model chosen from outside the flags; the embedded model samples with
+    `seed` (each `keel run` starts a worker of its own: with one seed for all, every repeat would be the same)."""
+    sampling = {"KEEL_LOCAL_TEMPERATURE": str(settings.temperature), "KEEL_LOCAL_SEED": str(seed)}
+    env = tool_environment(sampling)
     for name in ("KEEL_MODEL", "KEEL_API_BASE"):
         env.pop(name, None)
     return env
 
 
-def run_keel(task: Task, settings: KeelSettings) -> KeelRun:
-    """The task in a fresh repository through `keel run`, stopped at the timeout, then checked."""
+def run_keel(task: Task, settings: KeelSettings, attempt: int = 1) -> KeelRun:
+    """The task in a fresh repository through `keel run`, stopped at the timeout, then checked; the attempt
+    number is the embedded model's seed."""
     with tempfile.TemporaryDirectory(prefix=f"keel-bench-{task.name}-") as folder:
         repo = git_repo(Path(folder) / "repo", task.files)
         events_path, stderr_path = Path(folder) / "events.jsonl", Path(folder) / "stderr.txt"
@@ -156,7 +159,7 @@ def run_keel(task: Task, settings: KeelSettings) -> KeelRun:
             process = subprocess.Popen(
                 keel_command(task.spec.prompt, settings),
                 cwd=repo,
-                env=keel_environment(settings),
+                env=keel_environment(settings, attempt),
                 stdin=subprocess.DEVNULL,
                 stdout=stdout,
                 stderr=stderr,

@@ -26,8 +26,9 @@ a name that says nothing of its size, answering /v1/models and /props as llama.c
 must learn the model's size from the server, as it must from a user's `llama-server --alias NAME`.
 The summary gives per harness the pass rate (k/n over tasks and repeats), median tokens and median wall
 time, then keel / best peer and keel / one-shot. Reported numbers use --repeat 3.
-All sample at --temperature (the embedded model through KEEL_LOCAL_TEMPERATURE, or the shared server's
-setting; a server of your own keeps its default for keel's calls). One model process at a time: the
+All sample at --temperature (the embedded model through KEEL_LOCAL_TEMPERATURE, with the repeat's number
+as KEEL_LOCAL_SEED so repeats differ, or the shared server's setting; a server of your own keeps its
+default for keel's calls). One model process at a time: the
 one-shot pass ends its worker before keel runs.
 Goal: keel pass rate / one-shot pass rate >= 1.0 (the loop must not make a small model worse than one call).
 Run: python bench/small_model.py [--set small|medium] [--model M] [--api-base URL] [--tasks a,b]
@@ -215,7 +216,7 @@ def keel_pass(options: Options, results: dict[str, TaskResults]) -> None:
     for attempt in range(1, options.repeat + 1):
         for task in options.tasks:
             options.settle()
-            run = run_keel(task, options.settings)
+            run = run_keel(task, options.settings, attempt)
             results[task.name].keel.append(run)
             print(
                 f"  {'keel':<14} {task.name:<20} #{attempt} {verdict(run.passed)} "

@@ -73,9 +73,12 @@ def private_stdout() -> BinaryIO:
 
 
 def sampling_of(request: Generate) -> Sampling:
-    """The reply's sampling; greedy unless keel asked for a temperature."""
+    """The reply's sampling; greedy unless keel asked for a temperature (or KEEL_LOCAL_TEMPERATURE set one),
+    with the seed keel asked for, else KEEL_LOCAL_SEED's, else llama.cpp's fixed default."""
     spec = request.sampling
-    sampling = Sampling(max_tokens=spec.max_tokens, seed=spec.seed, prose_only=spec.prose_only)
+    sampling = Sampling(max_tokens=spec.max_tokens, prose_only=spec.prose_only)
+    if spec.seed is not None:
+        sampling = replace(sampling, seed=spec.seed)
     return sampling if spec.temperature is None else replace(sampling, temperature=spec.temperature)
 
 
