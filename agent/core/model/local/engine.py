@@ -106,7 +106,9 @@ class Sampling:
     max_tokens: int | None = None
     temperature: float = float(os.environ.get("KEEL_LOCAL_TEMPERATURE", "0"))
     repeat_penalty: float = 1.05
-    seed: int | None = int(os.environ["KEEL_LOCAL_SEED"]) if os.environ.get("KEEL_LOCAL_SEED") else None
+    seed: int | None = (
+        int(os.environ["KEEL_LOCAL_SEED"]) if os.environ.get("KEEL_LOCAL_SEED") else None
+    )
     prose_only: bool = False
     call_schema: str | None = None
 
