@@ -10,7 +10,12 @@ import pytest
 from keel_cli import git_repo
 from small_model_support import CAPABLE, call, run_task, served_settings
 
-from keel.agent.core.strategies.python_edits import merged, target_file, widened_old_string
+from keel.agent.core.strategies.python_edits import (
+    is_fragment,
+    merged,
+    target_file,
+    widened_old_string,
+)
 from keel.agent.harness.testing.scripted_server import Reply
 
 TEXT_UTILS = '''"""String helpers."""
@@ -100,6 +105,39 @@ async def test_a_small_models_snippet_reply_adds_the_function_to_its_file(
     events, _ = await run_task(served_settings(server, workspace, loop={"verify": "never"}), task)
     text = (workspace / "text_utils.py").read_text()
     assert "def word_count(text):" in text and "def slugify(title):" in text
+    assert events[-1].status == "completed"
+
+
+def test_a_whole_file_of_new_definitions_only_is_a_fragment():
+    task = "add word_count(text)"
+    new = "def word_count(text):\n    return len(text.split())\n"
+    assert is_fragment(TEXT_UTILS, new, task)
+    assert not is_fragment(TEXT_UTILS, TEXT_UTILS + "\n\n" + new, task)  # the file, whole
+    assert not is_fragment(TEXT_UTILS, '"""String helpers."""\n', task)  # it removes, adds nothing
+    assert not is_fragment("X = 1\n", new, task)  # the file defines nothing
+    assert not is_fragment(TEXT_UTILS, "def word_count(text:\n", task)  # not Python
+    # a rename: the task names the old definition, or the new one has its body
+    assert not is_fragment(TEXT_UTILS, new, "replace slugify with word_count")
+    renamed = TEXT_UTILS.replace("def slugify(title)", "def make_slug(title)")
+    assert not is_fragment(TEXT_UTILS, renamed, "make the slug function's name clearer")
+
+
+async def test_a_small_models_whole_file_of_the_new_function_alone_adds_it(
+    scripted_server, tmp_path
+):
+    """The 0.5B's answer to the project's files (bench/small_model.py add_function): the file back unchanged,
+    then the file again holding only the new function. Written as given, the file lost slugify."""
+    workspace = git_repo(tmp_path / "repo", {"text_utils.py": TEXT_UTILS})
+    fragment = (
+        'import re\n\n\ndef word_count(text):\n    """Words."""\n    return len(text.split())\n'
+    )
+    reply = f"FILE: text_utils.py\n```python\n{TEXT_UTILS}```\n\nFILE: text_utils.py\n```python\n{fragment}```"
+    server = scripted_server([Reply(text=reply), Reply(text="Added word_count.")])
+    task = "add a word_count(text) function to text_utils.py that returns how many words it has"
+    events, _ = await run_task(served_settings(server, workspace, loop={"verify": "never"}), task)
+    text = (workspace / "text_utils.py").read_text()
+    assert text.startswith(TEXT_UTILS) and "def word_count(text):" in text, text
+    assert text.count("import re") == 1
     assert events[-1].status == "completed"
 
 

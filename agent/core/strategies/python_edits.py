@@ -1,5 +1,6 @@
 """How a small model's Python edits are meant, not only how they are written: a fenced block of definitions with no
-file named is those definitions put into the file that has them (or that the task names), and an edit_file whose
+file named is those definitions put into the file that has them (or that the task names), a "whole file" that
+keeps none of the file's definitions but brings new ones is those new ones added, and an edit_file whose
 old_string is a definition's first line and whose new_string is a whole new definition replaces that definition,
 not its first line only (which would leave the old body behind the new one). Pure functions over source text."""
 
@@ -51,6 +52,26 @@ def defined_names(source: str) -> set[str]:
     """The names a file defines at top level (none when it does not parse)."""
     module = _parsed(source)
     return set(_definitions(module)) if module is not None else set()
+
+
+def is_fragment(source: str, content: str, task: str) -> bool:
+    """New content for a file that defines things, none of them the file's, and renames none of them (no
+    definition of the file is named in the task or has the body of a new one): the 0.5B, asked for the whole
+    file with a function added, wrote the file back unchanged and then a "whole file" of the new function."""
+    module, written = _parsed(source), _parsed(content)
+    if module is None or written is None:
+        return False
+    old, new = _definitions(module), _definitions(written)
+    if not old or not new or set(old) & set(new):
+        return False
+    if any(re.search(rf"\b{re.escape(name)}\b", task) for name in old):
+        return False
+    bodies = {_body(node) for node in new.values()}
+    return not any(_body(node) in bodies for node in old.values())
+
+
+def _body(node: ast.stmt) -> str:
+    return ast.dump(ast.Module(body=getattr(node, "body", []), type_ignores=[]))
 
 
 def merged(source: str, block: str) -> str | None:

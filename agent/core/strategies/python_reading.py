@@ -1,5 +1,6 @@
 """The small-model strategy's reading of Python edits against the workspace (python_edits holds the pure rules):
-which project files a reply's code blocks go into, and the edit_file calls whose old_string is widened."""
+which project files a reply's code blocks go into, the write_file calls that are fragments to merge, and the
+edit_file calls whose old_string is widened."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from keel.agent.core.protocol import ToolCall
 from keel.agent.core.strategies.base import Workspace
 from keel.agent.core.strategies.python_edits import (
     code_blocks,
+    is_fragment,
     merged,
     target_file,
     widened_old_string,
@@ -61,22 +63,52 @@ def snippet_writes(text: str, at: Workspace) -> list[dict[str, Any]]:
     ]
 
 
-def widened_edit(call: ToolCall, at: Workspace) -> ToolCall:
-    """The call, with an edit_file's old_string widened to the whole definition its new_string replaces."""
-    if call.name != "edit_file":
-        return call
+def _arguments(call: ToolCall, name: str) -> dict[str, Any] | None:
+    """The call's arguments when it is a `name` call on a Python file with them as an object."""
+    if call.name != name:
+        return None
     try:
         args = json.loads(call.arguments)
     except json.JSONDecodeError:
-        return call
+        return None
     if not isinstance(args, dict) or not str(args.get("path", "")).endswith(".py"):
+        return None
+    return args
+
+
+def _source(path: str, at: Workspace) -> str | None:
+    try:
+        return at.tool_context.resolve(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError, ValueError, ToolError):
+        return None
+
+
+def fragment_merged(call: ToolCall, at: Workspace) -> ToolCall:
+    """The call, with a write_file whose content keeps none of the file's definitions but brings new ones (and
+    renames none) turned into the file with those added (python_edits.is_fragment)."""
+    args = _arguments(call, "write_file")
+    content = args.get("content") if args else None
+    if args is None or not isinstance(content, str):
+        return call
+    source = _source(args["path"], at)
+    if source is None or not is_fragment(source, content, at.state.task_prompt):
+        return call
+    whole = merged(source, content)
+    if whole is None:
+        return call
+    return call.model_copy(update={"arguments": json.dumps({**args, "content": whole})})
+
+
+def widened_edit(call: ToolCall, at: Workspace) -> ToolCall:
+    """The call, with an edit_file's old_string widened to the whole definition its new_string replaces."""
+    args = _arguments(call, "edit_file")
+    if args is None:
         return call
     old, new = args.get("old_string"), args.get("new_string")
     if not isinstance(old, str) or not isinstance(new, str):
         return call
-    try:
-        source = at.tool_context.resolve(args["path"]).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError, ValueError, ToolError):
+    source = _source(args["path"], at)
+    if source is None:
         return call
     wider = widened_old_string(source, old, new)
     if wider is None:

@@ -27,6 +27,7 @@ from keel.agent.core.strategies.base import Repeat, Strategy, Workspace
 from keel.agent.core.strategies.ending import Ending
 from keel.agent.core.strategies.heuristics import asks_for_change, prose_of
 from keel.agent.core.strategies.python_reading import (
+    fragment_merged,
     rewrites_unchanged,
     snippet_writes,
     widened_edit,
@@ -110,8 +111,9 @@ class SmallModel(Strategy):
 
     def read(self, reply: ModelReply, at: Workspace) -> ReadReply:
         """As any reply is read, and then as a small model means its Python edits (strategies/python_edits):
-        a reply of definitions in a fenced block with no file named puts them into their file, and an
-        edit_file replacing a definition's first line with a whole definition replaces the definition."""
+        a reply of definitions in a fenced block with no file named puts them into their file, a whole file
+        of new definitions only adds them, and an edit_file replacing a definition's first line with a whole
+        definition replaces the definition."""
         read = super().read(reply, at)
         # code it gave counts before a step it announced; an echo of keel's own files never does
         if not read.calls and not echo_of_keel(reply.text, at.state):
@@ -121,8 +123,8 @@ class SmallModel(Strategy):
         echoed = read.calls and all(rewrites_unchanged(call, at) for call in read.calls)
         if echoed and not reply.tool_calls:  # whole files in its text, exactly as they are: no edit
             return ReadReply()
-        widened = [widened_edit(call, at) for call in read.calls]
-        return read.model_copy(update={"calls": widened})
+        meant = [fragment_merged(widened_edit(call, at), at) for call in read.calls]
+        return read.model_copy(update={"calls": meant})
 
     async def after_calls(
         self, reply: ModelReply, results: list[ToolFinished], at: Workspace
