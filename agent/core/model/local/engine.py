@@ -23,6 +23,7 @@ from keel.agent.core.model.local.assemble import LocalModelUnavailable
 from keel.agent.core.model.local.catalog import default_model
 from keel.agent.core.model.local.llama_loading import build_llama
 from keel.agent.core.model.local.spec import DEFAULT_CONTEXT_TOKENS
+from keel.agent.core.model.local.state_cache import lean_state_cache
 from keel.agent.core.model.local.token_trace import TokenTrace
 
 DEFAULT_MAX_REPLY_TOKENS = 1_024
@@ -220,9 +221,7 @@ class LocalEngine:
             return
         shared = llama.longest_token_prefix(llama.input_ids[: llama.n_tokens].tolist(), tokens)
         if shared < min(len(tokens), llama.n_tokens) // 2:
-            from llama_cpp import LlamaRAMCache
-
-            llama.set_cache(LlamaRAMCache(capacity_bytes=STATE_CACHE_BYTES))
+            llama.set_cache(lean_state_cache(import_llama_cpp(), STATE_CACHE_BYTES))
 
     def _prefill(self, tokens: list[int], report: PromptProgress, stop: threading.Event) -> None:
         """Evaluate a long prompt's new tokens batch by batch, reporting each; create_completion then finds
