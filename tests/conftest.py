@@ -95,6 +95,14 @@ def assembled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]
     return target, messages
 
 
+@pytest.fixture(scope="session")
+def tiny_model(assembled, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny llama model with the embedded model's tokenizer (written in the pytest process: no llama.cpp)."""
+    from tiny_gguf import write_tiny_gguf
+
+    return write_tiny_gguf(tmp_path_factory.mktemp("tiny") / "tiny.gguf", assembled[0])
+
+
 # ---------------------------------------------------------------- the TUI's tests
 
 

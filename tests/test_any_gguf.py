@@ -15,7 +15,6 @@ from tiny_gguf import (
     SMALL_PARAMETERS,
     TEMPLATE,
     write_small_gguf,
-    write_tiny_gguf,
 )
 
 from keel.agent.cli.args import parse
@@ -150,12 +149,6 @@ def test_keel_models_lists_the_gguf_files_of_its_models_folder(small, tmp_path):
 
 
 # ---------------------------------------------------------------- a second GGUF, run by llama.cpp
-
-
-@pytest.fixture(scope="session")
-def tiny_model(assembled, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The tiny llama model with the embedded model's tokenizer (written in the pytest process: no llama.cpp)."""
-    return write_tiny_gguf(tmp_path_factory.mktemp("tiny") / "tiny.gguf", assembled[0])
 
 
 @pytest.mark.slow

@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from local_model_support import needs_llama
-from tiny_gguf import REPLY, write_tiny_gguf
+from tiny_gguf import REPLY
 
 TAKING_TURNS = """
 import asyncio, json, sys
@@ -37,11 +36,6 @@ async def main():
 
 asyncio.run(main())
 """
-
-
-@pytest.fixture(scope="module")
-def tiny_model(assembled, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_tiny_gguf(tmp_path_factory.mktemp("tiny") / "tiny.gguf", assembled[0])
 
 
 @pytest.mark.slow
