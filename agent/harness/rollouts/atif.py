@@ -15,9 +15,7 @@ from typing import Any
 from atif import (
     Agent,
     ContentPart,
-    FinalMetrics,
     ImageSource,
-    Metrics,
     Observation,
     ObservationResult,
     Step,
@@ -49,14 +47,13 @@ from keel.agent.core.protocol import (
     SubagentFinished,
     TaskFinished,
     TodoUpdated,
-    TokenUsage,
     ToolCall,
     ToolFinished,
     TurnAborted,
-    TurnTokens,
     UserMessage,
 )
-from keel.agent.harness.rollouts.call_tokens import UNKNOWN_PREFIX, PromptRebuilder
+from keel.agent.harness.rollouts.atif_metrics import call_metrics, final_metrics
+from keel.agent.harness.rollouts.call_tokens import PromptRebuilder
 from keel.prompts import render
 
 SCHEMA_VERSION = "ATIF-v1.8"
@@ -94,33 +91,6 @@ def _arguments(call: ToolCall) -> AtifToolCall:
         function_name=call.name,
         arguments={},
         extra={"raw_arguments": call.arguments},
-    )
-
-
-def _metrics(
-    usage: TokenUsage, cost: float | None, tokens: TurnTokens | None, prompt: list[int] | None
-) -> Metrics:
-    """One call's metrics; token ids and logprobs only as recorded (`prompt`: its whole prompt, rebuilt from
-    the log), a turn without them says why; the server's finish reason and policy version when recorded."""
-    extra: dict[str, Any] = {}
-    if tokens is not None:
-        missing = tokens.missing
-        if prompt is None and tokens.prompt_token_ids is not None:
-            missing = missing or UNKNOWN_PREFIX
-        extra = {
-            "tokens_missing": missing,
-            "finish_reason": tokens.finish_reason,
-            "policy_version": tokens.policy_version,
-        }
-    return Metrics(
-        prompt_tokens=usage.prompt_tokens,
-        completion_tokens=usage.completion_tokens,
-        cached_tokens=usage.cached_tokens,
-        cost_usd=cost,
-        prompt_token_ids=prompt,
-        completion_token_ids=tokens.completion_token_ids if tokens else None,
-        logprobs=tokens.logprobs if tokens else None,
-        extra={name: value for name, value in extra.items() if value} or None,
     )
 
 
@@ -219,7 +189,7 @@ class _Builder:
             model_name=self._model_name(),
             message=event.text,
             tool_calls=[_arguments(call) for call in event.tool_calls] or None,
-            metrics=_metrics(
+            metrics=call_metrics(
                 event.usage, event.cost, event.tokens, self.prompts.whole(event.tokens)
             ),
             llm_call_count=1,
@@ -264,7 +234,7 @@ class _Builder:
             source="agent",
             model_name=self._model_name(),
             message=event.summary,
-            metrics=_metrics(
+            metrics=call_metrics(
                 event.usage, event.cost, event.tokens, self.prompts.whole(event.tokens)
             ),
             llm_call_count=1,
@@ -316,7 +286,7 @@ class _Builder:
                 agent=agent,
                 steps=steps,
                 notes=NOTES,
-                final_metrics=_final_metrics(steps),
+                final_metrics=final_metrics(steps),
                 continued_trajectory_ref=(
                     segment_name(self.first, index + 1) if index + 1 < count else None
                 ),
@@ -348,19 +318,6 @@ def _image_part(event: ImageAttached) -> ContentPart:
     if not event.data:
         return ContentPart(type="text", text=render("image_attached", event=event))
     return ContentPart(type="image", source=_image_source(event.media_type, event.data))
-
-
-def _final_metrics(steps: list[Step]) -> FinalMetrics:
-    """Sums over the segment's own model calls (copied steps are counted where they first happened)."""
-    metrics = [s.metrics for s in steps if s.metrics is not None and not s.is_copied_context]
-    costs = [m.cost_usd for m in metrics if m.cost_usd is not None]
-    return FinalMetrics(
-        total_prompt_tokens=sum(m.prompt_tokens or 0 for m in metrics),
-        total_completion_tokens=sum(m.completion_tokens or 0 for m in metrics),
-        total_cached_tokens=sum(m.cached_tokens or 0 for m in metrics),
-        total_cost_usd=sum(costs) if costs else None,
-        total_steps=len(steps),
-    )
 
 
 def _child_ref(child: SubagentFinished | None) -> list[SubagentTrajectoryRef] | None:
