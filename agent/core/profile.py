@@ -111,6 +111,16 @@ def is_local(model: str, api_base: str | None) -> bool:
     return address.is_loopback or address.is_private
 
 
+def small_sampling(
+    model: str, api_base: str | None, temperature: float | None
+) -> tuple[float | None, int | None]:
+    """The temperature and reply limit of a small model: served locally, a low temperature unless one is set and
+    LOCAL_REPLY_TOKENS; elsewhere (the embedded models have their own limit) the temperature as set, no limit."""
+    if not is_local(model, api_base) or is_embedded(model):
+        return temperature, None
+    return (LOCAL_TEMPERATURE if temperature is None else temperature), LOCAL_REPLY_TOKENS
+
+
 def model_profile(
     model: str,
     api_base: str | None,
@@ -129,13 +139,13 @@ def model_profile(
         because = small_because(model, served)
         compact = because is not None
         reason = because or "not known to be a small model"
-    served_small = compact and is_local(model, api_base) and not is_embedded(model)
-    if temperature is None and served_small:
-        temperature = LOCAL_TEMPERATURE
+    temperature, reply_tokens = (
+        small_sampling(model, api_base, temperature) if compact else (temperature, None)
+    )
     return ModelProfile(
         compact=compact,
         temperature=temperature,
-        reply_tokens=LOCAL_REPLY_TOKENS if served_small else None,
+        reply_tokens=reply_tokens,
         parallel_calls=bool(parallel_calls),
         reason=reason,
         chosen=prompt in ("compact", "full"),

@@ -4,8 +4,7 @@ name or server said, for the rest of the session (a `profile.changed` event, fol
 
 from __future__ import annotations
 
-from keel.agent.core.model.local.names import is_embedded
-from keel.agent.core.profile import LOCAL_REPLY_TOKENS, LOCAL_TEMPERATURE, ModelProfile, is_local
+from keel.agent.core.profile import ModelProfile, small_sampling
 from keel.agent.core.state import SessionState
 from keel.prompts import plural
 
@@ -28,8 +27,6 @@ def early_failures(state: SessionState) -> str | None:
 def as_small(profile: ModelProfile, model: str, api_base: str | None) -> ModelProfile:
     """The profile with the small-model choices: compact, and when served locally a low temperature (if none
     was set) and a reply limit (what agent/core/profile.py gives a model known to be small from the start)."""
-    if not is_local(model, api_base) or is_embedded(model):
-        return profile.model_copy(update={"compact": True})
-    temperature = LOCAL_TEMPERATURE if profile.temperature is None else profile.temperature
-    update = {"compact": True, "temperature": temperature, "reply_tokens": LOCAL_REPLY_TOKENS}
+    temperature, reply_tokens = small_sampling(model, api_base, profile.temperature)
+    update = {"compact": True, "temperature": temperature, "reply_tokens": reply_tokens}
     return profile.model_copy(update=update)
