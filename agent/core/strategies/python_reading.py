@@ -123,18 +123,9 @@ def rewrites_unchanged(call: ToolCall, at: Workspace) -> bool:
         return False
     try:
         args = json.loads(call.arguments)
-        if not isinstance(args, dict) or not isinstance(args.get("content"), str):
-            return False
-        return bool(
-            at.tool_context.resolve(args["path"]).read_text(encoding="utf-8") == args["content"]
-        )
-    except (
-        json.JSONDecodeError,
-        KeyError,
-        TypeError,
-        OSError,
-        UnicodeDecodeError,
-        ValueError,
-        ToolError,
-    ):
+    except json.JSONDecodeError:
         return False
+    if not isinstance(args, dict) or not isinstance(args.get("content"), str):
+        return False
+    path = args.get("path")
+    return isinstance(path, str) and _source(path, at) == args["content"]
