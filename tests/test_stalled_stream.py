@@ -3,11 +3,13 @@ received (not after the whole request_timeout) and is retried as a provider faul
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 from keel_cli import git_repo, run_streamed
 
+from keel.agent.core.model.stall import StreamStalled, unstalled
 from keel.agent.harness.testing.scripted_server import Reply
 
 TRANSPORTS = [
@@ -57,3 +59,40 @@ def test_a_stream_that_always_stalls_fails_with_a_clear_error(scripted_server, t
     assert "gave up after 1 retry" in error["message"]
     assert result.events[-1]["status"] == "error"
     assert len(server.requests) == 2
+
+
+async def _paced(gaps: list[float]):
+    """Pieces arriving after the given gaps, in seconds."""
+    for number, gap in enumerate(gaps):
+        await asyncio.sleep(gap)
+        yield number
+
+
+async def test_time_the_consumer_spends_on_a_piece_is_not_a_stall():
+    """The stall clock runs only while waiting for the next piece: a slow consumer never trips it."""
+    received = []
+    async for piece in unstalled(_paced([0.0, 0.05, 0.05]), 0.2, "here"):
+        await asyncio.sleep(0.3)  # longer than the stall timeout, between pieces
+        received.append(piece)
+    assert received == [0, 1, 2]
+
+
+async def test_a_wait_longer_than_the_timeout_is_a_stall_after_quick_pieces():
+    received = []
+    with pytest.raises(StreamStalled, match="nothing arrived for 0.2 s"):
+        async for piece in unstalled(_paced([0.0, 0.05, 0.05, 5.0]), 0.2, "here"):
+            received.append(piece)
+    assert received == [0, 1, 2]
+    assert asyncio.current_task().cancelling() == 0  # the guard's own cancel is taken back
+
+
+async def test_a_stop_from_outside_while_waiting_stays_a_cancel():
+    async def consume() -> None:
+        async for _ in unstalled(_paced([5.0]), 0.2, "here"):
+            pass
+
+    task = asyncio.create_task(consume())
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task

@@ -95,8 +95,8 @@ def _stream_lines(path: Path) -> list[str]:
     return lines
 
 
-def _decoded_lines(path: Path) -> tuple[list[str], str]:
-    raw, fmt = decode_bytes(path.read_bytes())
+def _decoded_lines(data: bytes) -> tuple[list[str], str]:
+    raw, fmt = decode_bytes(data)
     lines = raw.split("\n")
     if lines[-1] == "":
         lines.pop()
@@ -130,6 +130,14 @@ def render_lines(lines: list[str], offset: int, limit: int) -> str:
         more = f" To read more, call read_file with offset={last + 1}." if last < total else ""
         text += f"\n\n(Showing lines {first}-{last} of {total}{why}.{more})"
     return text
+
+
+def _whole(path: Path) -> bytes | None:
+    """A file's bytes; None when it can't be opened (the read that follows says why)."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def _image_type(path: Path) -> str | None:
@@ -179,7 +187,9 @@ class ReadFileTool(Tool[ReadFileArgs]):
         if not stat.S_ISREG(st.st_mode):
             raise ToolError(f"{name} is not a regular file (a device, socket or pipe); not read")
         size = st.st_size
-        if image_type := _image_type(path):
+        data = _whole(path) if size <= HUGE_FILE_BYTES else None  # one read: sniffed, then decoded
+        image_type = _image_type(path) if data is None else media_type_of(data[:16])
+        if image_type:
             return _read_image(ctx, path, image_type)
         ranged = bool({"offset", "limit"} & args.model_fields_set)
         if size > HUGE_FILE_BYTES and not ranged:
@@ -189,10 +199,10 @@ class ReadFileTool(Tool[ReadFileArgs]):
                 "lines you need."
             )
         try:
-            if size > HUGE_FILE_BYTES:
+            if data is None:
                 lines, note = _stream_lines(path), ""
             else:
-                lines, note = _decoded_lines(path)
+                lines, note = _decoded_lines(data)
         except NotTextError as exc:
             raise ToolError(
                 f"{name} is a binary file ({exc}; {_size_label(size)}) and can't be shown as "

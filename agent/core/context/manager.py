@@ -14,7 +14,7 @@ from keel.agent.core.errors import ContextWindowExceeded
 from keel.agent.core.fold import after_masking, after_summary
 from keel.agent.core.masked_outputs import mask_history
 from keel.agent.core.messages import Message, system, to_wire, user
-from keel.agent.core.model.tokens import count_json, count_text
+from keel.agent.core.model.tokens import count_json, count_shared_text, count_text
 from keel.agent.core.protocol import (
     AnyEvent,
     BudgetUpdated,
@@ -29,6 +29,9 @@ from keel.prompts import render
 STATUS_RESERVE = 120  # tokens kept free for the status line appended to every request
 MASK_SHARE_OF_TRIGGER = 0.75
 KEEP_UNMASKED_SHARE = 0.2  # of the window: recent tool outputs that masking leaves whole
+ROUGH_SHARE_OF_MASKING = (
+    0.7  # under this share of masking's threshold a rough count is close enough
+)
 
 
 class ContextManager:
@@ -54,7 +57,6 @@ class ContextManager:
         self.ledger = TokenLedger()
         self._prefix_key: tuple[str, int, int] | None = None
         self._prefix_messages: list[Message] = []
-        self._last_raw = 0
         self.images = True  # the model takes images (the session says which)
 
     @property
@@ -77,9 +79,8 @@ class ContextManager:
             if state.summaries:
                 messages.append(user(self._summary_block(state)))
             tools = self.tool_schemas(state.tool_protocol) or []
-            self.ledger.prefix_tokens = sum(count_text(m.content) for m in messages) + count_json(
-                tools
-            )
+            self.ledger.prefix_tokens = count_shared_text(messages[0].content) + count_json(tools)
+            self.ledger.prefix_tokens += sum(count_text(m.content) for m in messages[1:])
             self._prefix_key, self._prefix_messages = key, messages
         return self._prefix_messages
 
@@ -91,8 +92,10 @@ class ContextManager:
         return summary_block(state, self.window)
 
     def context_tokens(self, state: SessionState) -> int:
+        """The next request's estimated size: exact where it is near masking's threshold or beyond."""
         self._prefix(state)
-        return self.ledger.estimate(state, STATUS_RESERVE)
+        far_below = int(self.trigger * MASK_SHARE_OF_TRIGGER * ROUGH_SHARE_OF_MASKING)
+        return self.ledger.estimate(state, STATUS_RESERVE, far_below)
 
     def build_request(
         self, state: SessionState, system_template: str | None = None
@@ -102,10 +105,7 @@ class ContextManager:
         messages = [*self._prefix(state), *state.history]
         if system_template is not None:
             messages[0] = system(self.system_prompt.text(state.tool_protocol, system_template))
-        self._last_raw = (
-            self.ledger.prefix_tokens + self.ledger.history_tokens(state) + STATUS_RESERVE
-        )
-        context = self.context_tokens(state)
+        context = self.context_tokens(state)  # the ledger learns from this request's reported size
         note = budget_note(state.task_tokens, state.budget, context)
         if note or self.system_prompt.style.bare_status_line:
             # a small model answers a bare status line by echoing it, so it gets the line only when
@@ -116,7 +116,7 @@ class ContextManager:
 
     def after_model_call(self, usage: TokenUsage) -> None:
         """Learn from the reply's prompt tokens and report the budget (the reply is already applied)."""
-        self.ledger.reconcile(self._last_raw, usage.prompt_tokens)
+        self.ledger.reconcile(usage.prompt_tokens)
         state = self.current()
         self.emit(
             BudgetUpdated(

@@ -19,17 +19,43 @@ class StreamStalled(RetryableProviderError):
 async def unstalled(
     stream: AsyncIterable[Piece], seconds: float, where: str
 ) -> AsyncIterator[Piece]:
-    """The stream's pieces; StreamStalled when the next one takes longer than `seconds` to arrive."""
+    """The stream's pieces; StreamStalled when the next one takes longer than `seconds` to arrive. One
+    timer guards the whole stream, set again only when it fires early: a piece costs a clock read, where a
+    timeout per piece would cost a timer made and cancelled."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
     pieces = aiter(stream)
-    while True:
-        try:
-            async with asyncio.timeout(seconds):
+    waiting_since: float | None = None  # None while the consumer holds a piece
+    fired = False
+    timer: asyncio.TimerHandle
+
+    def check() -> None:
+        nonlocal timer, fired
+        left = seconds if waiting_since is None else waiting_since + seconds - loop.time()
+        if left > 0:
+            timer = loop.call_later(left, check)
+        else:
+            fired = True
+            task.cancel()
+
+    timer = loop.call_later(seconds, check)
+    try:
+        while True:
+            waiting_since = loop.time()
+            try:
                 piece = await anext(pieces)
-        except StopAsyncIteration:
-            return
-        except TimeoutError:
-            raise StreamStalled(
-                f"the reply from {where} stalled: nothing arrived for {seconds:g} s (stall_timeout)",
-                "StreamStalled",
-            ) from None
-        yield piece
+            except StopAsyncIteration:
+                return
+            except asyncio.CancelledError:
+                if fired and task.uncancel() == 0:  # our cancel alone: a stall, not a stop
+                    raise StreamStalled(
+                        f"the reply from {where} stalled: nothing arrived for {seconds:g} s "
+                        "(stall_timeout)",
+                        "StreamStalled",
+                    ) from None
+                raise
+            waiting_since = None
+            yield piece
+    finally:
+        timer.cancel()

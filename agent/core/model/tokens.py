@@ -61,6 +61,27 @@ def count_message(message: Message) -> int:
     return cached
 
 
+ROUGH_BYTES_PER_TOKEN = (
+    2  # fewer than almost any text has (code ~3.5, prose ~4.5): rough counts run high
+)
+
+
+def rough_count(text: str) -> int:
+    """A text's tokens at a glance, from its UTF-8 size: high for most texts, and no tokenizer pass."""
+    if not text:
+        return 0
+    size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    return size // ROUGH_BYTES_PER_TOKEN + 1
+
+
+def rough_count_message(message: Message) -> int:
+    """`count_message` at a glance (rough_count): for a ledger that is far from every limit."""
+    rough = MESSAGE_OVERHEAD + rough_count(message.content) + IMAGE_TOKENS * len(message.images)
+    for call in message.tool_calls:
+        rough += rough_count(call.name) + rough_count(call.arguments) + MESSAGE_OVERHEAD
+    return rough
+
+
 def count_json(value: Any) -> int:
     return _count_json_text(json.dumps(value, separators=(",", ":")))
 
@@ -68,4 +89,10 @@ def count_json(value: Any) -> int:
 @lru_cache(maxsize=16)
 def _count_json_text(text: str) -> int:
     """Every session sends the same tool schemas: counted once per process, not once per session."""
+    return count_text(text)
+
+
+@lru_cache(maxsize=16)
+def count_shared_text(text: str) -> int:
+    """`count_text` of a text many sessions send alike (a system prompt): counted once per process."""
     return count_text(text)
