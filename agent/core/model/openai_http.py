@@ -143,18 +143,13 @@ class _BodyEncoder:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None,
     ) -> bytes:
-        parts = self._fragments.map(messages)
-        body = (
-            json.dumps(head, separators=(",", ":")).encode()[:-1]
-            + b',"messages":['
-            + b",".join(parts)
-            + b"]"
-        )
+        pieces = [json.dumps(head, separators=(",", ":")).encode()[:-1], b',"messages":[']
+        pieces += [b",".join(self._fragments.map(messages)), b"]"]
         if tools:
             if self._tools[0] is not tools:
                 self._tools = (tools, json.dumps(tools, separators=(",", ":")).encode())
-            body += b',"tools":' + self._tools[1]
-        return body + b"}"
+            pieces += [b',"tools":', self._tools[1]]
+        return b"".join([*pieces, b"}"])  # one copy of a body that holds the whole history
 
 
 class OpenAIHTTP:
