@@ -29,9 +29,8 @@ from keel.prompts import render
 STATUS_RESERVE = 120  # tokens kept free for the status line appended to every request
 MASK_SHARE_OF_TRIGGER = 0.75
 KEEP_UNMASKED_SHARE = 0.2  # of the window: recent tool outputs that masking leaves whole
-ROUGH_SHARE_OF_MASKING = (
-    0.7  # under this share of masking's threshold a rough count is close enough
-)
+# under this share of masking's threshold a rough count is close enough (keel.agent.core.context.ledger)
+ROUGH_SHARE_OF_MASKING = 0.7
 
 
 class ContextManager:

@@ -47,8 +47,9 @@ async def unstalled(
                 piece = await anext(pieces)
             except StopAsyncIteration:
                 return
-            except asyncio.CancelledError:
-                if fired and task.uncancel() == 0:  # our cancel alone: a stall, not a stop
+            except BaseException as exc:
+                # our cancel is taken back whatever the stream made of it; alone, it is a stall
+                if fired and task.uncancel() == 0 and isinstance(exc, asyncio.CancelledError):
                     raise StreamStalled(
                         f"the reply from {where} stalled: nothing arrived for {seconds:g} s "
                         "(stall_timeout)",

@@ -61,9 +61,8 @@ def count_message(message: Message) -> int:
     return cached
 
 
-ROUGH_BYTES_PER_TOKEN = (
-    2  # fewer than almost any text has (code ~3.5, prose ~4.5): rough counts run high
-)
+# fewer bytes per token than almost any text has (code ~3.5, prose ~4.5): rough counts run high
+ROUGH_BYTES_PER_TOKEN = 2
 
 
 def rough_count(text: str) -> int:
@@ -83,16 +82,11 @@ def rough_count_message(message: Message) -> int:
 
 
 def count_json(value: Any) -> int:
-    return _count_json_text(json.dumps(value, separators=(",", ":")))
-
-
-@lru_cache(maxsize=16)
-def _count_json_text(text: str) -> int:
-    """Every session sends the same tool schemas: counted once per process, not once per session."""
-    return count_text(text)
+    return count_shared_text(json.dumps(value, separators=(",", ":")))
 
 
 @lru_cache(maxsize=16)
 def count_shared_text(text: str) -> int:
-    """`count_text` of a text many sessions send alike (a system prompt): counted once per process."""
+    """`count_text` of a text every session sends alike (tool schemas, a system prompt): counted once per
+    process, not once per session."""
     return count_text(text)
