@@ -145,3 +145,46 @@ async def test_both_batches_from_rollouts_of_a_harbor_task(scripted_server, tmp_
         assert batch["prompt_ids"][number] == calls[3 * number].prompt_token_ids
         assert batch["prompt_ids"][number] + completion == whole.prompt_token_ids + whole.completion_token_ids  # fmt: skip
         assert len(batch["env_mask"][number]) == len(batch["logprobs"][number]) == len(completion)
+
+
+def sampled_with(server) -> list[dict]:
+    """The sampling fields of each chat request the server received."""
+    keys = ("temperature", "top_p", "top_k", "min_p", "repetition_penalty", "max_tokens")
+    return [
+        {key: request.body[key] for key in keys if key in request.body}
+        for request in server.requests
+        if request.path.endswith("/chat/completions")
+    ]
+
+
+async def test_a_skyrl_batchs_sampling_params_reach_every_call_unchanged(scripted_server, tmp_path, home):  # fmt: skip
+    model = GrowingContext(reads=1)
+    server = scripted_server(model)
+    task = fix_task(tmp_path)
+    generator = KeelGenerator(model="openai/any", api_base=server.url, concurrency=1, out=tmp_path / "out", sampling={"top_p": 0.5, "min_p": 0.1})  # fmt: skip
+    params = {"temperature": 1.0, "top_p": 0.95, "top_k": 20, "logprobs": 0}
+    batch = {"prompts": [[]], "env_extras": [{"keel_task": task.model_dump(mode="json")}], "sampling_params": params, "trajectory_ids": None}  # fmt: skip
+    await generator.generate(batch)
+    sent = sampled_with(server)
+    assert len(sent) == 3
+    assert sent == [{"temperature": 1.0, "top_p": 0.95, "top_k": 20, "min_p": 0.1}] * 3
+    # recording tokens asks for logprobs whatever the trainer's engine-side setting says
+    assert all(r.body["logprobs"] is True for r in server.requests if "messages" in r.body)
+
+
+def test_a_trl_rollout_samples_as_the_trainers_config_says(scripted_server, tmp_path, home):
+    class Config:  # GRPOConfig's sampling fields (trl >= 0.24), top_k and min_p left unset
+        temperature, top_p, top_k, min_p, repetition_penalty = 0.9, 0.8, None, None, 1.1
+
+    class Trainer:
+        args = Config()
+
+    server = scripted_server(GrowingContext(reads=1))
+    rollout_func = keel_rollout_func([fix_task(tmp_path)], model="openai/any", api_base=server.url, concurrency=1, out=tmp_path / "out")  # fmt: skip
+    rollout_func(["fix"], Trainer())
+    assert sampled_with(server) == [{"temperature": 0.9, "top_p": 0.8, "repetition_penalty": 1.1}] * 3
+
+
+async def test_sampling_that_would_rebuild_the_request_is_refused(tmp_path):
+    with pytest.raises(UsageError, match="can't set messages, stream"):
+        await keel.rollout(fix_task(tmp_path), model="openai/any", sampling={"messages": [], "stream": False})  # fmt: skip

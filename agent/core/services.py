@@ -135,7 +135,7 @@ class SessionServices:
         self.registry = registry
         client = self.model.inner
         if isinstance(client, ModelClient):
-            client.extra.update(self.profile.sampling())
+            client.extra.update(request_extra(self.profile, self.settings))
 
 
 def assemble_services(
@@ -233,6 +233,11 @@ def assemble_services(
     )
 
 
+def request_extra(profile: ModelProfile, settings: SessionSettings) -> dict[str, Any]:
+    """What every request's body adds: the profile's sampling, then the settings' own over it."""
+    return {**profile.sampling(), **settings.sampling}
+
+
 def _model_client(
     settings: SessionSettings,
     profile: ModelProfile,
@@ -252,7 +257,7 @@ def _model_client(
         on_retry=callbacks.emit,
         on_progress=callbacks.emit,
         context_window=settings.context_window,
-        extra=profile.sampling(),
+        extra=request_extra(profile, settings),
         record_tokens=settings.record_tokens,
         session_id=session_id,
         prompts=prompts,

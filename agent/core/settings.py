@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, JsonValue
 
 from keel.agent.core.config import (
     ApprovalPolicy,
@@ -44,6 +44,10 @@ class SessionSettings(RunSettings):
     )
     temperature: float | None = None
     reply_tokens: int | None = None  # a served small model's reply limit (agent/core/profile.py)
+    # sent in every request's body as given, over the profile's temperature and reply limit (a trainer's
+    # temperature, top_p, top_k...: keel.rollouts(sampling=...)); a call's own max_tokens (a summary's) and
+    # what recording tokens asks for still win
+    sampling: dict[str, JsonValue] = Field(default_factory=dict)
     parallel_calls: bool = False  # every call of a text-protocol reply runs, not only the first
     # secret values found in the config (URL passwords, URL keys), redacted like env ones
     secrets: list[str] = Field(default_factory=list)

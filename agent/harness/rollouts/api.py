@@ -10,13 +10,14 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from atif import Trajectory
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, JsonValue, TypeAdapter, ValidationError, model_validator
 
+from keel.agent.core.errors import UsageError
 from keel.agent.core.settings import SessionSettings
 from keel.agent.harness.batch.results import ResultRow
 from keel.agent.harness.rollouts.reward import Reward, RewardConfig
@@ -93,15 +94,41 @@ class RolloutGroup(BaseModel):
     rollouts: list[Rollout]
 
 
+# what keel's requests are made of: sampling parameters may not replace them
+NOT_SAMPLING = frozenset({"model", "messages", "tools", "stream", "stream_options", "n"})
+_SAMPLING = TypeAdapter(dict[str, JsonValue])
+
+
+def sampling_parameters(sampling: Mapping[str, Any] | None) -> dict[str, JsonValue]:
+    """A trainer's sampling parameters as every request will carry them; UsageError for what can't be one."""
+    taken = sorted(NOT_SAMPLING & set(sampling or {}))
+    if taken:
+        raise UsageError(
+            f"sampling parameters can't set {', '.join(taken)}: keel builds those fields of each request; "
+            "pass only how to sample (temperature, top_p, top_k, max_tokens, ...)"
+        )
+    try:
+        return _SAMPLING.validate_python(dict(sampling or {}))
+    except ValidationError as exc:
+        raise UsageError(
+            f"sampling parameters must be JSON values: {exc.errors()[0]['msg']}"
+        ) from None
+
+
 def _settings(
-    model: str, api_base: str | None, record_tokens: bool, **flags: Any
+    model: str,
+    api_base: str | None,
+    record_tokens: bool,
+    sampling: Mapping[str, Any] | None = None,
+    **flags: Any,
 ) -> SessionSettings:
     from keel.agent.core.api import session_settings
 
     given = {key: value for key, value in flags.items() if value is not None}
-    return session_settings(
+    settings = session_settings(
         Path.cwd(), model=model, api_base=api_base, record_tokens=record_tokens, **given
     )
+    return settings.model_copy(update={"sampling": sampling_parameters(sampling)})
 
 
 def _specs(task: RolloutTask, attempts: range, settings: SessionSettings, out: Path) -> list[Any]:
@@ -219,16 +246,19 @@ async def rollouts(
     out: Path | None = None,
     backend: Literal["local", "ray"] = "local",
     ray_address: str | None = None,
+    sampling: Mapping[str, Any] | None = None,
 ) -> list[RolloutGroup]:
     """K rollouts of each task, `concurrency` at once; a group per task with rewards and advantages.
 
     `out` keeps each attempt's logs and patches (default: a folder under the system's temp dir, kept:
-    the session logs themselves live in keel's home as every session's do)."""
+    the session logs themselves live in keel's home as every session's do). `sampling` goes into every
+    model call's request body as given (temperature, top_p, top_k, max_tokens...: vLLM's names)."""
     config = reward_config or RewardConfig()
     settings = _settings(
         model,
         api_base,
         record_tokens,
+        sampling,
         budget=budget,
         max_steps=max_steps,
         context_window=context_window,

@@ -117,7 +117,8 @@ def step_wise_output(
 class KeelGenerator:
     """A SkyRL generator (GeneratorInterface's `generate`) running keel rollouts of each input's task against
     the policy's OpenAI-compatible server (`api_base`, vLLM with token ids and logprobs returned); `options` go
-    to `keel.rollouts` (concurrency, budget, max_steps, context_window, backend…)."""
+    to `keel.rollouts` (concurrency, budget, max_steps, context_window, backend…). A batch's
+    `sampling_params` go into every call's request, over `options`' own `sampling`."""
 
     def __init__(
         self,
@@ -137,7 +138,8 @@ class KeelGenerator:
         """K rollouts per task (the batch's repeated items), their calls as step-wise samples."""
         count = len(input_batch["prompts"])
         tasks = [_task(input_batch, index, self.tasks) for index in range(count)]
-        found = await rollouts_in_order(
-            tasks, model=self.model, api_base=self.api_base, **self.options
-        )
+        options = dict(self.options)
+        if given := input_batch.get("sampling_params"):  # the trainer's, to every call unchanged
+            options["sampling"] = {**(options.get("sampling") or {}), **given}
+        found = await rollouts_in_order(tasks, model=self.model, api_base=self.api_base, **options)
         return step_wise_output(found, input_batch.get("trajectory_ids"), self.roles)

@@ -22,6 +22,15 @@ from keel.agent.harness.rollouts.api import Rollout, RolloutTask
 from keel.agent.harness.rollouts.training import TrainingSequence
 
 REQUIRED = ("prompt_ids", "completion_ids", "logprobs")
+# GRPOConfig's fields for how its own generation samples, sent by those names to the policy's server
+TRAINER_SAMPLING = ("temperature", "top_p", "top_k", "min_p", "repetition_penalty")
+
+
+def trainer_sampling(trainer: Any) -> dict[str, Any]:
+    """How the trainer's config says to sample (`trainer.args`), the fields it leaves unset left out."""
+    args = getattr(trainer, "args", None)
+    found = {name: getattr(args, name, None) for name in TRAINER_SAMPLING}
+    return {name: value for name, value in found.items() if value is not None}
 
 
 def _task_id(prompt: Any) -> str:
@@ -91,7 +100,8 @@ def keel_rollout_func(
 ) -> Callable[[list[Any], Any], dict[str, list[Any]]]:
     """A rollout_func for GRPOTrainer: each prompt (a task id, or a conversation whose last user message is
     one) is a keel rollout of that task against `api_base` (the policy's vLLM server), `options` as
-    `keel.rollouts` takes them. Pass `reward_funcs=[keel_reward]` to train on keel's rewards."""
+    `keel.rollouts` takes them. Every call samples as the trainer's config says (TRAINER_SAMPLING), under
+    `options`' own `sampling`. Pass `reward_funcs=[keel_reward]` to train on keel's rewards."""
     known = dict(tasks) if isinstance(tasks, Mapping) else {task.id: task for task in tasks}
 
     def rollout_func(prompts: list[Any], trainer: Any = None) -> dict[str, list[Any]]:
@@ -103,7 +113,9 @@ def keel_rollout_func(
                 f"{sorted(known)[:10]}"
             )
         selected = [known[name] for name in names]
-        found = asyncio.run(rollouts_in_order(selected, model=model, api_base=api_base, **options))
+        sampling = {**trainer_sampling(trainer), **(options.get("sampling") or {})}
+        given = {**options, "sampling": sampling}
+        found = asyncio.run(rollouts_in_order(selected, model=model, api_base=api_base, **given))
         return trl_batch(found)
 
     return rollout_func
