@@ -1,5 +1,6 @@
-"""The direct client's reading of a server-sent event stream: events that arrive together are parsed together,
-in order, however the bytes are cut; a malformed event or an error event is a provider fault that says so."""
+"""The direct client's reading of a server-sent event stream (keel.agent.core.model.sse_reading): events that
+arrive together are parsed together, in order, however the bytes are cut; a malformed event or an error event
+is a provider fault that says so."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import json
 import pytest
 
 from keel.agent.core.errors import RetryableProviderError
-from keel.agent.core.model.openai_http import _read_stream
 from keel.agent.core.model.reply import ReplyAssembler
+from keel.agent.core.model.sse_reading import read_stream
 
 
 def event(chunk: dict | str) -> bytes:
@@ -46,7 +47,7 @@ async def read(pieces: list[bytes]) -> tuple[ReplyAssembler, list[str]]:
             yield piece
 
     assembler, deltas = ReplyAssembler(), []
-    await _read_stream(assembler, body(), deltas.append)
+    await read_stream(assembler, body(), deltas.append)
     return assembler, deltas
 
 

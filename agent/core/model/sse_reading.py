@@ -1,0 +1,147 @@
+"""How the direct client reads a reply: server-sent events as they arrive (the events of one read parsed
+together), or a whole completion from a server that ignored `stream`, into a ReplyAssembler."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from keel.agent.core.errors import RetryableProviderError
+from keel.agent.core.model.prompt_chain import split_prompt_ids
+from keel.agent.core.model.reply import ReplyAssembler, usage_from
+
+
+def without_prompt_ids(assembler: ReplyAssembler, payload: bytes) -> bytes:
+    """A reply's JSON without its prompt's ids, which the token collector keeps unparsed (prompt_chain)."""
+    if assembler.tokens is None:
+        return payload
+    payload, ids = split_prompt_ids(payload)
+    if ids is not None:
+        assembler.tokens.prompt_json = ids
+    return payload
+
+
+async def read_stream(
+    assembler: ReplyAssembler, body: AsyncIterator[bytes], on_delta: Callable[[str], None]
+) -> None:
+    """Server-sent events until `[DONE]` (the body is read to its end, so the connection can be
+    reused); a stream that stops short is a dropped connection."""
+    parts: list[bytes] = []  # a line not yet ended, as it arrived (a prompt's ids make one long)
+    done = False
+    async for data in body:  # whatever arrived, split here: cheaper than a read per line
+        if b"\n" not in data:
+            parts.append(data)
+            continue
+        carried = sum(len(part) for part in parts)
+        buffer, start = b"".join([*parts, data]), 0
+        end = carried + data.index(b"\n")
+        payloads: list[bytes] = []
+        # line by line (memchr): bytes.split walks a long line byte by byte
+        while end >= 0:
+            done = _event_data(buffer[start:end], payloads) or done
+            start, end = end + 1, buffer.find(b"\n", end + 1)
+        _apply_events(assembler, payloads, on_delta)
+        parts = [buffer[start:]]
+    last: list[bytes] = []
+    done = _event_data(b"".join(parts), last) or done
+    _apply_events(assembler, last, on_delta)
+    if not done and assembler.finish_reason is None:
+        raise RetryableProviderError(
+            "Connection error: the reply stream ended before it was complete", "APIConnectionError"
+        )
+
+
+def _event_data(raw: bytes, payloads: list[bytes]) -> bool:
+    """One SSE line: its data added to `payloads`; True at `[DONE]`."""
+    line = raw.strip()
+    if not line.startswith(b"data:"):
+        return False
+    payload = line[5:].strip()
+    if payload == b"[DONE]":
+        return True
+    payloads.append(payload)
+    return False
+
+
+def _apply_events(
+    assembler: ReplyAssembler, payloads: list[bytes], on_delta: Callable[[str], None]
+) -> None:
+    """The events that arrived together, parsed as one JSON list (a parse per event costs more), in order."""
+    if not payloads:
+        return
+    payloads = [without_prompt_ids(assembler, payload) for payload in payloads]
+    try:
+        chunks = json.loads(b"[" + b",".join(payloads) + b"]")
+    except ValueError:
+        chunks = []
+    if len(chunks) != len(payloads):  # one of them is not JSON, or not one value: say which
+        chunks = [_parsed(payload) for payload in payloads]
+    for chunk in chunks:
+        if not isinstance(chunk, dict):
+            continue
+        if "error" in chunk:
+            error = chunk["error"]
+            message = str(error.get("message", error)) if isinstance(error, dict) else str(error)
+            raise RetryableProviderError(f"the server failed mid-reply: {message}", "APIError")
+        _apply_chunk(assembler, chunk, on_delta)
+
+
+def _parsed(payload: bytes) -> Any:
+    try:
+        return json.loads(payload)
+    except ValueError:
+        raise RetryableProviderError(
+            f"the server sent a malformed event: {payload[:200]!r}", "APIError"
+        ) from None
+
+
+def _apply_chunk(
+    assembler: ReplyAssembler, chunk: dict[str, Any], on_delta: Callable[[str], None]
+) -> None:
+    if assembler.tokens is not None:
+        assembler.tokens.add_chunk(chunk)
+    usage = chunk.get("usage")
+    if usage:
+        details = usage.get("prompt_tokens_details") or {}
+        assembler.usage = usage_from(
+            usage.get("prompt_tokens"),
+            usage.get("completion_tokens"),
+            usage.get("total_tokens"),
+            details.get("cached_tokens"),
+        )
+    for choice in chunk.get("choices") or ():
+        assembler.finish_reason = choice.get("finish_reason") or assembler.finish_reason
+        delta = choice.get("delta") or {}
+        if delta.get("content"):
+            on_delta(assembler.add_text(delta["content"]))
+        for piece in delta.get("tool_calls") or ():
+            function = piece.get("function") or {}
+            assembler.add_tool_piece(
+                piece.get("index") or 0,
+                piece.get("id"),
+                function.get("name"),
+                function.get("arguments"),
+            )
+
+
+def read_whole(
+    assembler: ReplyAssembler, completion: dict[str, Any], on_delta: Callable[[str], None]
+) -> None:
+    """A server that ignored `stream` and sent the whole completion at once."""
+    choices = completion.get("choices") or [{}]
+    message = choices[0].get("message") or {}
+    chunk = {
+        "usage": completion.get("usage"),
+        "choices": [
+            {
+                **choices[0],
+                "finish_reason": choices[0].get("finish_reason") or "stop",
+                "delta": message,
+            }
+        ],
+        "prompt_token_ids": completion.get("prompt_token_ids"),
+    }
+    for index, call in enumerate(message.get("tool_calls") or ()):
+        call.setdefault("index", index)
+    _apply_chunk(assembler, chunk, on_delta)
