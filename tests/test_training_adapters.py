@@ -182,7 +182,9 @@ def test_a_trl_rollout_samples_as_the_trainers_config_says(scripted_server, tmp_
     server = scripted_server(GrowingContext(reads=1))
     rollout_func = keel_rollout_func([fix_task(tmp_path)], model="openai/any", api_base=server.url, concurrency=1, out=tmp_path / "out")  # fmt: skip
     rollout_func(["fix"], Trainer())
-    assert sampled_with(server) == [{"temperature": 0.9, "top_p": 0.8, "repetition_penalty": 1.1}] * 3
+    assert (
+        sampled_with(server) == [{"temperature": 0.9, "top_p": 0.8, "repetition_penalty": 1.1}] * 3
+    )
 
 
 async def test_sampling_that_would_rebuild_the_request_is_refused(tmp_path):
