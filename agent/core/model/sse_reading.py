@@ -1,5 +1,5 @@
-"""How the direct client reads a reply: server-sent events as they arrive (the events of one read parsed
-together), or a whole completion from a server that ignored `stream`, into a ReplyAssembler."""
+"""How the direct client reads a reply: server-sent events as they arrive, or a whole completion from a server
+that ignored `stream`, into a ReplyAssembler."""
 
 from __future__ import annotations
 
@@ -36,55 +36,37 @@ async def read_stream(
         carried = sum(len(part) for part in parts)
         buffer, start = b"".join([*parts, data]), 0
         end = carried + data.index(b"\n")
-        payloads: list[bytes] = []
         # line by line (memchr): bytes.split walks a long line byte by byte
         while end >= 0:
-            done = _event_data(buffer[start:end], payloads) or done
+            done = done or _apply_event_line(assembler, buffer[start:end], on_delta)
             start, end = end + 1, buffer.find(b"\n", end + 1)
-        _apply_events(assembler, payloads, on_delta)
         parts = [buffer[start:]]
-    last: list[bytes] = []
-    done = _event_data(b"".join(parts), last) or done
-    _apply_events(assembler, last, on_delta)
+    done = done or _apply_event_line(assembler, b"".join(parts), on_delta)
     if not done and assembler.finish_reason is None:
         raise RetryableProviderError(
             "Connection error: the reply stream ended before it was complete", "APIConnectionError"
         )
 
 
-def _event_data(raw: bytes, payloads: list[bytes]) -> bool:
-    """One SSE line: its data added to `payloads`; True at `[DONE]`."""
+def _apply_event_line(
+    assembler: ReplyAssembler, raw: bytes, on_delta: Callable[[str], None]
+) -> bool:
+    """Apply one SSE line; True at `[DONE]`."""
     line = raw.strip()
     if not line.startswith(b"data:"):
         return False
     payload = line[5:].strip()
     if payload == b"[DONE]":
         return True
-    payloads.append(payload)
+    chunk = _parsed(without_prompt_ids(assembler, payload))
+    if not isinstance(chunk, dict):
+        return False
+    if "error" in chunk:
+        error = chunk["error"]
+        message = str(error.get("message", error)) if isinstance(error, dict) else str(error)
+        raise RetryableProviderError(f"the server failed mid-reply: {message}", "APIError")
+    _apply_chunk(assembler, chunk, on_delta)
     return False
-
-
-def _apply_events(
-    assembler: ReplyAssembler, payloads: list[bytes], on_delta: Callable[[str], None]
-) -> None:
-    """The events that arrived together, parsed as one JSON list (a parse per event costs more), in order."""
-    if not payloads:
-        return
-    payloads = [without_prompt_ids(assembler, payload) for payload in payloads]
-    try:
-        chunks = json.loads(b"[" + b",".join(payloads) + b"]")
-    except ValueError:
-        chunks = []
-    if len(chunks) != len(payloads):  # one of them is not JSON, or not one value: say which
-        chunks = [_parsed(payload) for payload in payloads]
-    for chunk in chunks:
-        if not isinstance(chunk, dict):
-            continue
-        if "error" in chunk:
-            error = chunk["error"]
-            message = str(error.get("message", error)) if isinstance(error, dict) else str(error)
-            raise RetryableProviderError(f"the server failed mid-reply: {message}", "APIError")
-        _apply_chunk(assembler, chunk, on_delta)
 
 
 def _parsed(payload: bytes) -> Any:
