@@ -91,9 +91,6 @@ class ToolContext:
     sandbox: SandboxPolicy = field(default_factory=_default_sandbox)
     # the session's model takes images (read_file then gives it an image)
     takes_images: bool = False
-    # (path, its stamp, whether it was changed) as they were before each note about the path: what a
-    # call changed is read from here (keel.agent.core.files_seen), not by comparing every stamp
-    seen_journal: list[tuple[Path, FileStamp | None, bool]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.root = Path(os.path.realpath(self.root))
@@ -172,16 +169,11 @@ class ToolContext:
         except ValueError:
             return str(path)
 
-    def _journal(self, path: Path) -> None:
-        self.seen_journal.append((path, self.read_stamps.get(path), path in self.changed_files))
-
     def note_read(self, path: Path, st: os.stat_result | None = None) -> None:
         """Remember the file as read; `st` is its stat from before the read, when the caller has it."""
-        self._journal(path)
         self.read_stamps[path] = FileStamp.of(path, st)
 
     def note_written(self, path: Path) -> None:
-        self._journal(path)
         self.changed_files.add(path)
         try:
             self.read_stamps[path] = FileStamp.of(path)
@@ -192,7 +184,6 @@ class ToolContext:
         """keel's undo rewrote these files: a file the agent had read or written is as fresh as if it had
         written it now (the change is keel's own, not someone else's), a deleted one is forgotten."""
         for path in paths:
-            self._journal(path)
             if not path.exists():
                 self.read_stamps.pop(path, None)
             elif path in self.read_stamps or path in self.changed_files:

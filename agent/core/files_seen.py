@@ -13,35 +13,32 @@ from keel.tools.base import FileStamp, ToolContext
 
 @dataclass(frozen=True)
 class Seen:
-    """Where a ToolContext's journal of seen files stood at one moment."""
+    """A ToolContext's stamps and changed files at one moment."""
 
-    mark: int
+    stamps: dict[Path, FileStamp]
+    changed: frozenset[Path]
 
 
 def snapshot(ctx: ToolContext) -> Seen:
-    return Seen(len(ctx.seen_journal))
+    return Seen(dict(ctx.read_stamps), frozenset(ctx.changed_files))
 
 
 def seen_since(ctx: ToolContext, before: Seen) -> list[FileSeen]:
     """The files whose stamp the context gained, changed or dropped since `before`, and those newly changed."""
-    then: dict[Path, tuple[FileStamp | None, bool]] = {}
-    for path, stamp, changed in ctx.seen_journal[before.mark :]:
-        then.setdefault(
-            path, (stamp, changed)
-        )  # the first note since `before` has it as it was then
+    paths = (
+        {p for p, stamp in ctx.read_stamps.items() if before.stamps.get(p) != stamp}
+        | (before.stamps.keys() - ctx.read_stamps.keys())
+        | (ctx.changed_files - before.changed)
+    )
     seen = []
-    for path in sorted(then):
-        old_stamp, was_changed = then[path]
+    for path in sorted(paths):
         stamp = ctx.read_stamps.get(path)
-        changed = path in ctx.changed_files and not was_changed
-        if stamp == old_stamp and not changed:
-            continue
         seen.append(
             FileSeen(
                 path=str(path),
                 mtime_ns=None if stamp is None else stamp.mtime_ns,
                 size=0 if stamp is None else stamp.size,
-                changed=changed,
+                changed=path in ctx.changed_files and path not in before.changed,
             )
         )
     return seen
