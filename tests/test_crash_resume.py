@@ -35,6 +35,8 @@ INTERRUPTED = (
     "Interrupted before it finished."  # what keel.agent.core.fold answers an unfinished call with
 )
 FINAL = "All twelve steps are done."
+# keel.tools.editing.edit_support's refusal of an edit to a file changed since it was read
+STALE = "changed on disk since you last read or wrote it"
 
 
 def body(tag: str, lines: int) -> str:
@@ -106,24 +108,42 @@ def versions() -> dict[str, list[str | None]]:
     return states
 
 
-def steps_done(request: ChatRequest) -> int:
-    """Tool-calling turns whose every call has a real result (an interrupted one is redone)."""
+def step_paths(step: list[ScriptedToolCall]) -> list[str]:
+    """The files a step's calls name."""
+    paths = []
+    for c in step:
+        if isinstance(path := c.arguments.get("path"), str):
+            paths.append(path)
+        for line in str(c.arguments.get("patch", "")).splitlines():
+            if line.startswith(("*** Update File: ", "*** Delete File: ")):
+                paths.append(line.split(": ", 1)[1])
+    return paths
+
+
+def steps_done(request: ChatRequest) -> tuple[int, bool]:
+    """Tool-calling turns whose every call has a real result (an interrupted one is redone), and whether
+    the last turn was told a file changed on disk since it was read (a kill after a write landed, before
+    its result was logged): as a model would, the step is redone after reading its files again."""
     results = {
         m.get("tool_call_id"): str(m.get("content"))
         for m in request.messages
         if m.get("role") == "tool"
     }
-    done = 0
+    done, stale = 0, False
     for message in request.messages:
         ids = [c["id"] for c in message.get("tool_calls") or []]
         if ids and all(i in results and not results[i].startswith(INTERRUPTED) for i in ids):
-            done += 1
-    return done
+            stale = any(STALE in results[i] for i in ids)
+            done += not stale
+    return done, stale
 
 
 def twelve_steps(request: ChatRequest) -> Reply:
-    done = steps_done(request)
-    return Reply(text=FINAL) if done >= len(STEPS) else Reply(tool_calls=STEPS[done])
+    done, stale = steps_done(request)
+    if done >= len(STEPS):
+        return Reply(text=FINAL)
+    reads = [call("read_file", path=path) for path in step_paths(STEPS[done])] if stale else []
+    return Reply(tool_calls=[*reads, *STEPS[done]])
 
 
 def read_state(repo: Path) -> dict[str, str | None]:
@@ -154,13 +174,14 @@ def common_flags(url: str) -> list[str]:
 def logged_steps_done(log: Path) -> int:
     """What the scripted model will count as done when the session resumes from this log."""
     events = [json.loads(line) for line in log.read_bytes().splitlines() if line.endswith(b"}")]
-    finished = {e["call_id"] for e in events if e["type"] == "tool.finished"}
+    finished = {e["call_id"]: e["output"] for e in events if e["type"] == "tool.finished"}
     return sum(
         1
         for e in events
         if e["type"] == "assistant.message"
         and e["tool_calls"]
         and all(c["id"] in finished for c in e["tool_calls"])
+        and not any(STALE in finished[c["id"]] for c in e["tool_calls"])
     )
 
 

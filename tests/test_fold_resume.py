@@ -13,7 +13,7 @@ from session_support import until_finished
 from test_fold_property import served_usage
 
 from keel.agent.core.context.budget import auto_budget
-from keel.agent.core.fold import fold
+from keel.agent.core.fold import UNFINISHED_RESULT, fold
 from keel.agent.core.protocol import (
     BudgetSet,
     Compact,
@@ -208,7 +208,7 @@ def test_a_turn_cut_off_by_a_crash_is_closed_on_resume(scripted_server, repo):
     assert seen[-1].status == "completed" and seen[-1].usage.total_tokens > 15
     sent = server.requests[0].messages
     results = [m["content"] for m in sent if m["role"] == "tool"]
-    assert results == ["Interrupted before it finished."]
+    assert results == [UNFINISHED_RESULT]
     assert not any(
         "interrupted this turn" in str(m["content"]) for m in sent
     )  # a crash, not the user
