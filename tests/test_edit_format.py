@@ -39,11 +39,11 @@ def test_the_small_model_prompt_states_the_threshold_and_the_full_prompt_does_no
     assert f"{WHOLE_FILE_MAX_LINES} lines" not in full
 
 
-def test_the_files_given_with_a_task_name_those_to_change_with_edit_file():
+def test_the_files_given_with_a_task_name_those_to_change_by_search_replace_blocks():
     small = ProjectFile(path="small.py", text="x = 1\n")
     long = ProjectFile(path="long.py", text="x = 1\n" * (WHOLE_FILE_MAX_LINES + 1))
     text = render("project_files", files=[small, long], task="fix it", partial=False, failing=None)
-    assert "Too long to rewrite whole, change with edit_file: long.py." in text
+    assert "Too long to give whole: long.py." in text and ">>>>>>> REPLACE" in text
     assert (small.whole, long.whole) == (True, False)
     assert "Too long" not in render(
         "project_files", files=[small], task="fix it", partial=False, failing=None

@@ -16,6 +16,7 @@ from keel.agent.core.generic_failures import call_shaped, echo_of_keel
 from keel.agent.core.model.reply import ModelReply
 from keel.agent.core.protocol import ToolCall
 from keel.agent.core.state import SessionState
+from keel.agent.core.strategies.edit_blocks import edit_blocks
 from keel.agent.core.strategies.heuristics import announced_step, whole_files
 from keel.agent.core.text_protocol import (
     MalformedToolCall,
@@ -78,12 +79,13 @@ def read_reply(
     A reply that only repeats keel's own text, or has no call and looks like a failed attempt at one,
     comes back with the problem (with `correct_attempts` off, only unreadable `<tool_call>` tags do). With
     `project_file_size` (a small model; None for a path that is not a project file), `FILE: path` and a
-    fenced block replacing a project file is a write_file call, every one of the reply's; those are all that
-    is read of a reply given `answer_only`."""
+    fenced block replacing a project file is a write_file call, and a search/replace block under a project
+    file's name an edit_file call, every one of the reply's; those are all that is read of a reply given
+    `answer_only`."""
     if answer_only:  # asked for the answer: whole files still count, calls written in it do not
         if correct_attempts and (echo := echo_of_keel(reply.text, state)):
             return ReadReply(problem=echo)
-        writes = whole_files(reply.text, project_file_size)
+        writes = file_edits(reply.text, project_file_size)
         calls = [_call(state, n, call) for n, call in enumerate(writes, 1)]
         return ReadReply(calls=calls, problem=None if reply.text.strip() else EMPTY_REPLY)
     if reply.tool_calls and state.tool_protocol == "native":
@@ -107,7 +109,7 @@ def read_reply(
         )
     if correct_attempts and (echo := echo_of_keel(reply.text, state)):
         return ReadReply(problem=echo)  # before whole files: an echo of keel's files is no write
-    if writes := whole_files(reply.text, project_file_size):
+    if writes := file_edits(reply.text, project_file_size):
         return ReadReply(calls=[_call(state, n, call) for n, call in enumerate(writes, 1)])
     if reply.tool_calls:  # a text-protocol session whose server sent native calls anyway
         return ReadReply(calls=_with_ids(reply.tool_calls, state))
@@ -117,6 +119,12 @@ def read_reply(
         return ReadReply()
     attempt = attempted_call(reply.text, tool_names, truncated)
     return ReadReply(problem=attempt, tool=_named_tool(reply.text, tool_names) if attempt else None)
+
+
+def file_edits(text: str, size_of: Callable[[str], int | None] | None) -> list[ParsedCall]:
+    """The project files a reply gives whole, then its search/replace blocks: what a small model answering
+    in text changes."""
+    return whole_files(text, size_of) + edit_blocks(text, size_of)
 
 
 def calls_in_prose(text: str, tool_names: Collection[str]) -> list[ParsedCall]:

@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
+from keel.agent.core.strategies.edit_blocks import has_edit_blocks
 from keel.agent.core.text_protocol import ParsedCall
 
 CHANGE_VERBS = frozenset(
@@ -120,12 +121,16 @@ def whole_files(text: str, size_of: Callable[[str], int | None] | None) -> list[
     """write_file calls for the project files a reply gives whole (`size_of`: a project file's length, None
     for any other path): a line naming the file (`FILE: calc.py`, `calc.py:`, `**calc.py**`) and a fenced
     block with its new content; or a sentence ending in the file and a colon, when the block is about the
-    file's length."""
+    file's length. A block of search/replace blocks is not a whole file (strategies/edit_blocks)."""
     if size_of is None or "```" not in text:
         return []
-    given = {path: body for path, body in _WHOLE_FILE.findall(text) if size_of(path) is not None}
+    given = {
+        path: body
+        for path, body in _WHOLE_FILE.findall(text)
+        if size_of(path) is not None and not has_edit_blocks(body)
+    }
     for path, body in _NAMED_BEFORE_FENCE.findall(text):
-        size = size_of(path) if path not in given else None
+        size = size_of(path) if path not in given and not has_edit_blocks(body) else None
         if size is not None and len(body) >= WHOLE_SHARE * size:
             given[path] = body
     return [
