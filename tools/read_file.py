@@ -132,14 +132,6 @@ def render_lines(lines: list[str], offset: int, limit: int) -> str:
     return text
 
 
-def _whole(path: Path) -> bytes | None:
-    """A file's bytes; None when it can't be opened (the read that follows says why)."""
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
-
-
 def _image_type(path: Path) -> str | None:
     """The file's image type by its first bytes (PNG, JPEG, GIF, WebP), None for any other file."""
     try:
@@ -187,7 +179,10 @@ class ReadFileTool(Tool[ReadFileArgs]):
         if not stat.S_ISREG(st.st_mode):
             raise ToolError(f"{name} is not a regular file (a device, socket or pipe); not read")
         size = st.st_size
-        data = _whole(path) if size <= HUGE_FILE_BYTES else None  # one read: sniffed, then decoded
+        try:  # a file of a readable size is read once: sniffed, then decoded
+            data = path.read_bytes() if size <= HUGE_FILE_BYTES else None
+        except PermissionError:
+            raise ToolError(f"{name} can't be read (permission denied)") from None
         image_type = _image_type(path) if data is None else media_type_of(data[:16])
         if image_type:
             return _read_image(ctx, path, image_type)
