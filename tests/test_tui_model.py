@@ -333,3 +333,13 @@ def test_a_move_to_the_small_profile_is_shown():
     transcript.apply(ProfileChanged(reason="2 of the model's first 2 replies had to be corrected"))
     notice = transcript.entries[-1]
     assert isinstance(notice, NoticeEntry) and "small-model profile" in notice.text
+
+
+def test_status_lines_kept_for_the_model_are_not_shown_and_keels_other_messages_are():
+    transcript = new_transcript()
+    transcript.apply(UserMessage(text="fix it"))
+    transcript.apply(
+        UserMessage(text="[keel status] Tokens used…", origin="keel", purpose="status")
+    )
+    transcript.apply(UserMessage(text="Checks failed.", origin="keel", purpose="verification"))
+    assert [entry.text for entry in transcript.entries] == ["fix it", "Checks failed."]

@@ -192,6 +192,8 @@ class Transcript:
         return [self.note(f"image {event.name} ({event.media_type}, {size}) {source}")]
 
     def _on_user_message(self, event: Any) -> list[Change]:
+        if event.purpose == "status":  # a status line kept for the model: the status bar shows it
+            return []
         changes = self._end_stream()
         changes.append(self.add(UserEntry(event.text, event.origin)))
         if event.origin == "user":  # a new task: its tokens count from zero

@@ -101,6 +101,9 @@ class ContextSettings(Strict):
     keep_tool_outputs: int = Field(
         default=2, ge=0, description="turns whose outputs masking never touches"
     )
+    # each call's status line stays in the history, so that every prompt extends the last prompt and reply
+    # until a masking pass or a summary (for training on a rollout as one sequence; it costs context)
+    append_only: bool = False
 
 
 class ModelChoice(Strict):

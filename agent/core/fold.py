@@ -78,7 +78,7 @@ def _apply_session(state: SessionState, event: AnyEvent) -> SessionState:
             return _replace(
                 _saw(state, event.seen),
                 history=(*state.history, user(event.text)),
-                steps=state.steps + (event.purpose != "context"),
+                steps=state.steps + (event.purpose not in ("context", "status")),
                 corrections=state.corrections + (event.purpose == "correction"),
                 failed_replies=state.failed_replies + (event.purpose == "correction"),
             )

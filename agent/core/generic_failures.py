@@ -8,6 +8,7 @@ import json
 import re
 from collections.abc import Collection, Sequence
 
+from keel.agent.core.context.budget import is_status_line
 from keel.agent.core.messages import Message
 from keel.agent.core.state import SessionState
 from keel.agent.core.text_protocol import ParsedCall, as_call, object_end
@@ -108,6 +109,8 @@ def _latest_keel_texts(history: Sequence[Message], task_prompt: str) -> list[tup
     for message in reversed(history):
         if message.role == "user" and message.content == task_prompt:
             break
+        if message.role == "user" and is_status_line(message.content):
+            continue  # a status line kept in the history (append-only prompts) says nothing new
         if message.role in ("user", "tool") and message.content.strip():
             said.append((message.role, message.content))
         if len(said) >= KEEL_TEXTS_READ:

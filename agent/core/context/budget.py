@@ -25,6 +25,14 @@ def budget_note(used: int, budget: int | None, context: int) -> str:
     return ""
 
 
+STATUS_MARK = "[keel status]"  # how prompts/status.j2 begins
+
+
+def is_status_line(text: str) -> bool:
+    """Whether a message is a status line keel wrote (kept in the history with append-only prompts)."""
+    return text.startswith(STATUS_MARK)
+
+
 def status_line(used: int, budget: int | None, context: int, window: int, note: str) -> str:
     """What the model reads at the end of every request: spend, budget, context fill, and the note if any."""
     percent = int(100 * used / budget) if budget else 0

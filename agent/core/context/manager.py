@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from keel.agent.core.config import ContextSettings
-from keel.agent.core.context.budget import budget_note, status_line
+from keel.agent.core.context.budget import budget_note, is_status_line, status_line
 from keel.agent.core.context.ledger import TokenLedger
 from keel.agent.core.context.masking import mask_boundary
 from keel.agent.core.context.summarizer import Summarizer
@@ -21,6 +21,7 @@ from keel.agent.core.protocol import (
     ContextMasked,
     ContextSummarized,
     TokenUsage,
+    UserMessage,
 )
 from keel.agent.core.state import SessionState
 from keel.agent.core.system_prompt import SystemPrompt
@@ -35,7 +36,8 @@ ROUGH_SHARE_OF_MASKING = 0.7
 
 class ContextManager:
     """Builds requests and keeps them under the window: masking first, then self-summarization. It changes
-    the state only by emitting events (context.masked, context.summarized)."""
+    the state only by emitting events (context.masked, context.summarized, and with append-only prompts the
+    status lines kept as user.message)."""
 
     def __init__(
         self,
@@ -104,14 +106,29 @@ class ContextManager:
         messages = [*self._prefix(state), *state.history]
         if system_template is not None:
             messages[0] = system(self.system_prompt.text(state.tool_protocol, system_template))
-        context = self.context_tokens(state)  # the ledger learns from this request's reported size
-        note = budget_note(state.task_tokens, state.budget, context)
-        if note or self.system_prompt.style.bare_status_line:
-            # a small model answers a bare status line by echoing it, so it gets the line only when
-            # it carries a note: converge, or wrap up
-            status = status_line(state.task_tokens, state.budget, context, self.window, note)
+        status = self._status(state)  # the ledger learns from this request's reported size
+        if status is not None and not self.settings.append_only:  # else fit() put it in the history
             messages.append(user(status))
         return to_wire(messages, state.tool_protocol, self.images)
+
+    def _status(self, state: SessionState) -> str | None:
+        """The status line the next request ends with, None when it has none: a small model answers a bare
+        status line by echoing it, so it gets the line only when it carries a note (converge, wrap up)."""
+        context = self.context_tokens(state)
+        note = budget_note(state.task_tokens, state.budget, context)
+        if not note and not self.system_prompt.style.bare_status_line:
+            return None
+        return status_line(state.task_tokens, state.budget, context, self.window, note)
+
+    def _keep_status(self) -> None:
+        """Append-only prompts: the next call's status line goes into the history as a message of keel's,
+        where the calls after it find it unchanged (one already last, from a call tried again, is kept)."""
+        state = self.current()
+        history = state.history
+        if history and history[-1].role == "user" and is_status_line(history[-1].content):
+            return
+        if (status := self._status(state)) is not None:
+            self.emit(UserMessage(text=status, origin="keel", purpose="status"))
 
     def after_model_call(self, usage: TokenUsage) -> None:
         """Learn from the reply's prompt tokens and report the budget (the reply is already applied)."""
@@ -127,7 +144,8 @@ class ContextManager:
         )
 
     async def fit(self) -> None:
-        """Before a call: mask old outputs past a first threshold, summarize past the trigger."""
+        """Before a call: mask old outputs past a first threshold, summarize past the trigger; with
+        append-only prompts, keep the call's status line in the history."""
         state = self.current()
         before = self.context_tokens(state)
         if before >= self.trigger * MASK_SHARE_OF_TRIGGER:
@@ -147,6 +165,8 @@ class ContextManager:
                 before = after
         if before >= self.trigger:
             await self.compact(reason="threshold")
+        if self.settings.append_only:
+            self._keep_status()
 
     async def compact(self, reason: str) -> None:
         """Summarize now; after an overflow, each retry keeps less of the recent history."""

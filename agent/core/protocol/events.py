@@ -77,8 +77,11 @@ class UserMessage(Event):
     # keel's own messages: a correction of a reply it could not use, a nudge before it ends the task, a
     # small project's files given to a small model with the task, or a request for the answer (a small model
     # repeating a read it has; the next reply is asked without tools), or the failures keel's checks found in
-    # the files changed before the task could end (agent/core/verification)
-    purpose: Literal["correction", "nudge", "context", "answer", "verification"] | None = None
+    # the files changed before the task could end (agent/core/verification), or the status line of a call
+    # kept in the history (append-only prompts: agent/core/context/manager.py)
+    purpose: (
+        Literal["correction", "nudge", "context", "answer", "verification", "status"] | None
+    ) = None
     seen: list[FileSeen] = Field(
         default_factory=list
     )  # context: the files given with it, marked read
@@ -96,8 +99,8 @@ class TurnTokens(Model):
 
     As logged, a prompt holds only the ids after those it shares with the previous logged call's prompt and
     completion: `prompt_reuses` is how many leading ids of that sequence it starts with. keel ends each
-    request with a fresh status line, so a prompt reuses the previous one up to its status line; one that
-    adds to the previous prompt and completion exactly reuses all of them. `prompt_reuses` None: the prompt is
+    request with a fresh status line (unless append-only prompts keep it), so a prompt reuses the previous one
+    up to its status line; one that adds to the previous prompt and completion exactly reuses all of them. `prompt_reuses` None: the prompt is
     whole (the session's first call, a summary call, the call after a summary, one that shares less than half
     of the previous prompt). keel.agent.harness.rollouts.call_tokens rebuilds every call's whole prompt from
     the log. The direct client returns a prompt already cut against the session's last logged call; through

@@ -50,6 +50,8 @@ def apply_to_strategy(part: StrategyState, event: AnyEvent, same_call: bool) -> 
                 task_changed=frozenset(),
                 verifications=0,
             )
+        case UserMessage(purpose="status"):  # a status line kept in the history: nothing asked
+            return part
         case UserMessage():  # keel's correction, nudge, context or request for the answer
             return replace(
                 part,

@@ -247,12 +247,15 @@ async def rollouts(
     backend: Literal["local", "ray"] = "local",
     ray_address: str | None = None,
     sampling: Mapping[str, Any] | None = None,
+    append_only: bool = False,
 ) -> list[RolloutGroup]:
     """K rollouts of each task, `concurrency` at once; a group per task with rewards and advantages.
 
     `out` keeps each attempt's logs and patches (default: a folder under the system's temp dir, kept:
     the session logs themselves live in keel's home as every session's do). `sampling` goes into every
-    model call's request body as given (temperature, top_p, top_k, max_tokens...: vLLM's names)."""
+    model call's request body as given (temperature, top_p, top_k, max_tokens...: vLLM's names).
+    `append_only` keeps each call's status line in the history, so that a rollout's prompts extend each other
+    and its calls join into one sequence (`Rollout.sequences`) up to a masking pass or a summary."""
     config = reward_config or RewardConfig()
     settings = _settings(
         model,
@@ -263,6 +266,9 @@ async def rollouts(
         max_steps=max_steps,
         context_window=context_window,
     )
+    if append_only:
+        context = settings.context.model_copy(update={"append_only": True})
+        settings = settings.model_copy(update={"context": context})
     out = out or Path(tempfile.mkdtemp(prefix=f"keel-rollouts-{time.strftime('%Y%m%d-%H%M%S')}-"))
     specs = [spec for task in tasks for spec in _specs(task, range(1, k + 1), settings, out)]
     rows = await _run_specs(specs, concurrency, backend, ray_address)
