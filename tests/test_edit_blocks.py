@@ -14,7 +14,7 @@ from small_model_support import model_answer, run_task, served_settings
 from keel.agent.core.context.edit_format import WHOLE_FILE_MAX_LINES
 from keel.agent.core.protocol import ToolFinished
 from keel.agent.core.reply_reading import file_edits
-from keel.agent.core.strategies.edit_blocks import edit_blocks
+from keel.agent.core.strategies.edit_blocks import cut_off_file, edit_blocks
 from keel.agent.harness.testing.scripted_server import Reply
 
 SIZES = {"money.py": 4000, "rates.py": 900}.get
@@ -115,3 +115,26 @@ async def test_the_example_blocks_copied_as_they_are_fail_and_change_nothing(
     assert (workspace / "rates.py").read_text() == LONG
     told = str(server.requests[1].messages[-1]["content"])
     assert "No match for old_string" in told
+
+
+def test_a_whole_file_cut_off_by_the_length_limit_is_named():
+    cut = "Here it is.\nFILE: rates.py\n```python\nRATE_0 = 0\nRATE_1 ="
+    assert cut_off_file(cut, SIZES) == "rates.py"
+    assert cut_off_file(cut.replace("rates.py", "other.py"), SIZES) is None  # not a project file
+    assert cut_off_file("FILE: rates.py\n```python\nx = 1\n```\nAnd then", SIZES) is None  # closed
+    assert cut_off_file("```python money.py\nx = 1", SIZES) == "money.py"
+    assert cut_off_file(cut, None) is None
+
+
+async def test_a_long_file_given_whole_past_the_reply_limit_gets_told_to_change_only_its_lines(
+    scripted_server, workspace
+):
+    """The 1.5B, asked for blocks, gave a 201-line file whole anyway and was cut off by its reply limit; it was
+    told to "send a shorter call" with a read_file example, and spent its next call the same way."""
+    cut = Reply(text="FILE: rates.py\n```python\n" + LONG[:300], finish_reason="length")
+    server = scripted_server([cut, Reply(text="I could not change it.")])
+    await run_task(served_settings(server, workspace), "Set RATE_7 to 70 in rates.py")
+    told = str(server.requests[1].messages[-1]["content"])
+    assert "reached the length limit while it gave rates.py whole" in told
+    assert "<<<<<<< SEARCH" in told and '"name": "edit_file"' in told
+    assert (workspace / "rates.py").read_text() == LONG

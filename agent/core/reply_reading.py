@@ -16,7 +16,7 @@ from keel.agent.core.generic_failures import call_shaped, echo_of_keel
 from keel.agent.core.model.reply import ModelReply
 from keel.agent.core.protocol import ToolCall
 from keel.agent.core.state import SessionState
-from keel.agent.core.strategies.edit_blocks import edit_blocks
+from keel.agent.core.strategies.edit_blocks import cut_off_file, edit_blocks
 from keel.agent.core.strategies.heuristics import announced_step, whole_files
 from keel.agent.core.text_protocol import (
     MalformedToolCall,
@@ -30,6 +30,11 @@ EMPTY_REPLY = "your reply was empty"
 CUT_OFF = (
     "your reply reached the length limit before the call was complete; send a shorter call "
     "(change a smaller part of the file at a time)"
+)
+CUT_OFF_FILE = (
+    "your reply reached the length limit while it gave {path} whole; change only the lines that need it: "
+    "with edit_file, or under `FILE: {path}` with blocks of <<<<<<< SEARCH, the lines as they are, =======, "
+    "the lines that replace them, >>>>>>> REPLACE"
 )
 _FENCE = re.compile(r"```[ \t]*([\w.-]*)[ \t]*\n(.*?)(?:```|$)", re.DOTALL)
 
@@ -117,6 +122,8 @@ def read_reply(
         return ReadReply(problem=EMPTY_REPLY)
     if not correct_attempts:
         return ReadReply()
+    if truncated and (path := cut_off_file(reply.text, project_file_size)):
+        return ReadReply(problem=CUT_OFF_FILE.format(path=path), tool="edit_file")
     attempt = attempted_call(reply.text, tool_names, truncated)
     return ReadReply(problem=attempt, tool=_named_tool(reply.text, tool_names) if attempt else None)
 

@@ -53,6 +53,23 @@ def edit_blocks(text: str, size_of: Callable[[str], int | None] | None) -> list[
     return calls
 
 
+def cut_off_file(text: str, size_of: Callable[[str], int | None] | None) -> str | None:
+    """The project file a reply cut off by its length limit was giving whole: the last line naming one, then
+    a fenced block the reply never closed (None when it ends otherwise)."""
+    if size_of is None:
+        return None
+    path: str | None = None
+    fenced = False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            if fenced and (named := _NAMED.match(line)) and size_of(named.group(1)) is not None:
+                path = named.group(1)  # "```python money.py"
+        elif not fenced and (named := _NAMED.match(line)):
+            path = named.group(1) if size_of(named.group(1)) is not None else None
+    return path if fenced else None
+
+
 def _block(lines: list[str], start: int) -> tuple[str, str, int] | None:
     """The searched and replacing text of a block whose SEARCH line is just before `start`, and the line after
     its REPLACE line; None when it is not closed."""
