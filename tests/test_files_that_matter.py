@@ -15,6 +15,7 @@ from keel.agent.core.context.files_that_matter import (
     read_up_to,
     share_of_window,
     task_identifiers,
+    word_stem,
 )
 from keel.agent.harness.testing.scripted_server import Reply
 from keel.tools.codeintel.ranking import RankedDefinition
@@ -52,6 +53,23 @@ def test_defining_files_puts_files_matching_more_names_first():
     assert defining_files({"render.py": tags("x")}, {"render"}) == [
         "render.py"
     ]  # named by its stem
+    # by the word's stem: "Slugs break at accented letters" names slug.py, "Wrapping text" wrap.py
+    slug_and_wrap = {"slug.py": tags("x"), "wrap.py": tags("y"), "stats.py": tags("z")}
+    assert defining_files(slug_and_wrap, {"Slugs", "break", "accented"}) == ["slug.py"]
+    assert defining_files(slug_and_wrap, {"Wrapping", "text"}) == ["wrap.py"]
+    assert defining_files(slug_and_wrap, {"statement"}) == []
+
+
+def test_word_stems_meet_the_names_of_files():
+    pairs = [
+        ("slugs", "slug"),
+        ("Wrapping", "wrap"),
+        ("tables", "table"),
+        ("currencies", "currency"),
+    ]
+    pairs += [("classes", "class"), ("types", "type")]
+    assert all(word_stem(word) == word_stem(name) for word, name in pairs)
+    assert word_stem("rounded") == "round" and word_stem("has") == "has"
 
 
 def test_ranked_files_keeps_each_file_once_in_the_order_of_its_best_definition():

@@ -21,6 +21,7 @@ MAX_SOURCES = (
 )
 RANKED_DEFINITIONS = 200
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+_ENDINGS = (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
 
 
 def share_of_window(window_tokens: int, share: float = WINDOW_SHARE) -> int:
@@ -33,13 +34,28 @@ def task_identifiers(task: str) -> set[str]:
     return set(_WORD.findall(task))
 
 
+def word_stem(word: str) -> str:
+    """A word without its plural or -ing/-ed ending, lower case: "Slugs" and "Wrapping" name slug.py and
+    wrap.py (a rough rule: it only has to make a word and a file's name meet)."""
+    word = word.lower()
+    for ending, instead in _ENDINGS:
+        if len(word) > len(ending) + 2 and word.endswith(ending):
+            word = word[: -len(ending)] + instead
+            break
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiou":
+        word = word[:-1]  # "wrapp" of wrapping
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word  # "tabl" of table and tables
+
+
 def defining_files(tags_by_file: Mapping[str, FileTags], names: set[str]) -> list[str]:
-    """Files that define one of the names, or are named by one (`textutil` for textutil.py); those matching
-    more names first, then by path."""
+    """Files that define one of the names, or are named by one (`textutil` for textutil.py, `slugs` for
+    slug.py); those matching more names first, then by path."""
     hits: dict[str, int] = {}
+    stems = {word_stem(name) for name in names}
     for rel, tags in tags_by_file.items():
         defined = {definition.name for definition in tags.definitions} & names
-        named = PurePosixPath(rel).stem in names
+        stem = PurePosixPath(rel).stem
+        named = stem in names or word_stem(stem) in stems
         if defined or named:
             hits[rel] = len(defined) + named
     return sorted(hits, key=lambda rel: (-hits[rel], rel))
