@@ -6,7 +6,12 @@ from __future__ import annotations
 from keel_cli import git_repo
 from small_model_support import call, keel_messages, run_task, served_settings
 
-from keel.agent.core.verification.imports import missing_imports, module_name, python_files
+from keel.agent.core.verification.imports import (
+    missing_imports,
+    module_name,
+    nearest_name,
+    python_files,
+)
 from keel.agent.harness.testing.scripted_server import Reply
 
 PROJECT = {
@@ -28,7 +33,7 @@ def test_a_name_no_longer_defined_is_named_with_its_importer(tmp_path):
     assert missing_imports(root, ["geometry.py"], files) == []
     (root / "geometry.py").write_text(RENAMED["content"])
     assert missing_imports(root, ["geometry.py"], files) == [
-        "report.py:1 imports area_of_rect from geometry, which does not define it"
+        "report.py:1 imports area_of_rect from geometry, which does not define it (it defines rect_area)"
     ]
     (root / "pkg" / "shapes.py").write_text("class Circle:\n    radius = 1\n")
     assert missing_imports(root, ["pkg/shapes.py"], files) == [
@@ -39,6 +44,14 @@ def test_a_name_no_longer_defined_is_named_with_its_importer(tmp_path):
         "a.b",
         None,
     )
+
+
+def test_the_name_it_most_likely_became_is_suggested():
+    defined = {"rect_area", "circle_area", "math", "slugify"}
+    assert nearest_name("area_of_rect", defined) == "rect_area"  # the same words
+    assert nearest_name("slugfy", defined) == "slugify"  # spelled alike
+    assert nearest_name("perimeter", defined) is None
+    assert nearest_name("area", set()) is None
 
 
 def test_a_module_taking_names_wholesale_is_not_judged(tmp_path):

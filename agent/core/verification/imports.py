@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import ast
 import os
+from difflib import SequenceMatcher
 from pathlib import Path
 
 from keel.agent.core.verification.related_tests import SKIPPED_DIRS
 
 MAX_FILES = 400  # project files read to find importers
+NEAR_NAME = 0.6  # the likeness (shared words, or spelling) at which a defined name is suggested
 
 
 def python_files(root: Path) -> list[str]:
@@ -80,8 +82,24 @@ def missing_imports(root: Path, changed: list[str], files: list[str]) -> list[st
                 continue
             for alias in node.names:
                 if alias.name != "*" and alias.name not in provided[node.module]:
+                    near = nearest_name(alias.name, provided[node.module])
                     problems.append(
                         f"{rel}:{node.lineno} imports {alias.name} from {node.module}, which does "
-                        "not define it"
+                        "not define it" + (f" (it defines {near})" if near else "")
                     )
     return problems
+
+
+def nearest_name(missing: str, names: set[str]) -> str | None:
+    """The name a module defines that the missing one most likely became: spelled alike (`slugfy`) or of the
+    same words (`area_of_rect` renamed `rect_area`); None when none is close."""
+
+    def likeness(name: str) -> float:
+        words, others = set(missing.lower().split("_")), set(name.lower().split("_"))
+        shared = len(words & others) / len(words | others)
+        return max(shared, SequenceMatcher(None, missing, name).ratio())
+
+    scored = sorted(((likeness(name), name) for name in names), reverse=True)
+    if not scored or scored[0][0] < NEAR_NAME:
+        return None
+    return scored[0][1]
