@@ -4,75 +4,15 @@ training sequence; without it each request ends with a fresh status line and eve
 
 from __future__ import annotations
 
-import hashlib
-import json
-import threading
 from pathlib import Path
 from typing import Any
 
-from training_support import fix_task
+from training_support import ChatTokens, fix_task, ids_of
 
 import keel
 from keel.agent.core.context.budget import is_status_line
 from keel.agent.core.protocol import TaskFinished
 from keel.agent.core.store import read_events
-from keel.agent.harness.testing.scripted_server import (
-    ChatRequest,
-    Reply,
-    ReplyTokens,
-    ScriptedToolCall,
-)
-
-
-def ids_of(messages: list[dict[str, Any]]) -> list[int]:
-    """A stand-in tokenizer: the same messages give the same ids, five per message."""
-    ids: list[int] = []
-    for message in messages:
-        digest = hashlib.sha256(json.dumps(message, sort_keys=True).encode()).digest()
-        ids += [int.from_bytes(digest[n : n + 3], "big") for n in range(0, 15, 3)]
-    return ids
-
-
-class ChatTokens:
-    """A vLLM-shaped model whose prompt ids follow the messages it is sent, as a server applying a chat template
-    gives them: a request holding the last request's messages and then the reply is the last prompt and
-    completion plus the ids of what it adds; any other request is tokenized afresh. Reads calc.py `reads`
-    times, then answers."""
-
-    def __init__(self, reads: int) -> None:
-        self.reads = reads
-        self.lock = threading.Lock()
-        self.requests: list[list[dict[str, Any]]] = []
-        self.extended: list[bool] = []
-        self.context: list[int] = []
-        self.calls = 0
-
-    def __call__(self, request: ChatRequest) -> Reply:
-        with self.lock:
-            messages = request.messages
-            last = self.requests[-1] if self.requests else None
-            extends = (
-                last is not None
-                and messages[: len(last)] == last
-                and len(messages) > len(last)
-                and messages[len(last)].get("role") == "assistant"
-            )
-            if extends and last is not None:
-                prompt = self.context + ids_of(messages[len(last) + 1 :])
-            else:
-                prompt = ids_of(messages)
-            self.requests.append(messages)
-            self.extended.append(extends)
-            self.calls += 1
-            completion = [1000 + self.calls, 2000 + self.calls]
-            tokens = ReplyTokens(
-                prompt_token_ids=prompt, completion_token_ids=completion, logprobs=[-0.5, -0.25]
-            )
-            self.context = prompt + completion
-            if self.calls <= self.reads:
-                call = ScriptedToolCall(name="read_file", arguments={"path": "calc.py"})
-                return Reply(tool_calls=[call], tokens=tokens)
-            return Reply(text="It subtracts.", tokens=tokens)
 
 
 async def run(scripted_server, tmp_path: Path, append_only: bool) -> tuple[Any, ChatTokens]:

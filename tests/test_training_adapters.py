@@ -10,7 +10,7 @@ import shutil
 import pytest
 from bench_support import make_task
 from test_context_budget import big_repo
-from training_support import GrowingContext, assert_samples_sent, fix_task
+from training_support import ChatTokens, GrowingContext, assert_samples_sent, fix_task
 
 import keel
 from keel.agent.core.errors import UsageError
@@ -80,6 +80,25 @@ async def test_a_skyrl_input_without_a_task_is_refused_with_what_to_do():
     generator = KeelGenerator(model="openai/any")
     with pytest.raises(UsageError, match="env_extras\\['keel_task'\\]"):
         await generator.generate({"prompts": [[]], "env_extras": [{}], "trajectory_ids": None})
+
+
+def test_a_trl_sample_is_the_whole_rollout_as_the_model_saw_it_with_append_only_prompts_by_default(
+    scripted_server, tmp_path, home
+):
+    """With a server whose ids follow the messages sent, a TRL sample holds every call of the rollout; with
+    the status line fresh on every request (append_only=False) it would hold the first call only."""
+    for append_only, sequences, calls in ((None, [1], 4), (False, [4], 1)):
+        model = ChatTokens(reads=3)
+        server = scripted_server(model)
+        options = {} if append_only is None else {"append_only": append_only}
+        out = tmp_path / f"out-{append_only}"
+        rollout_func = keel_rollout_func([fix_task(tmp_path / str(append_only))], model="openai/any", api_base=server.url, out=out, **options)  # fmt: skip
+        batch = rollout_func(["fix"], None)
+        assert batch["keel_sequences"] == sequences
+        (mask,) = batch["env_mask"]
+        (completion,) = batch["completion_ids"]
+        sampled = [token for token, bit in zip(completion, mask, strict=True) if bit]
+        assert sampled == [token for n in range(1, calls + 1) for token in (1000 + n, 2000 + n)]
 
 
 def test_a_trl_batch_has_one_sample_per_prompt_as_one_masked_sequence(

@@ -3,6 +3,8 @@ as a server tokenizing a growing chat would send them, and every reply carries i
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 import threading
 from collections.abc import Mapping
@@ -106,3 +108,54 @@ class GrowingContext:
             call = ScriptedToolCall(name="read_file", arguments={"path": "calc.py"})
             return Reply(tool_calls=[call], tokens=sent)
         return Reply(text="Fixed.", tokens=sent)
+
+
+def ids_of(messages: list[dict[str, Any]]) -> list[int]:
+    """A stand-in tokenizer: the same messages give the same ids, five per message."""
+    ids: list[int] = []
+    for message in messages:
+        digest = hashlib.sha256(json.dumps(message, sort_keys=True).encode()).digest()
+        ids += [int.from_bytes(digest[n : n + 3], "big") for n in range(0, 15, 3)]
+    return ids
+
+
+class ChatTokens:
+    """A vLLM-shaped model whose prompt ids follow the messages it is sent, as a server applying a chat template
+    gives them: a request holding the last request's messages and then the reply is the last prompt and
+    completion plus the ids of what it adds; any other request is tokenized afresh. Reads calc.py `reads`
+    times, then answers."""
+
+    def __init__(self, reads: int) -> None:
+        self.reads = reads
+        self.lock = threading.Lock()
+        self.requests: list[list[dict[str, Any]]] = []
+        self.extended: list[bool] = []
+        self.context: list[int] = []
+        self.calls = 0
+
+    def __call__(self, request: ChatRequest) -> Reply:
+        with self.lock:
+            messages = request.messages
+            last = self.requests[-1] if self.requests else None
+            extends = (
+                last is not None
+                and messages[: len(last)] == last
+                and len(messages) > len(last)
+                and messages[len(last)].get("role") == "assistant"
+            )
+            if extends and last is not None:
+                prompt = self.context + ids_of(messages[len(last) + 1 :])
+            else:
+                prompt = ids_of(messages)
+            self.requests.append(messages)
+            self.extended.append(extends)
+            self.calls += 1
+            completion = [1000 + self.calls, 2000 + self.calls]
+            tokens = ReplyTokens(
+                prompt_token_ids=prompt, completion_token_ids=completion, logprobs=[-0.5, -0.25]
+            )
+            self.context = prompt + completion
+            if self.calls <= self.reads:
+                call = ScriptedToolCall(name="read_file", arguments={"path": "calc.py"})
+                return Reply(tool_calls=[call], tokens=tokens)
+            return Reply(text="It subtracts.", tokens=tokens)

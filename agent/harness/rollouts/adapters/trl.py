@@ -101,7 +101,9 @@ def keel_rollout_func(
     """A rollout_func for GRPOTrainer: each prompt (a task id, or a conversation whose last user message is
     one) is a keel rollout of that task against `api_base` (the policy's vLLM server), `options` as
     `keel.rollouts` takes them. Every call samples as the trainer's config says (TRAINER_SAMPLING), under
-    `options`' own `sampling`. Pass `reward_funcs=[keel_reward]` to train on keel's rewards."""
+    `options`' own `sampling`. Pass `reward_funcs=[keel_reward]` to train on keel's rewards. A sample is a
+    rollout's first sequence, so prompts are append-only unless `append_only=False` says otherwise (then a
+    sample is the rollout's first call, as every call's prompt is a reset)."""
     known = dict(tasks) if isinstance(tasks, Mapping) else {task.id: task for task in tasks}
 
     def rollout_func(prompts: list[Any], trainer: Any = None) -> dict[str, list[Any]]:
@@ -114,7 +116,7 @@ def keel_rollout_func(
             )
         selected = [known[name] for name in names]
         sampling = {**trainer_sampling(trainer), **(options.get("sampling") or {})}
-        given = {**options, "sampling": sampling}
+        given = {"append_only": True, **options, "sampling": sampling}
         found = asyncio.run(rollouts_in_order(selected, model=model, api_base=api_base, **given))
         return trl_batch(found)
 
