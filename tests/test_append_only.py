@@ -30,7 +30,7 @@ async def run(scripted_server, tmp_path: Path, append_only: bool) -> tuple[Any, 
 
 
 async def test_with_append_only_prompts_each_request_extends_the_last_and_one_sequence_is_the_rollout(
-    scripted_server, tmp_path
+    scripted_server, tmp_path, home
 ):
     rollout, model = await run(scripted_server, tmp_path, append_only=True)
     assert model.extended == [False, True, True, True]
@@ -58,7 +58,7 @@ async def test_with_append_only_prompts_each_request_extends_the_last_and_one_se
 
 
 async def test_without_it_each_request_ends_with_a_fresh_status_line_and_each_call_is_a_sequence(
-    scripted_server, tmp_path
+    scripted_server, tmp_path, home
 ):
     rollout, model = await run(scripted_server, tmp_path, append_only=False)
     assert model.extended == [False, False, False, False]
@@ -68,7 +68,7 @@ async def test_without_it_each_request_ends_with_a_fresh_status_line_and_each_ca
     assert [sequence.calls for sequence in rollout.sequences()] == [[0], [1], [2], [3]]
 
 
-async def test_status_lines_kept_in_the_history_are_no_steps(scripted_server, tmp_path):
+async def test_status_lines_kept_in_the_history_are_no_steps(scripted_server, tmp_path, home):
     kept, _ = await run(scripted_server, tmp_path / "kept", append_only=True)
     fresh, _ = await run(scripted_server, tmp_path / "fresh", append_only=False)
     steps = [
