@@ -58,6 +58,8 @@ def test_lines_taken_out_go_with_their_line_ends():
 def test_blocks_keel_cannot_place_or_that_change_nothing_are_left_out():
     assert edits(block("a", "b")) == []  # under no file's name
     assert edits("FILE: other.py\n" + block("a", "b")) == []  # not a project file
+    after_other = "FILE: money.py\n" + block("a", "b") + "FILE: other.py\n" + block("c", "d")
+    assert edits(after_other) == [("edit_file", "money.py", "a", "b")]
     assert edits("FILE: money.py\n" + block("", "new")) == []  # nothing to search for
     assert edits("FILE: money.py\n" + block("same", "same")) == []
     unclosed = "FILE: money.py\n<<<<<<< SEARCH\na\n=======\nb\n"

@@ -37,9 +37,8 @@ def edit_blocks(text: str, size_of: Callable[[str], int | None] | None) -> list[
     at = 0
     while at < len(lines):
         line = lines[at]
-        named = _NAMED.match(line)
-        if named and size_of(named.group(1)) is not None:
-            path = named.group(1)
+        if named := _NAMED.match(line):  # a file that is not the project's takes no block
+            path = named.group(1) if size_of(named.group(1)) is not None else None
         if not _SEARCH.match(line):
             at += 1
             continue
