@@ -170,3 +170,20 @@ async def test_a_write_that_changes_nothing_is_no_change(scripted_server, worksp
     events, _ = await run_task(served_settings(server, workspace), "fix add")
     assert events[-1].final_message == "It is right."
     assert len(keel_messages(events, "nudge")) == 1
+
+
+async def test_the_nudge_shows_the_file_the_reply_gave_first(
+    scripted_server, tmp_path, monkeypatch
+):
+    """The 1.5B gave slug.py back unchanged, then tokens.py and case.py; the nudge's example named case.py,
+    the first of the three by path."""
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    files = {"alpha.py": "A = 1\n", "zeta.py": "def z():\n    return 1\n"}
+    repo = git_repo(tmp_path / "repo", files)
+    echoed = "".join(
+        f"FILE: {path}\n```python\n{files[path]}```\n" for path in ("zeta.py", "alpha.py")
+    )
+    server = scripted_server([Reply(text=echoed), Reply(text="Nothing needs to change.")])
+    await run_task(served_settings(server, repo), "make z() return 2 instead of 1")
+    nudge = server.requests[1].last_text("user")
+    assert "No file has changed yet" in nudge and "`FILE: zeta.py`" in nudge

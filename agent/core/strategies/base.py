@@ -120,8 +120,7 @@ class Strategy(ABC):
         that asked for a change and changed nothing; else, when this kind's changes are verified, the answer
         once the changed files pass keel's checks (or the failures, for the model to mend); else the answer."""
         if self.ends_unchanged(at):
-            named = [f for f in at.files if f in at.state.task_prompt or f in answer]
-            example = (named or at.files or ["path/to/file"])[0]
+            example = _named_first(at.files, at.state.task_prompt, answer) or "path/to/file"
             text = render("no_change_nudge", example_file=example)
             return Ending(None, (UserMessage(text=text, origin="keel", purpose="nudge"),))
         if not self.verifies():
@@ -154,3 +153,12 @@ class Strategy(ABC):
             return False
         ran = [at.registry.get(n).kind for n in state.strategy.task_tools_ok if n in at.registry]
         return not state.strategy.task_edited and ToolKind.EXEC not in ran
+
+
+def _named_first(files: list[str], task: str, answer: str) -> str | None:
+    """The file a nudge shows as its example: one the task names, else the first the answer names (the file
+    a model rewrote unchanged, before others it echoed), else the project's first."""
+    named = [f for f in files if f in task] or sorted(
+        (f for f in files if f in answer), key=answer.index
+    )
+    return (named or files or [None])[0]
