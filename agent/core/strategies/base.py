@@ -161,4 +161,4 @@ def _named_first(files: list[str], task: str, answer: str) -> str | None:
     named = [f for f in files if f in task] or sorted(
         (f for f in files if f in answer), key=answer.index
     )
-    return (named or files or [None])[0]
+    return next(iter(named or files), None)
