@@ -3,6 +3,7 @@ the whole files it writes back applied, then the check. The baseline keel's agen
 
 from __future__ import annotations
 
+import asyncio
 import re
 import tempfile
 import time
@@ -202,3 +203,13 @@ async def one_shot(client: ModelClient, task: Task, max_tokens: int = MAX_TOKENS
         reply=reply.text,
         check_output=check.output,
     )
+
+
+async def timed_one_shot(client: ModelClient, task: Task, timeout: float) -> OneShotRun:
+    """`one_shot` under the wall-clock timeout keel's runs and the peers' get: a call that outlasts it fails
+    the task (the call is cancelled; the shared server is settled before the next task)."""
+    try:
+        return await asyncio.wait_for(one_shot(client, task), timeout)
+    except TimeoutError:
+        reply = f"(no reply within the {timeout:.0f} s timeout)"
+        return OneShotRun(False, timeout, 0, applied=[], reply=reply, check_output="")

@@ -6,8 +6,8 @@ Two task sets (--set): `small` (bench/small_model_tasks/: a few small files, a t
 the files to change must be found). Each task has a check command run after the agent stops, with check
 files it never sees. Modes, the same model, the same tasks:
   one-shot  one call through keel's model layer (ModelClient, no tools) with every file of the task pasted
-            in the prompt; the whole files of its reply (`FILE: path` + a fenced block) are applied, then
-            the check runs. The baseline: what the model can do when it needs no tools.
+            in the prompt, under the same --timeout; the whole files of its reply (`FILE: path` + a fenced
+            block) are applied, then the check runs. The baseline: what the model can do with no tools.
   keel      the files committed in a fresh git repo, then `python -m keel run --output-format stream-json`
             as a subprocess under a wall-clock timeout, then the check. Status, model calls and tokens
             come from its events; the events of failed tasks go to --out for reading.
@@ -51,7 +51,7 @@ from typing import Any
 from _small_model_aider import EDIT_FORMATS, run_aider
 from _small_model_keel import KeelRun, KeelSettings, read_events, run_keel, transcript
 from _small_model_mini import run_mini
-from _small_model_one_shot import OneShotRun, one_shot
+from _small_model_one_shot import OneShotRun, timed_one_shot
 from _small_model_peers import PeerRun
 from _small_model_server import EmbeddedServer
 from _small_model_summary import PEER_MODES, summary_lines
@@ -190,7 +190,7 @@ async def one_shot_pass(options: Options, results: dict[str, TaskResults]) -> No
             for task in options.tasks:
                 options.settle()
                 try:
-                    run = await one_shot(client, task)
+                    run = await timed_one_shot(client, task, options.settings.timeout)
                 except Exception as exc:  # noqa: BLE001 - a failed call fails this task; the rest go on
                     failed = f"(the call failed: {exc!r})"
                     run = OneShotRun(False, 0.0, 0, applied=[], reply=failed, check_output="")

@@ -13,13 +13,14 @@ from pathlib import Path
 import pytest
 from keel_cli import keel_env
 
+from keel.agent.core.model.client import ModelClient
 from keel.agent.harness.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
 from keel.agent.harness.testing.scripted_wire import content_text
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
 from _small_model_keel import KeelSettings, run_keel
-from _small_model_one_shot import one_shot_messages, parse_files
+from _small_model_one_shot import one_shot_messages, parse_files, timed_one_shot
 from _small_model_tasks import Task, git_repo, load_tasks, run_check, task_names, write_files
 
 TASKS = load_tasks()
@@ -175,3 +176,15 @@ def test_a_keel_run_past_its_timeout_is_stopped_and_counted_as_a_timeout(scripte
     run = run_keel(task, settings)
     assert (run.passed, run.status) == (False, "timeout")
     assert run.returncode is not None  # keel itself was stopped, not left behind
+
+
+async def test_a_one_shot_call_past_the_timeout_fails_its_task(scripted_server):
+    """One-shot runs under the timeout keel gets (it had none: a 1,726 s call against keel's 600 s)."""
+    server = scripted_server(lambda request: Reply(text="Thinking.", delay=60))
+    task = next(task for task in TASKS if task.name == "wrong_operator")
+    client = ModelClient(model="openai/scripted-model", api_base=server.url, retries=0)
+    try:
+        run = await timed_one_shot(client, task, 1.0)
+    finally:
+        await client.aclose()
+    assert (run.passed, run.seconds, run.reply) == (False, 1.0, "(no reply within the 1 s timeout)")
