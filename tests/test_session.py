@@ -22,7 +22,7 @@ from keel.agent.core.protocol import (
 )
 from keel.agent.core.session import Session
 from keel.agent.core.settings import SessionSettings
-from keel.agent.core.store import read_events
+from keel.agent.core.store import claim_new_log, read_events
 from keel.agent.harness.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
 
 
@@ -213,3 +213,14 @@ async def test_closing_mid_turn_logs_how_the_turn_ended(scripted_server, workspa
     await session.close()
     log = read_events(Path(os.environ["KEEL_HOME"]) / "sessions" / f"{session.id}.jsonl")
     assert log[-1].type == "session.finished" and log[-1].status == "interrupted"
+
+
+def test_a_new_session_never_takes_the_id_of_a_log_that_exists(tmp_path):
+    """1,000 rollouts started in one second drew one id twice (bench/rollouts_scale.py: "session … is open in
+    another keel process"); had the first ended, the second would have appended to its log."""
+    ids = iter(["20261127-192521-7f0e8a", "20261127-192521-7f0e8a", "20261127-192521-0b1c2d"])
+    first = claim_new_log(tmp_path, lambda: next(ids))
+    first.write_text('{"type": "session.started"}\n')
+    second = claim_new_log(tmp_path, lambda: next(ids))
+    assert (first.stem, second.stem) == ("20261127-192521-7f0e8a", "20261127-192521-0b1c2d")
+    assert first.read_text() == '{"type": "session.started"}\n' and second.read_text() == ""

@@ -29,7 +29,7 @@ from keel.agent.core.protocol import AnyEvent, SessionStarted
 from keel.agent.core.settings import SessionSettings
 from keel.agent.core.skills.catalog import Skill, find_skills
 from keel.agent.core.state import SessionState
-from keel.agent.core.store import SessionLog, new_session_id, read_events, sessions_dir
+from keel.agent.core.store import SessionLog, claim_new_log, read_events, sessions_dir
 from keel.agent.core.strategies.base import Strategy
 from keel.agent.core.strategies.choose import strategy_for
 from keel.agent.core.subagents import with_subagents
@@ -148,10 +148,11 @@ def assemble_services(
     """Build a session's services from its settings (and, to resume, its log); `tools` replace the strategy's,
     `model` the litellm client (an in-process model, e.g. for benchmarks)."""
     root = settings.cwd.resolve()
-    session_id = resume.stem if resume else new_session_id()
+    path = resume or claim_new_log(sessions_dir())
+    session_id = path.stem
     redactor = Redactor.from_environment(extra=settings.secrets)
     # the log first: it locks the session, so no other process appends while this one reads it
-    log = SessionLog(resume or sessions_dir() / f"{session_id}.jsonl", redactor)
+    log = SessionLog(path, redactor)
     window = context_window_of(
         settings.model, settings.context_window, DEFAULT_CONTEXT_WINDOW, settings.api_base
     )
