@@ -180,10 +180,29 @@ async def test_the_nudge_shows_the_file_the_reply_gave_first(
     monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
     files = {"alpha.py": "A = 1\n", "zeta.py": "def z():\n    return 1\n"}
     repo = git_repo(tmp_path / "repo", files)
-    echoed = "".join(
+    echoed = "Here they are.\n" + "".join(
         f"FILE: {path}\n```python\n{files[path]}```\n" for path in ("zeta.py", "alpha.py")
     )
     server = scripted_server([Reply(text=echoed), Reply(text="Nothing needs to change.")])
     await run_task(served_settings(server, repo), "make z() return 2 instead of 1")
     nudge = server.requests[1].last_text("user")
     assert "No file has changed yet" in nudge and "`FILE: zeta.py`" in nudge
+
+
+async def test_a_given_file_sent_back_unchanged_without_a_word_is_corrected_not_the_answer(
+    scripted_server, workspace, tmp_path
+):
+    """The 1.5B, nudged, gave slug.py back exactly as given once more, and that copy ended the task as
+    `completed` with the file as its answer."""
+    copy = Reply(text="FILE: calc.py\n```python\n" + CALC["calc.py"] + "```")
+    fixed = Reply(text="FILE: calc.py\n```python\n" + CALC["calc.py"].replace("-", "+") + "```")
+    server = scripted_server([copy, fixed, Reply(text="Fixed.")])
+    events, _ = await run_task(served_settings(server, workspace), "add() is broken")
+    told = server.requests[1].last_text("user")
+    assert "your reply gave calc.py back exactly as given" in told and '"edit_file"' in told
+    assert events[-1].status == "completed" and "a + b" in (workspace / "calc.py").read_text()
+
+    again = scripted_server([copy] * 6)  # a copy every time: the corrections run out
+    other = git_repo(tmp_path / "other", CALC)
+    events, _ = await run_task(served_settings(again, other), "add() is broken")
+    assert events[-1].status == "error" and "FILE: calc.py" not in (events[-1].final_message or "")

@@ -6,6 +6,7 @@ when a task that asks for a change ends with nothing changed."""
 from __future__ import annotations
 
 import asyncio
+import json
 import shlex
 from collections.abc import Callable
 from typing import Any
@@ -40,6 +41,11 @@ from keel.prompts import render
 from keel.tools import small_model_tools
 from keel.tools.base import Tool, ToolKind, ToolResult
 
+# a reply of given files, unchanged, with no word of its own, before anything changed: a copy, not an answer
+UNCHANGED_COPY = (
+    "your reply gave {files} back exactly as given, which changes nothing and is not an answer; "
+    "change the lines the task needs, or say in words why nothing needs to change"
+)
 # the third identical read in a row (the second, for a question): its answer is asked for
 ASK_ANSWER_AT = 3
 TESTS_UP_FRONT_TIMEOUT = 60  # seconds: the tests of a project small enough to paste
@@ -122,7 +128,9 @@ class SmallModel(Strategy):
             return ReadReply(calls=calls) if calls else read
         echoed = read.calls and all(rewrites_unchanged(call, at) for call in read.calls)
         if echoed and not reply.tool_calls:  # whole files in its text, exactly as they are: no edit
-            return ReadReply()
+            if at.state.strategy.task_edited or prose_of(reply.text):
+                return ReadReply()  # its own files again, or its words: the answer
+            return ReadReply(problem=unchanged_copy(read.calls), tool="edit_file")
         meant = [fragment_merged(widened_edit(call, at), at) for call in read.calls]
         return read.model_copy(update={"calls": meant})
 
@@ -171,3 +179,9 @@ class SmallModel(Strategy):
             request = render("answer_request", name=name)
             return Repeat(then=UserMessage(text=request, origin="keel", purpose="answer"))
         return Repeat(result=ToolResult(output=render("repeated_call", name=name)))
+
+
+def unchanged_copy(calls: list[ToolCall]) -> str:
+    """The problem with a reply that gave the files of these writes back exactly as they are."""
+    paths = dict.fromkeys(str(json.loads(call.arguments).get("path")) for call in calls)
+    return UNCHANGED_COPY.format(files=", ".join(paths))
