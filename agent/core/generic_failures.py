@@ -8,7 +8,7 @@ import json
 import re
 from collections.abc import Collection, Sequence
 
-from keel.agent.core.context.budget import is_status_line
+from keel.agent.core.context.budget import STATUS_MARK, is_status_line
 from keel.agent.core.messages import Message
 from keel.agent.core.state import SessionState
 from keel.agent.core.text_protocol import ParsedCall, as_call, object_end
@@ -20,7 +20,7 @@ _WRAPPED = re.compile(
     re.DOTALL | re.IGNORECASE | re.MULTILINE,
 )
 _STRAY_TAG = re.compile(r"</?[\w-]+\s*/?>")
-_STATUS_LINE = re.compile(r"^[ \t]*\[keel status\].*$", re.MULTILINE)
+_STATUS_LINE = re.compile(rf"^[ \t]*{re.escape(STATUS_MARK)}.*$", re.MULTILINE)
 # an object opening with a name and then its arguments, or the other way round
 _CALL_OPENING = re.compile(
     r'\{\s*"(?:(?:name|tool)"\s*:\s*"[^"\n]+"\s*,\s*")?(?:arguments|parameters)"\s*:'

@@ -106,8 +106,9 @@ class ContextManager:
         messages = [*self._prefix(state), *state.history]
         if system_template is not None:
             messages[0] = system(self.system_prompt.text(state.tool_protocol, system_template))
-        status = self._status(state)  # the ledger learns from this request's reported size
-        if status is not None and not self.settings.append_only:  # else fit() put it in the history
+        if self.settings.append_only:  # fit() put the status line in the history
+            self.context_tokens(state)  # the ledger learns from this request's reported size
+        elif (status := self._status(state)) is not None:
             messages.append(user(status))
         return to_wire(messages, state.tool_protocol, self.images)
 
