@@ -172,21 +172,41 @@ async def test_a_write_that_changes_nothing_is_no_change(scripted_server, worksp
     assert len(keel_messages(events, "nudge")) == 1
 
 
-async def test_the_nudge_shows_the_file_the_reply_gave_first(
+async def test_the_nudge_shows_the_file_the_reply_names_first(
     scripted_server, tmp_path, monkeypatch
 ):
-    """The 1.5B gave slug.py back unchanged, then tokens.py and case.py; the nudge's example named case.py,
-    the first of the three by path."""
+    """The nudge's example is the file the reply names first (once it was the first by path of the files
+    the 1.5B named, case.py, and the 1.5B rewrote case.py instead of slug.py)."""
     monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
     files = {"alpha.py": "A = 1\n", "zeta.py": "def z():\n    return 1\n"}
     repo = git_repo(tmp_path / "repo", files)
-    echoed = "Here they are.\n" + "".join(
-        f"FILE: {path}\n```python\n{files[path]}```\n" for path in ("zeta.py", "alpha.py")
-    )
-    server = scripted_server([Reply(text=echoed), Reply(text="Nothing needs to change.")])
+    named = "zeta.py and alpha.py both look right to me."
+    server = scripted_server([Reply(text=named), Reply(text="Nothing needs to change.")])
     await run_task(served_settings(server, repo), "make z() return 2 instead of 1")
     nudge = server.requests[1].last_text("user")
     assert "No file has changed yet" in nudge and "`FILE: zeta.py`" in nudge
+
+
+async def test_a_given_file_sent_back_unchanged_with_words_is_corrected_in_a_change_task(
+    scripted_server, workspace, tmp_path
+):
+    """The 1.5B, nudged, gave slug.py back unchanged with a sentence restating the task ("The task asks for
+    a change to the slugify function…"), and those words ended the task as `completed`. A question's answer
+    beside the file it is about is still an answer."""
+    copy = "FILE: calc.py\n```python\n" + CALC["calc.py"] + "```\n\n"
+    restated = Reply(text=copy + "The task asks for a change to add() in calc.py.")
+    fixed = Reply(text="FILE: calc.py\n```python\n" + CALC["calc.py"].replace("-", "+") + "```")
+    server = scripted_server([restated, fixed, Reply(text="Fixed.")])
+    events, _ = await run_task(served_settings(server, workspace), "add() is broken")
+    told = server.requests[1].last_text("user")
+    assert "your reply gave calc.py back exactly as given" in told and "words alone" in told
+    assert events[-1].status == "completed" and "a + b" in (workspace / "calc.py").read_text()
+
+    other = git_repo(tmp_path / "other", CALC)
+    asked = scripted_server([Reply(text=copy + "It subtracts b from a.")])
+    events, _ = await run_task(served_settings(asked, other), "what does add() in calc.py do?")
+    assert events[-1].status == "completed" and len(asked.requests) == 1
+    assert "It subtracts b from a." in (events[-1].final_message or "")
 
 
 async def test_a_given_file_sent_back_unchanged_without_a_word_is_corrected_not_the_answer(

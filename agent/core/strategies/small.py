@@ -41,10 +41,12 @@ from keel.prompts import render
 from keel.tools import small_model_tools
 from keel.tools.base import Tool, ToolKind, ToolResult
 
-# a reply of given files, unchanged, with no word of its own, before anything changed: a copy, not an answer
+# a change task's reply of given files, unchanged, before anything changed: a copy, not an answer, whatever
+# words come with it (the nudged 1.5B sent slug.py back with a sentence restating the task)
 UNCHANGED_COPY = (
     "your reply gave {files} back exactly as given, which changes nothing and is not an answer; "
-    "change the lines the task needs, or say in words why nothing needs to change"
+    "change the lines the task needs, or, if nothing needs to change, say why in words alone, "
+    "without the file"
 )
 # the third identical read in a row (the second, for a question): its answer is asked for
 ASK_ANSWER_AT = 3
@@ -128,8 +130,10 @@ class SmallModel(Strategy):
             return ReadReply(calls=calls) if calls else read
         echoed = read.calls and all(rewrites_unchanged(call, at) for call in read.calls)
         if echoed and not reply.tool_calls:  # whole files in its text, exactly as they are: no edit
-            if at.state.strategy.task_edited or prose_of(reply.text):
-                return ReadReply()  # its own files again, or its words: the answer
+            if at.state.strategy.task_edited:
+                return ReadReply()  # its own files again: the answer
+            if prose_of(reply.text) and not asks_for_change(at.state.task_prompt):
+                return ReadReply()  # a question answered beside the file it is about
             return ReadReply(problem=unchanged_copy(read.calls), tool="edit_file")
         meant = [fragment_merged(widened_edit(call, at), at) for call in read.calls]
         return read.model_copy(update={"calls": meant})
