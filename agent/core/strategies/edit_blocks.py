@@ -8,16 +8,12 @@ import json
 import re
 from collections.abc import Callable
 
+from keel.agent.core.strategies.file_lines import FILE_LINE
 from keel.agent.core.text_protocol import ParsedCall
 
 _SEARCH = re.compile(r"^[ \t]*<{5,9}[ \t]*SEARCH[ \t]*$")
 _DIVIDER = re.compile(r"^[ \t]*={5,9}[ \t]*$")
 _REPLACE = re.compile(r"^[ \t]*>{5,9}[ \t]*REPLACE[ \t]*$")
-# `FILE: ledger/money.py`, `ledger/money.py:`, `**money.py**`, `# money.py`, or a fence's info naming it
-_NAMED = re.compile(
-    r"^[ \t]*(?:file(?:name)?:\s*|#+\s*|\*\*|```[\w+-]*[ \t]+)?`?([\w./-]+\.\w+)`?(?:\*\*)?:?[ \t]*$",
-    re.IGNORECASE,
-)
 
 
 def has_edit_blocks(text: str) -> bool:
@@ -37,7 +33,7 @@ def edit_blocks(text: str, size_of: Callable[[str], int | None] | None) -> list[
     at = 0
     while at < len(lines):
         line = lines[at]
-        if named := _NAMED.match(line):  # a file that is not the project's takes no block
+        if named := FILE_LINE.match(line):  # a file that is not the project's takes no block
             path = named.group(1) if size_of(named.group(1)) is not None else None
         if not _SEARCH.match(line):
             at += 1
@@ -62,9 +58,9 @@ def cut_off_file(text: str, size_of: Callable[[str], int | None] | None) -> str 
     for line in text.splitlines():
         if line.lstrip().startswith("```"):
             fenced = not fenced
-            if fenced and (named := _NAMED.match(line)) and size_of(named.group(1)) is not None:
+            if fenced and (named := FILE_LINE.match(line)) and size_of(named.group(1)) is not None:
                 path = named.group(1)  # "```python money.py"
-        elif not fenced and (named := _NAMED.match(line)):
+        elif not fenced and (named := FILE_LINE.match(line)):
             path = named.group(1) if size_of(named.group(1)) is not None else None
     return path if fenced else None
 

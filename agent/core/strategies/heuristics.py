@@ -11,6 +11,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from keel.agent.core.strategies.edit_blocks import has_edit_blocks
+from keel.agent.core.strategies.file_lines import FILE_HEADING, FILE_LINE
 from keel.agent.core.text_protocol import ParsedCall
 
 CHANGE_VERBS = frozenset(
@@ -98,8 +99,7 @@ def asks_for_change(prompt: str) -> bool:
 
 
 _WHOLE_FILE = re.compile(
-    r"^[ \t]*(?:file(?:name)?:\s*|#+\s*|\*\*)?`?([\w./-]+\.\w+)`?(?:\*\*)?:?[ \t]*\n"
-    r"(?:[ \t]*\n)*```[\w+-]*[ \t]*\n(.*?)^[ \t]*```",
+    rf"^[ \t]*{FILE_HEADING}[ \t]*\n(?:[ \t]*\n)*```[\w+-]*[ \t]*\n(.*?)^[ \t]*```",
     re.MULTILINE | re.DOTALL | re.IGNORECASE,
 )
 # "Here is the corrected code for `calc.py`:" and a fence: the whole file only if it is about as long
@@ -140,14 +140,11 @@ def whole_files(text: str, size_of: Callable[[str], int | None] | None) -> list[
 
 
 _FENCED = re.compile(r"^[ \t]*```.*?^[ \t]*```[ \t]*$", re.MULTILINE | re.DOTALL)
-_FILE_LINE = re.compile(
-    r"^[ \t]*(?:file(?:name)?:\s*)?`?[\w./-]+\.\w+`?:?[ \t]*$", re.MULTILINE | re.IGNORECASE
-)
 
 
 def prose_of(text: str) -> str:
     """A reply's words without its fenced blocks and the lines that name their files: what it says it did."""
-    without = _FILE_LINE.sub("", _FENCED.sub("", text))
+    without = FILE_LINE.sub("", _FENCED.sub("", text))
     return re.sub(r"\n{3,}", "\n\n", without).strip()
 
 
