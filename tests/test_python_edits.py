@@ -163,7 +163,8 @@ async def test_a_small_models_header_edit_replaces_the_whole_function(scripted_s
 
 async def test_edit_first_the_call_after_the_files_offers_no_tools(scripted_server, tmp_path):
     """A small model's change task: the files come with it and the next call asks for the files it changes,
-    as one call would (no tools offered); the calls after that (here: its checks failed) offer the tools."""
+    as one call would (no tools offered), and so does the call after its files failed keel's checks; the calls
+    after a reply that gave no files (here: nudged) offer the tools."""
     workspace = git_repo(tmp_path / "repo", {"stats.py": STATS})
     whole = STATS.replace(
         "return sum(values) / len(values)", "return sum(values) / max(len(values), 1)"
@@ -171,12 +172,23 @@ async def test_edit_first_the_call_after_the_files_offers_no_tools(scripted_serv
     broken = whole.replace("def mean(values):", "def mean(values)")
     server = scripted_server(
         [Reply(text=f"FILE: stats.py\n```python\n{broken}```")]
-        + [Reply(text=f"FILE: stats.py\n```python\n{whole}```"), Reply(text="Done.")]
+        + [Reply(text=f"FILE: stats.py\n```python\n{whole}```")]
     )
-    await run_task(served_settings(server, workspace), "make mean() return 0 for an empty list")
+    task = "make mean() return 0 for an empty list"
+    await run_task(served_settings(server, workspace), task)
     assert (workspace / "stats.py").read_text() == whole
     assert "FILE: <path>" in server.requests[0].last_text("user")
-    assert not server.requests[0].tools and server.requests[1].tools
+    assert not server.requests[0].tools and not server.requests[1].tools
+    assert "SyntaxError" in server.requests[1].last_text("user")
+
+    other = git_repo(tmp_path / "other", {"stats.py": STATS})
+    nudged = scripted_server(
+        [Reply(text="mean() needs a guard."), call("write_file", path="stats.py", content=whole)]
+        + [Reply(text="Done.")]
+    )
+    await run_task(served_settings(nudged, other), task)
+    assert (other / "stats.py").read_text() == whole
+    assert not nudged.requests[0].tools and nudged.requests[1].tools
 
 
 async def test_a_small_model_sending_the_file_unchanged_again_ends_instead_of_looping(

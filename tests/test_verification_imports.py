@@ -76,3 +76,32 @@ async def test_a_rename_left_half_done_goes_back_to_the_model(
     (feedback,) = keel_messages(events, "verification")
     assert "report.py:1 imports area_of_rect from geometry" in feedback
     assert "Verified by keel" in events[-1].final_message
+
+
+async def test_a_small_models_files_that_fail_the_checks_come_back_whole_with_the_failures(
+    scripted_server, tmp_path, monkeypatch
+):
+    """The 0.5B answered the project's files with geometry.py renamed and report.py unchanged; told to mend the
+    import with a tool call, it pasted the error into edit_file's old_string. Its answer's files failing keel's
+    checks come back whole with the failures, and the next call, offering no tools, asks for files again."""
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    root = git_repo(tmp_path / "repo", PROJECT)
+    report = PROJECT["report.py"].replace("area_of_rect", "rect_area")
+    server = scripted_server(
+        [
+            Reply(text=f"FILE: geometry.py\n```python\n{RENAMED['content']}```"),
+            Reply(text=f"FILE: report.py\n```python\n{report}```"),
+        ]
+    )
+    events, _ = await run_task(served_settings(server, root), "rename area_of_rect to rect_area")
+    given = server.requests[1].last_text("user")
+    assert "report.py:1 imports area_of_rect from geometry" in given
+    assert f"FILE: report.py\n```python\n{PROJECT['report.py']}```" in given
+    assert f"FILE: geometry.py\n```python\n{RENAMED['content']}```" in given
+    assert (
+        not server.requests[1].tool_names
+        and "careful programmer" in server.requests[1].messages[0]["content"]
+    )
+    assert (root / "report.py").read_text() == report
+    assert events[-1].status == "completed" and len(server.requests) == 2
+    assert "Verified by keel" in events[-1].final_message

@@ -12,13 +12,13 @@ from typing import Any, ClassVar
 from keel.agent.core.config import LoopSettings
 from keel.agent.core.model.reply import ModelReply
 from keel.agent.core.profile import ModelProfile
-from keel.agent.core.protocol import AnyEvent, ToolFinished, UserMessage
+from keel.agent.core.protocol import AnyEvent, ToolFinished, UserMessage, VerificationCheck
 from keel.agent.core.reply_reading import EMPTY_REPLY, ReadReply, call_example, read_reply
 from keel.agent.core.state import SessionState
 from keel.agent.core.strategies.ending import Ending
 from keel.agent.core.strategies.heuristics import asks_for_change
 from keel.agent.core.system_prompt import PromptStyle
-from keel.agent.core.verification.gate import verified_ending
+from keel.agent.core.verification.gate import verification_feedback, verified_ending
 from keel.prompts import render
 from keel.tools.base import Tool, ToolContext, ToolKind, ToolResult
 from keel.tools.registry import ToolRegistry
@@ -132,7 +132,15 @@ class Strategy(ABC):
             ctx=at.tool_context,
             test_command=at.test_command,
             may_run=at.commands_allowed,
+            feedback=lambda failed, left: self.verification_feedback(failed, left, at),
         )
+
+    def verification_feedback(
+        self, failed: list[VerificationCheck], left: int, at: Workspace
+    ) -> UserMessage:
+        """What the model is told when keel's checks of its changes failed (`left`: rounds before the task
+        ends anyway): the failures, to mend with its tools."""
+        return verification_feedback(failed, left)
 
     def verifies(self) -> bool:
         """Whether this session's changes are checked before a task ends (LoopSettings.verify)."""

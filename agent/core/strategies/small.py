@@ -7,12 +7,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shlex
 from collections.abc import Callable
 from typing import Any
 
-from keel.agent.core.context.files_that_matter import files_that_matter, share_of_window
+from keel.agent.core.context.files_that_matter import (
+    files_that_matter,
+    read_up_to,
+    share_of_window,
+)
 from keel.agent.core.context.small_project import ProjectFile, small_project
+from keel.agent.core.files_seen import seen_since, snapshot
 from keel.agent.core.generic_failures import echo_of_keel
 from keel.agent.core.model.reply import ModelReply
 from keel.agent.core.protocol import (
@@ -39,7 +45,7 @@ from keel.agent.core.verification.checks import PYTEST, check_tests
 from keel.agent.core.verification.related_tests import is_test_file
 from keel.prompts import render
 from keel.tools import small_model_tools
-from keel.tools.base import Tool, ToolKind, ToolResult
+from keel.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
 
 # a change task's reply of given files, unchanged, before anything changed: a copy, not an answer, whatever
 # words come with it (the nudged 1.5B sent slug.py back with a sentence restating the task)
@@ -51,6 +57,7 @@ UNCHANGED_COPY = (
 # the third identical read in a row (the second, for a question): its answer is asked for
 ASK_ANSWER_AT = 3
 TESTS_UP_FRONT_TIMEOUT = 60  # seconds: the tests of a project small enough to paste
+_PATH = re.compile(r"[\w./-]+\.\w+")  # a file a check's output names ("report.py:3 imports …")
 
 
 class SmallModel(Strategy):
@@ -152,6 +159,37 @@ class SmallModel(Strategy):
         answer = render("edit_first_answer", prose=prose_of(reply.text), files=written)
         return await self.before_end(answer, at)
 
+    def verification_feedback(
+        self, failed: list[VerificationCheck], left: int, at: Workspace
+    ) -> UserMessage:
+        """Edit first, again, when its answer to the project's files failed keel's checks: the files it changed
+        and those the failures name come back as they are now, with the failures, and the next call (offering
+        no tools) asks for the files it changes, as one call given the errors would. Told to mend report.py's
+        import with a tool call, the 0.5B pasted the error into edit_file's old_string (bench/small_model:
+        rename_across_files)."""
+        state = at.state
+        if not state.strategy.answered_files:
+            return super().verification_feedback(failed, left, at)
+        ctx = at.tool_context
+        paths = [*sorted(state.strategy.task_changed), *files_named(failed, ctx)]
+        files = read_up_to(ctx.root, paths, share_of_window(at.window))
+        if not files:
+            return super().verification_feedback(failed, left, at)
+        before = snapshot(ctx)
+        for file in files:
+            ctx.note_read(ctx.root / file.path)
+        text = render(
+            "project_files",
+            files=files,
+            task=state.task_prompt,
+            partial=False,
+            failing=None,
+            failed=failed,
+            left=left,
+        )
+        seen = seen_since(ctx, before)
+        return UserMessage(text=text, origin="keel", purpose="context", seen=seen)
+
     def project_file_size(self, at: Workspace) -> Callable[[str], int | None] | None:
         """A listed project file's length now (None for any other path): a fenced block about as long that
         names it is the whole file, written."""
@@ -189,3 +227,17 @@ def unchanged_copy(calls: list[ToolCall]) -> str:
     """The problem with a reply that gave the files of these writes back exactly as they are."""
     paths = dict.fromkeys(str(json.loads(call.arguments).get("path")) for call in calls)
     return UNCHANGED_COPY.format(files=", ".join(paths))
+
+
+def files_named(checks: list[VerificationCheck], ctx: ToolContext) -> list[str]:
+    """The workspace's files the checks' outputs name, each once, in order (none outside the workspace)."""
+    found: dict[str, None] = {}
+    for check in checks:
+        for name in _PATH.findall(check.output):
+            try:
+                path = ctx.resolve(name)
+            except ToolError:
+                continue
+            if path.is_file():
+                found[path.relative_to(ctx.root).as_posix()] = None
+    return list(found)

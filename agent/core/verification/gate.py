@@ -3,6 +3,8 @@ bounded number of rounds; the final answer says what was verified (LoopSettings.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from keel.agent.core.config import LoopSettings
 from keel.agent.core.protocol import UserMessage, VerificationCheck, VerificationFinished
 from keel.agent.core.state import SessionState
@@ -26,10 +28,12 @@ async def verified_ending(
     ctx: ToolContext,
     test_command: str | None,
     may_run: bool,
+    feedback: Callable[[list[VerificationCheck], int], UserMessage] | None = None,
 ) -> Ending:
     """The task's final answer once the files it changed were checked, or the failures for the model instead
     (the task goes on, for at most `verify_retries` rounds). Every check run is a `verification.finished`
-    event; `may_run`: the approval policy lets the test command run without asking."""
+    event; `may_run`: the approval policy lets the test command run without asking; `feedback`, what the
+    model is told of the failed checks with how many rounds are left (`verification_feedback` by default)."""
     changed = sorted(state.strategy.task_changed)
     if not changed:
         return Ending(answer)
@@ -42,8 +46,11 @@ async def verified_ending(
     )
     if final:
         return Ending(answer_with(answer, checks, rounds), (finished,))
-    left = policy.verify_retries - rounds + 1
-    feedback = render("verification", failed=failed, left=left)
-    return Ending(
-        None, (finished, UserMessage(text=feedback, origin="keel", purpose="verification"))
-    )
+    told = (feedback or verification_feedback)(failed, policy.verify_retries - rounds + 1)
+    return Ending(None, (finished, told))
+
+
+def verification_feedback(failed: list[VerificationCheck], left: int) -> UserMessage:
+    """The failed checks, for the model to mend with its tools before it answers again."""
+    text = render("verification", failed=failed, left=left)
+    return UserMessage(text=text, origin="keel", purpose="verification")
