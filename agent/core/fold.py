@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import fields
-from typing import Any
 
+from keel.agent.core.frozen import replaced
 from keel.agent.core.images.folding import with_image
 from keel.agent.core.masked_outputs import mask_history
 from keel.agent.core.messages import Message, tool_result, user
@@ -43,26 +42,13 @@ INTERRUPTED_NOTE = render("interrupted_note")
 UNFINISHED_RESULT = render("unfinished_result")
 
 
-_FIELDS = frozenset(f.name for f in fields(SessionState))
-
-
-def _replace(state: SessionState, **changes: Any) -> SessionState:
-    """`dataclasses.replace` without re-running the frozen class's __init__ over every field: a copy of
-    the instance dict with the changes (an apply per event, a step emits several)."""
-    if not changes.keys() <= _FIELDS:
-        raise TypeError(f"SessionState has no field {sorted(changes.keys() - _FIELDS)}")
-    new = object.__new__(SessionState)
-    new.__dict__.update(state.__dict__, **changes)
-    return new
-
-
 def apply(state: SessionState, event: AnyEvent) -> SessionState:
     """The state after `event`; depends on nothing else, changes nothing (events that report only, such as
     deltas, retries or budget.updated, leave the state as it is, and so does a result for no known call)."""
     after = _apply_session(state, event)
     same_call = isinstance(event, ToolStarted) and state.repeated_call == after.repeated_call
     part = apply_to_strategy(state.strategy, event, same_call)
-    return after if part is state.strategy else _replace(after, strategy=part)
+    return after if part is state.strategy else replaced(after, strategy=part)
 
 
 def _apply_session(state: SessionState, event: AnyEvent) -> SessionState:
@@ -71,11 +57,11 @@ def _apply_session(state: SessionState, event: AnyEvent) -> SessionState:
         case SessionStarted():
             return _started(state, event)
         case TurnStarted():
-            return _replace(state, turn_id=event.turn_id, task_open=event.kind == "task")
+            return replaced(state, turn_id=event.turn_id, task_open=event.kind == "task")
         case UserMessage(origin="user"):
             return _new_task(state, event.text)
         case UserMessage():  # keel's correction or nudge: a step of its own
-            return _replace(
+            return replaced(
                 _saw(state, event.seen),
                 history=(*state.history, user(event.text)),
                 steps=state.steps + (event.purpose not in ("context", "status")),
@@ -86,42 +72,42 @@ def _apply_session(state: SessionState, event: AnyEvent) -> SessionState:
             return _assistant(state, event)
         case ToolStarted():
             signature = call_signature(event.name, event.arguments)
-            return _replace(state, repeated_call=signature, repeats=state.repeats_of(signature))
+            return replaced(state, repeated_call=signature, repeats=state.repeats_of(signature))
         case ToolFinished():
             return _tool_finished(_saw(state, event.seen), event)
         case ApprovalDecided(decision="allow_session"):
-            return _replace(state, allowed_for_session=state.allowed_for_session | {event.name})
+            return replaced(state, allowed_for_session=state.allowed_for_session | {event.name})
         case ContextMasked():
             return after_masking(state, event.masked_upto)
         case ContextSummarized():
             after = after_summary(state, event.summary, event.kept_messages)
             return _spend(after, event.usage, event.cost)
         case ToolProtocolChanged():
-            return _replace(state, tool_protocol=event.tool_protocol)
+            return replaced(state, tool_protocol=event.tool_protocol)
         case ProfileChanged():
-            return _replace(state, small_profile=True)
+            return replaced(state, small_profile=True)
         case BudgetSet():
-            return _replace(state, budget=event.budget, default_budget=event.default_budget)
+            return replaced(state, budget=event.budget, default_budget=event.default_budget)
         case TurnAborted():
             return _aborted(state, event)
         case TaskFinished():
-            return _replace(state, task_open=False)
+            return replaced(state, task_open=False)
         case SubagentFinished():  # a child's tokens count against the task's budget
             return _spend(state, event.usage, event.cost)
         case ImageAttached():
-            return _replace(state, history=with_image(state.history, event))
+            return replaced(state, history=with_image(state.history, event))
         case UndoApplied(files=[_, *_]):  # the model's next turn learns what keel's undo put back
             note = render(
                 "undo_restored", files=event.files, restored=event.restored, named=event.named
             )
-            return _replace(_saw(state, event.seen), history=(*state.history, user(note)))
+            return replaced(_saw(state, event.seen), history=(*state.history, user(note)))
         case UndoApplied():
             return _saw(state, event.seen)
         case TodoUpdated():
-            return _replace(state, todo=tuple(event.items))
+            return replaced(state, todo=tuple(event.items))
         case PlanModeChanged() if event.active != state.plan_mode:  # the model's next turn is told
             note = render("plan_mode", active=event.active)
-            return _replace(state, plan_mode=event.active, history=(*state.history, user(note)))
+            return replaced(state, plan_mode=event.active, history=(*state.history, user(note)))
     return state
 
 
@@ -155,15 +141,15 @@ def unanswered_calls(history: Sequence[Message]) -> list[ToolCall]:
 
 def _started(state: SessionState, event: SessionStarted) -> SessionState:
     """A fresh session takes its budget from the start; a resumed one keeps the one its log built."""
-    state = _replace(state, session_id=event.session_id, tool_protocol=event.tool_protocol)
+    state = replaced(state, session_id=event.session_id, tool_protocol=event.tool_protocol)
     if event.resumed:
         return state
-    return _replace(state, budget=event.budget, default_budget=event.budget)
+    return replaced(state, budget=event.budget, default_budget=event.budget)
 
 
 def _new_task(state: SessionState, text: str) -> SessionState:
     """A new prompt: steps, the budget and the loop guard count from zero (a file re-read is no loop)."""
-    return _replace(
+    return replaced(
         state,
         history=(*state.history, user(text)),
         task_prompt=text,
@@ -179,7 +165,7 @@ def _new_task(state: SessionState, text: str) -> SessionState:
 
 def _spend(state: SessionState, usage: TokenUsage, cost: float | None) -> SessionState:
     """Count a model call's tokens: the session's totals and the task's."""
-    return _replace(
+    return replaced(
         state,
         usage=state.usage + usage,
         task_usage=state.task_usage + usage,
@@ -196,7 +182,7 @@ def _assistant(state: SessionState, event: AssistantMessage) -> SessionState:
         for call in event.tool_calls
         if call.id.startswith(prefix) and call.id[len(prefix) :].isdigit()
     ]
-    state = _replace(
+    state = replaced(
         state,
         history=(*state.history, message),
         steps=state.steps + 1 if event.tool_calls else state.steps,
@@ -213,13 +199,13 @@ def _tool_finished(state: SessionState, event: ToolFinished) -> SessionState:
     )
     if call is None:
         return state
-    return _replace(state, history=(*state.history, tool_result(call, event.output)))
+    return replaced(state, history=(*state.history, tool_result(call, event.output)))
 
 
 def after_masking(state: SessionState, upto: int) -> SessionState:
     """The history with tool outputs before `upto` masked (context.masked; the manager measures it first)."""
     history, _ = mask_history(state.history, state.masked_upto, upto)
-    return _replace(
+    return replaced(
         state, history=history, masked_upto=max(state.masked_upto, upto), epoch=state.epoch + 1
     )
 
@@ -227,7 +213,7 @@ def after_masking(state: SessionState, upto: int) -> SessionState:
 def after_summary(state: SessionState, summary: str, kept: int) -> SessionState:
     """All but the last `kept` messages replaced by the summary (context.summarized, before its call is
     spent; the manager measures it first)."""
-    return _replace(
+    return replaced(
         state,
         history=state.history[len(state.history) - kept :] if kept else (),
         summaries=(*state.summaries, summary),
@@ -248,7 +234,7 @@ def _saw(state: SessionState, seen: Sequence[FileSeen]) -> SessionState:
             stamps[file.path] = (file.mtime_ns, file.size)
         if file.changed:
             changed.add(file.path)
-    return _replace(state, read_stamps=stamps, changed_files=frozenset(changed))
+    return replaced(state, read_stamps=stamps, changed_files=frozenset(changed))
 
 
 def _aborted(state: SessionState, event: TurnAborted) -> SessionState:
@@ -258,7 +244,7 @@ def _aborted(state: SessionState, event: TurnAborted) -> SessionState:
         tool_result(call, UNFINISHED_RESULT) for call in unanswered_calls(state.history)
     )
     note = (user(INTERRUPTED_NOTE),) if state.task_open and event.reason == "interrupted" else ()
-    return _replace(
+    return replaced(
         state,
         history=(*state.history, *repaired, *note),
         task_open=False,

@@ -23,6 +23,8 @@ from keel.agent.core.model.redact import Redactor
 from keel.agent.core.protocol import (
     AnyEvent,
     AssistantDelta,
+    AssistantMessage,
+    ContextSummarized,
     ModelProgress,
     SessionStarted,
     parse_event,
@@ -112,7 +114,8 @@ class SessionLog:
             return event
         if self._closed:
             raise ValueError(f"the session log {self.path} is closed")
-        tokens = getattr(event, "tokens", None)  # token ids hold no text: only the rest is scanned
+        # token ids hold no text: only the rest is scanned (no getattr: a pydantic miss costs an exception)
+        tokens = event.tokens if isinstance(event, AssistantMessage | ContextSummarized) else None
         line = event.model_dump_json(exclude={"tokens"} if tokens is not None else None)
         redacted = self.redactor.redact(line)
         changed = redacted != line

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
+from keel.agent.core.frozen import replaced
 from keel.agent.core.protocol import (
     AnyEvent,
     AssistantMessage,
@@ -41,7 +42,7 @@ def apply_to_strategy(part: StrategyState, event: AnyEvent, same_call: bool) -> 
     """The strategy's part after `event`; `same_call`: a tool.started repeats the session's last call."""
     match event:
         case UserMessage(origin="user"):  # a new task
-            return replace(
+            return replaced(
                 part,
                 nudged=False,
                 task_tools_ok=frozenset(),
@@ -53,7 +54,7 @@ def apply_to_strategy(part: StrategyState, event: AnyEvent, same_call: bool) -> 
         case UserMessage(purpose="status"):  # a status line kept in the history: nothing asked
             return part
         case UserMessage():  # keel's correction, nudge, context or request for the answer
-            return replace(
+            return replaced(
                 part,
                 nudged=part.nudged or event.purpose == "nudge",
                 answer_requested=event.purpose == "answer",
@@ -61,7 +62,7 @@ def apply_to_strategy(part: StrategyState, event: AnyEvent, same_call: bool) -> 
             )
         case AssistantMessage():
             if part.answer_requested or part.files_just_given or part.answered_files:
-                return replace(
+                return replaced(
                     part,
                     answer_requested=False,
                     files_just_given=False,
@@ -69,10 +70,10 @@ def apply_to_strategy(part: StrategyState, event: AnyEvent, same_call: bool) -> 
                 )
             return part
         case ToolStarted():
-            return replace(part, last_ran_ok=part.last_ran_ok and same_call)
+            return replaced(part, last_ran_ok=part.last_ran_ok and same_call)
         case ToolFinished():
             ok = event.ok
-            return replace(
+            return replaced(
                 part,
                 last_ran_ok=ok,
                 task_tools_ok=part.task_tools_ok | {event.name} if ok else part.task_tools_ok,
@@ -82,5 +83,5 @@ def apply_to_strategy(part: StrategyState, event: AnyEvent, same_call: bool) -> 
                 else part.task_changed,
             )
         case VerificationFinished():
-            return replace(part, verifications=part.verifications + 1)
+            return replaced(part, verifications=part.verifications + 1)
     return part
