@@ -12,11 +12,11 @@ State = TypeVar("State")
 
 def replaced(instance: State, **changes: Any) -> State:
     """A copy of a frozen dataclass instance with `changes`; TypeError for a name that is not a field."""
-    cls = type(instance)
+    cls: type = type(instance)
     unknown = changes.keys() - _field_names(cls)
     if unknown:
         raise TypeError(f"{cls.__name__} has no field {sorted(unknown)}")
-    new = object.__new__(cls)
+    new: State = object.__new__(cls)
     new.__dict__.update(instance.__dict__, **changes)
     return new
 
