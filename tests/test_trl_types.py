@@ -1,0 +1,94 @@
+"""keel's TRL rollout_func in a real GRPOTrainer step: trl==1.16.0 with torch's CPU build (the wheel on this
+machine's disk, never a CUDA download) in a venv of its own, .venv-trl/ (gitignored, kept while its stamp
+matches), a tiny model made in memory, keel rollouts against the vLLM-shaped scripted server here. The trainer
+takes the batch as it is, its reward is keel's, the step moves the weights, and every sampled id and logprob
+is what the server sent. A cold venv takes a few minutes (torch is ~700 MB unpacked)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from keel_cli import git_repo
+from test_harbor_agent import stamp
+from training_support import CALC, FIX, GrowingContext
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / ".venv-trl"
+TORCH, TRL = "torch==2.13.0", "trl==1.16.0"
+PROBE = Path(__file__).with_name("trl_probe.py")
+VOCAB = 150_000  # the scripted model's ids are below this
+
+
+@pytest.fixture(scope="module")
+def trl_venv() -> Path:
+    """.venv-trl's python, made (or reused) with torch's CPU build from pip's find-links, trl and keel."""
+    python = sys._base_executable
+    wanted = {**stamp(python), "trl": TRL, "torch": TORCH}
+    stamp_file = VENV / "keel-stamp.json"
+    if stamp_file.is_file() and json.loads(stamp_file.read_text()) == wanted:
+        return VENV / "bin" / "python"
+    if VENV.exists() and not stamp_file.is_file():
+        pytest.skip(f"{VENV} was not made by this test (it has no stamp): remove it to let the test make it")  # fmt: skip
+    shutil.rmtree(VENV, ignore_errors=True)
+    pip = [str(VENV / "bin" / "python"), "-m", "pip", "install", "-q"]
+    steps = [
+        ([python, "-m", "venv", str(VENV)], "make a venv"),
+        # --no-index: only a wheel on this machine's disk (find-links); PyPI's is a CUDA build of several GB
+        ([*pip, "--no-index", "--no-deps", TORCH], f"find {TORCH}'s CPU build in pip's find-links"),
+        ([*pip, TORCH, TRL], f"install {TRL} and torch's dependencies"),
+        ([*pip, "-e", str(ROOT)], "install keel"),
+    ]
+    for step, doing in steps:
+        done = subprocess.run(step, capture_output=True, text=True, check=False, timeout=1500)
+        if done.returncode != 0:
+            shutil.rmtree(VENV, ignore_errors=True)
+            pytest.skip(f"could not {doing} with {python}: {done.stderr[-800:]}")
+    stamp_file.write_text(json.dumps(wanted))
+    return VENV / "bin" / "python"
+
+
+def test_a_grpo_step_trains_on_keel_rollouts_with_the_servers_tokens(
+    trl_venv, scripted_server, tmp_path
+):
+    model = GrowingContext(reads=1)
+    server = scripted_server(model)
+    asked = {
+        "url": server.url, "repo": str(git_repo(tmp_path / "repo", CALC)), "test": FIX,
+        "out": str(tmp_path / "out"), "vocab": VOCAB,
+    }  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KEEL_", "OPENAI_"))}
+    done = subprocess.run(
+        [str(trl_venv), str(PROBE), json.dumps(asked)],
+        capture_output=True, text=True, check=False, timeout=900,
+        env={**env, "KEEL_HOME": str(tmp_path / "home"), "TRL_EXPERIMENTAL_SILENCE": "1"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    (batch,) = out["returned"]  # one step: 2 prompts, as the trainer's sampler repeats them
+    assert batch["prompts"] == ["fix", "fix"] and len(model.sent) == 6  # edit, read, answer twice
+    for number in range(2):
+        calls = model.sent[3 * number : 3 * number + 3]
+        completion, mask = batch["completion_ids"][number], batch["env_mask"][number]
+        assert batch["prompt_ids"][number] == calls[0].prompt_token_ids
+        sampled = [n for n, bit in enumerate(mask) if bit]
+        assert [completion[n] for n in sampled] == [
+            t for c in calls for t in c.completion_token_ids
+        ]
+        assert [batch["logprobs"][number][n] for n in sampled] == [
+            p for c in calls for p in c.logprobs
+        ]
+    (step, _) = out["log"]
+    totals = batch["keel_total"]
+    assert step["rewards/keel_reward/mean"] == pytest.approx(sum(totals) / 2, abs=1e-5)
+    assert (
+        totals[0] != totals[1] and step["loss"] == step["loss"]
+    )  # a reward gap to learn from; no NaN
+    assert out["moved"]  # one GRPO update changed the weights
