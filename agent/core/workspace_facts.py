@@ -8,6 +8,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from keel.agent.core.repo_files import read_inside
+
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
 MAX_INSTRUCTIONS_CHARS = 20_000
 MAX_LISTED_FILES = 40
@@ -104,9 +106,9 @@ def all_files(root: Path, limit: int = MAX_LISTED_FILES) -> list[str]:
 def load_instructions(root: Path) -> Instructions | None:
     """The repo's AGENTS.md, or CLAUDE.md when there is no AGENTS.md."""
     for name in INSTRUCTION_FILES:
-        path = root / name
-        if path.is_file():
-            text = path.read_text(encoding="utf-8", errors="replace")
+        data = read_inside(root, name) if (root / name).is_file() else None
+        if data is not None:
+            text = data.decode("utf-8", errors="replace")
             if len(text) > MAX_INSTRUCTIONS_CHARS:
                 text = (
                     text[:MAX_INSTRUCTIONS_CHARS]

@@ -92,6 +92,7 @@ def discover(directory: Path, root: Path) -> list[SourceFile]:
     if listing is None:
         listing = _walk_listing(directory)
     base = directory.relative_to(root).as_posix() if directory != root else ""
+    real_root = os.path.realpath(root)
     found: list[SourceFile] = []
     for name in listing:
         language = _language_of_suffix(os.path.splitext(name)[1].lower())
@@ -104,7 +105,14 @@ def discover(directory: Path, root: Path) -> list[SourceFile]:
             continue
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
             continue
+        if os.path.islink(path) and not _links_inside(path, real_root):
+            continue  # a repository's link to a file of the machine's: its definitions are not the project's
         rel = f"{base}/{name}" if base else name
         found.append(SourceFile(path, rel, language or "", info.st_mtime_ns, info.st_size))
     found.sort(key=lambda source: source.rel)
     return found
+
+
+def _links_inside(path: str, real_root: str) -> bool:
+    """Whether a link, followed, stays inside the repository (the tools refuse any path that does not)."""
+    return os.path.commonpath([real_root, os.path.realpath(path)]) == real_root

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 
 from keel.agent.core.context.small_project import ProjectFile
+from keel.agent.core.repo_files import read_inside
 from keel.tools.codeintel.ranking import RankedDefinition, rank_definitions
 from keel.tools.codeintel.reference_index import ReferenceIndex
 from keel.tools.codeintel.repo_map import CHARS_PER_TOKEN
@@ -72,11 +73,8 @@ def read_up_to(root: Path, ordered: Iterable[str], limit: int) -> list[ProjectFi
     chosen: list[ProjectFile] = []
     total = 0
     for rel in dict.fromkeys(ordered):
-        try:
-            data = (root / rel).read_bytes()
-        except OSError:
-            continue
-        if b"\x00" in data or total + len(data) > limit:
+        data = read_inside(root, rel)
+        if data is None or b"\x00" in data or total + len(data) > limit:
             continue
         try:
             chosen.append(ProjectFile(path=rel, text=data.decode("utf-8")))

@@ -9,6 +9,7 @@ from pathlib import Path, PurePosixPath
 from pydantic import BaseModel
 
 from keel.agent.core.context.edit_format import edit_format
+from keel.agent.core.repo_files import read_inside
 
 MAX_PROJECT_CHARS = 12_000  # about 3,000 tokens: a fifth of a small model's 16k window
 # a fence's language, as one call's prompt labels its files (bench/small_model: "```python")
@@ -43,14 +44,14 @@ class ProjectFile(BaseModel):
 def small_project(
     root: Path, files: list[str], limit: int = MAX_PROJECT_CHARS
 ) -> list[ProjectFile]:
-    """Every listed file's text, or [] when they are more than `limit` characters or one is not text."""
+    """Every listed file's text, or [] when they are more than `limit` characters or one is not text (a file that
+    cannot be read, or links out of the repository, is left out)."""
     found: list[ProjectFile] = []
     total = 0
     for name in files:
-        try:
-            data = (root / name).read_bytes()
-        except OSError:
-            return []
+        data = read_inside(root, name)
+        if data is None:  # unreadable, or a link out of the repository: not given
+            continue
         total += len(data)
         if total > limit or b"\x00" in data:
             return []
