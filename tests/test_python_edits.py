@@ -201,7 +201,7 @@ async def test_a_small_model_sending_the_file_unchanged_again_ends_instead_of_lo
         "return sum(values) / len(values)", "return sum(values) / max(len(values), 1)"
     )
     again = Reply(text=f"FILE: stats.py\n```python\n{whole}```")
-    # its answer to the files announces a step: asked for the files again, it sends the file (the answer)
+    # its answer to the files changes nothing; after the nudge it sends the file, then sends it again
     script = [
         Reply(text="I will fix mean."),
         again,
@@ -216,4 +216,4 @@ async def test_a_small_model_sending_the_file_unchanged_again_ends_instead_of_lo
         served_settings(server, workspace, loop={"verify": "never"}), "make mean() return 0 for []"
     )
     assert (workspace / "stats.py").read_text() == whole
-    assert events[-1].status == "completed" and len(server.requests) == 2
+    assert events[-1].status == "completed" and len(server.requests) == 3

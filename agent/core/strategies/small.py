@@ -145,14 +145,6 @@ class SmallModel(Strategy):
         meant = [fragment_merged(widened_edit(call, at), at) for call in read.calls]
         return read.model_copy(update={"calls": meant})
 
-    def correction(self, problem: str, tool: str | None, at: Workspace) -> str:
-        """A reply answering the project's files that could not be taken is asked for the files again, as that
-        call asked, and the next call offers no tools either (strategies/state.py): told how to call a tool
-        there, the 0.5B sent the example call's placeholders, then empty code blocks (none_input)."""
-        if at.state.strategy.answered_files:
-            return render("edit_first_correction", problem=problem)
-        return super().correction(problem, tool, at)
-
     async def after_calls(
         self, reply: ModelReply, results: list[ToolFinished], at: Workspace
     ) -> Ending | None:

@@ -33,7 +33,7 @@ class StrategyState:
     )  # the files this task's diffs name (agent/core/verification)
     verifications: int = 0  # keel's checks of this task's changes so far
     files_just_given: bool = (
-        False  # keel gave the project's files (or corrected its answer to them), no reply yet
+        False  # keel gave the project's files and the model has not replied yet
     )
     answered_files: bool = False  # the model's last reply was its answer to the project's files
 
@@ -58,9 +58,7 @@ def apply_to_strategy(part: StrategyState, event: AnyEvent, same_call: bool) -> 
                 part,
                 nudged=part.nudged or event.purpose == "nudge",
                 answer_requested=event.purpose == "answer",
-                # a correction of its answer to the files asks for them again, as they were asked for
-                files_just_given=event.purpose == "context"
-                or (event.purpose == "correction" and part.answered_files),
+                files_just_given=event.purpose == "context",
             )
         case AssistantMessage():
             if part.answer_requested or part.files_just_given or part.answered_files:
