@@ -14,12 +14,12 @@ import json
 import os
 import shutil
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from keel_cli import git_repo, run_streamed
+from venv_support import stamped_venv
 
 from keel.agent.harness.testing.scripted_server import (
     Reply,
@@ -71,30 +71,8 @@ def harbor_venv() -> Path:
     python = python_312()
     if python is None:
         pytest.skip("Harbor needs Python >= 3.12 and none was found (set KEEL_HARBOR_PYTHON)")
-    wanted = stamp(python)
-    stamp_file = VENV / "keel-stamp.json"
-    if stamp_file.is_file() and json.loads(stamp_file.read_text()) == wanted:
-        return VENV / "bin" / "python"
-    if VENV.exists() and not stamp_file.is_file():
-        pytest.skip(
-            f"{VENV} was not made by this test (it has no stamp): remove it to let the test make it"
-        )
-    shutil.rmtree(VENV, ignore_errors=True)
-    started = time.monotonic()
-    steps = [
-        [python, "-m", "venv", str(VENV)],
-        [str(VENV / "bin" / "python"), "-m", "pip", "install", "-q", HARBOR, "setuptools"],
-        [str(VENV / "bin" / "python"), "-m", "pip", "install", "-q", "-e", str(ROOT)],
-    ]
-    for step in steps:
-        done = subprocess.run(step, capture_output=True, text=True, check=False, timeout=1500)
-        if done.returncode != 0:
-            shutil.rmtree(VENV, ignore_errors=True)
-            errors = [line for line in done.stderr.splitlines() if not line.startswith("WARNING")]
-            pytest.skip(f"could not install {HARBOR} with {python}: {' '.join(errors)[-800:]}")
-    stamp_file.write_text(json.dumps(wanted))
-    print(f"made {VENV} in {time.monotonic() - started:.0f} s")
-    return VENV / "bin" / "python"
+    installs = [[HARBOR, "setuptools"], ["-e", str(ROOT)]]
+    return stamped_venv(VENV, python, stamp(python), installs, HARBOR)
 
 
 def write_task(folder: Path) -> Path:

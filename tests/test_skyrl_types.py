@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 from keel_cli import git_repo
 from test_harbor_agent import python_312, stamp
 from training_support import CALC, FIX, GrowingContext, assert_samples_sent
+from venv_support import stamped_venv
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
@@ -31,20 +31,7 @@ def skyrl_venv() -> Path:
     if python is None:
         pytest.skip("skyrl-train needs Python 3.12 and none was found (set KEEL_HARBOR_PYTHON)")
     wanted = {**stamp(python), "skyrl": SKYRL}
-    stamp_file = VENV / "keel-stamp.json"
-    if stamp_file.is_file() and json.loads(stamp_file.read_text()) == wanted:
-        return VENV / "bin" / "python"
-    if VENV.exists() and not stamp_file.is_file():
-        pytest.skip(f"{VENV} was not made by this test (it has no stamp): remove it to let the test make it")  # fmt: skip
-    shutil.rmtree(VENV, ignore_errors=True)
-    pip = [str(VENV / "bin" / "python"), "-m", "pip", "install", "-q"]
-    for step in ([python, "-m", "venv", str(VENV)], [*pip, "--no-deps", SKYRL], [*pip, "-e", str(ROOT)]):  # fmt: skip
-        done = subprocess.run(step, capture_output=True, text=True, check=False, timeout=1500)
-        if done.returncode != 0:
-            shutil.rmtree(VENV, ignore_errors=True)
-            pytest.skip(f"could not install {SKYRL} with {python}: {done.stderr[-800:]}")
-    stamp_file.write_text(json.dumps(wanted))
-    return VENV / "bin" / "python"
+    return stamped_venv(VENV, python, wanted, [["--no-deps", SKYRL], ["-e", str(ROOT)]], SKYRL)
 
 
 def test_a_step_wise_batch_is_skyrls_generator_output_with_the_servers_tokens(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ import pytest
 from keel_cli import git_repo
 from test_harbor_agent import stamp
 from training_support import CALC, FIX, GrowingContext
+from venv_support import stamped_venv
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
@@ -32,27 +32,14 @@ def trl_venv() -> Path:
     """.venv-trl's python, made (or reused) with torch's CPU build from pip's find-links, trl and keel."""
     python = sys._base_executable
     wanted = {**stamp(python), "trl": TRL, "torch": TORCH}
-    stamp_file = VENV / "keel-stamp.json"
-    if stamp_file.is_file() and json.loads(stamp_file.read_text()) == wanted:
-        return VENV / "bin" / "python"
-    if VENV.exists() and not stamp_file.is_file():
-        pytest.skip(f"{VENV} was not made by this test (it has no stamp): remove it to let the test make it")  # fmt: skip
-    shutil.rmtree(VENV, ignore_errors=True)
-    pip = [str(VENV / "bin" / "python"), "-m", "pip", "install", "-q"]
-    steps = [
-        ([python, "-m", "venv", str(VENV)], "make a venv"),
+    installs = [
         # --no-index: only a wheel on this machine's disk (find-links); PyPI's is a CUDA build of several GB
-        ([*pip, "--no-index", "--no-deps", TORCH], f"find {TORCH}'s CPU build in pip's find-links"),
-        ([*pip, TORCH, TRL], f"install {TRL} and torch's dependencies"),
-        ([*pip, "-e", str(ROOT)], "install keel"),
+        ["--no-index", "--no-deps", TORCH],
+        [TORCH, TRL],
+        ["-e", str(ROOT)],
     ]
-    for step, doing in steps:
-        done = subprocess.run(step, capture_output=True, text=True, check=False, timeout=1500)
-        if done.returncode != 0:
-            shutil.rmtree(VENV, ignore_errors=True)
-            pytest.skip(f"could not {doing} with {python}: {done.stderr[-800:]}")
-    stamp_file.write_text(json.dumps(wanted))
-    return VENV / "bin" / "python"
+    what = f"{TORCH} (the CPU build in pip's find-links) and {TRL}"
+    return stamped_venv(VENV, python, wanted, installs, what)
 
 
 def test_a_grpo_step_trains_on_keel_rollouts_with_the_servers_tokens(
