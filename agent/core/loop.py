@@ -4,10 +4,11 @@ tools it calls, the end. What differs by kind of model is the strategy's (agent/
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from keel.agent.core.errors import ContextWindowExceeded, ToolsUnsupported
-from keel.agent.core.files_seen import seen_since, snapshot
+from keel.agent.core.files_seen import Seen, seen_since, snapshot
 from keel.agent.core.images.attach import attached
 from keel.agent.core.loop_guard import (
     LOOP_STOP,
@@ -20,6 +21,7 @@ from keel.agent.core.model.client import ChatModel, ModelReply
 from keel.agent.core.planning.mode import plan_mode_refusal
 from keel.agent.core.planning.todo_events import todo_update
 from keel.agent.core.protocol import (
+    AnyEvent,
     AssistantDelta,
     AssistantMessage,
     Error,
@@ -101,12 +103,7 @@ class AgentLoop:
     async def run(self) -> None:
         before = snapshot(self.tool_context)
         prepared = await self.strategy().prepare_task(self.workspace())
-        # the files a strategy gives the model with the task, marked read, go on its message
-        seen = seen_since(self.tool_context, before)
-        for event in prepared:
-            if seen and isinstance(event, UserMessage):
-                event, seen = event.model_copy(update={"seen": seen}), []
-            self.emit(event)
+        self._emit_seen(prepared, before)
         while True:
             await self.step()
 
@@ -134,7 +131,8 @@ class AgentLoop:
             self.emit(UserMessage(text=correction, origin="keel", purpose="correction"))
             return
         if not read.calls:
-            await self._end(await strategy.before_end(reply.text, self.workspace()))
+            before = snapshot(self.tool_context)
+            await self._end(await strategy.before_end(reply.text, self.workspace()), before)
             return
         then: list[UserMessage] = []
         results: list[ToolFinished] = []
@@ -152,15 +150,24 @@ class AgentLoop:
         if then:
             self.emit(then[0])
             return
-        await self._end(await strategy.after_calls(reply, results, self.workspace()))
+        before = snapshot(self.tool_context)
+        await self._end(await strategy.after_calls(reply, results, self.workspace()), before)
 
-    async def _end(self, ending: Ending | None) -> None:
+    def _emit_seen(self, events: Sequence[AnyEvent], before: Seen) -> None:
+        """A strategy's events; the files it gave the model since `before`, marked read, go on its first
+        message (with the task, or again after failed checks), so a resume knows them too."""
+        seen = seen_since(self.tool_context, before)
+        for event in events:
+            if seen and isinstance(event, UserMessage):
+                event, seen = event.model_copy(update={"seen": seen}), []
+            self.emit(event)
+
+    async def _end(self, ending: Ending | None, before: Seen) -> None:
         """keel's events of a strategy's ending, then the task's end when it gives the final answer, unless a
         Stop hook blocks it (the model is told why and goes on)."""
         if ending is None:
             return
-        for event in ending.events:
-            self.emit(event)
+        self._emit_seen(ending.events, before)
         go_on = None if ending.answer is None else await self.hooks.stop(ending.answer)
         if go_on is not None:
             self.emit(UserMessage(text=go_on, origin="keel"))

@@ -18,7 +18,6 @@ from keel.agent.core.context.files_that_matter import (
     share_of_window,
 )
 from keel.agent.core.context.small_project import ProjectFile, small_project
-from keel.agent.core.files_seen import seen_since, snapshot
 from keel.agent.core.generic_failures import echo_of_keel
 from keel.agent.core.model.reply import ModelReply
 from keel.agent.core.protocol import (
@@ -175,8 +174,7 @@ class SmallModel(Strategy):
         files = read_up_to(ctx.root, paths, share_of_window(at.window))
         if not files:
             return super().verification_feedback(failed, left, at)
-        before = snapshot(ctx)
-        for file in files:
+        for file in files:  # the loop puts them on the message as seen
             ctx.note_read(ctx.root / file.path)
         text = render(
             "project_files",
@@ -187,8 +185,7 @@ class SmallModel(Strategy):
             failed=failed,
             left=left,
         )
-        seen = seen_since(ctx, before)
-        return UserMessage(text=text, origin="keel", purpose="context", seen=seen)
+        return UserMessage(text=text, origin="keel", purpose="context")
 
     def project_file_size(self, at: Workspace) -> Callable[[str], int | None] | None:
         """A listed project file's length now (None for any other path): a fenced block about as long that
