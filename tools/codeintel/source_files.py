@@ -100,13 +100,15 @@ def discover(directory: Path, root: Path) -> list[SourceFile]:
             continue
         path = os.path.join(directory, name)
         try:
-            info = os.stat(path)
+            info = os.lstat(path)
+            if stat.S_ISLNK(info.st_mode):
+                if not _links_inside(path, real_root):
+                    continue  # a link to a file of the machine's: its definitions are not the project's
+                info = os.stat(path)
         except OSError:  # listed by git but deleted, or a dangling link
             continue
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
             continue
-        if os.path.islink(path) and not _links_inside(path, real_root):
-            continue  # a repository's link to a file of the machine's: its definitions are not the project's
         rel = f"{base}/{name}" if base else name
         found.append(SourceFile(path, rel, language or "", info.st_mtime_ns, info.st_size))
     found.sort(key=lambda source: source.rel)
