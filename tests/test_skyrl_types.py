@@ -5,16 +5,13 @@ holds what the server sent. A cold venv (keel and its dependencies) takes 2-3 mi
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 from keel_cli import git_repo
 from test_harbor_agent import python_312, stamp
 from training_support import CALC, FIX, GrowingContext, assert_samples_sent
-from venv_support import stamped_venv
+from venv_support import run_probe, stamped_venv
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
@@ -43,14 +40,7 @@ def test_a_step_wise_batch_is_skyrls_generator_output_with_the_servers_tokens(
         "url": server.url, "repo": str(git_repo(tmp_path / "repo", CALC)), "test": FIX,
         "out": str(tmp_path / "out"),
     }  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("KEEL_", "OPENAI_"))}
-    done = subprocess.run(
-        [str(skyrl_venv), str(PROBE), json.dumps(asked)],
-        capture_output=True, text=True, check=False, timeout=600,
-        env={**env, "KEEL_HOME": str(tmp_path / "home")},
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    out = json.loads(done.stdout)
+    out = run_probe(skyrl_venv, PROBE, asked, tmp_path / "home")
     assert len(model.sent) == len(out["response_ids"]) == 6  # two rollouts: edit, read, answer
     assert_samples_sent(out, model)
     assert out["trajectory_ids"] == [[f"fix_{r}", s] for r in (0, 1) for s in (0, 1, 2)]

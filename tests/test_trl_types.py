@@ -6,9 +6,6 @@ is what the server sent. A cold venv takes a few minutes (torch is ~700 MB unpac
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -16,7 +13,7 @@ import pytest
 from keel_cli import git_repo
 from test_harbor_agent import stamp
 from training_support import CALC, FIX, GrowingContext
-from venv_support import stamped_venv
+from venv_support import run_probe, stamped_venv
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
@@ -51,14 +48,7 @@ def test_a_grpo_step_trains_on_keel_rollouts_with_the_servers_tokens(
         "url": server.url, "repo": str(git_repo(tmp_path / "repo", CALC)), "test": FIX,
         "out": str(tmp_path / "out"), "vocab": VOCAB,
     }  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("KEEL_", "OPENAI_"))}
-    done = subprocess.run(
-        [str(trl_venv), str(PROBE), json.dumps(asked)],
-        capture_output=True, text=True, check=False, timeout=900,
-        env={**env, "KEEL_HOME": str(tmp_path / "home"), "TRL_EXPERIMENTAL_SILENCE": "1"},
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    out = json.loads(done.stdout.strip().splitlines()[-1])
+    out = run_probe(trl_venv, PROBE, asked, tmp_path / "home", TRL_EXPERIMENTAL_SILENCE="1")
     (batch,) = out["returned"]  # one step: 2 prompts, as the trainer's sampler repeats them
     assert batch["prompts"] == ["fix", "fix"] and len(model.sent) == 6  # edit, read, answer twice
     for number in range(2):

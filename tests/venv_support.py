@@ -1,13 +1,16 @@
-"""Venvs of their own for the tests that check keel against another project's real code (Harbor, SkyRL, TRL):
-made once, kept while their stamp matches, the test skipped with what failed when one cannot be made."""
+"""Venvs of their own for the tests that check keel against another project's real code (Harbor, SkyRL, TRL),
+made once and kept while their stamp matches (the test skipped with what failed when one cannot be made), and
+the probes those tests run in them."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,3 +37,16 @@ def stamped_venv(
     stamp_file.write_text(json.dumps(wanted))
     print(f"made {venv} in {time.monotonic() - started:.0f} s")
     return venv / "bin" / "python"
+
+
+def run_probe(python: Path, probe: Path, asked: dict[str, object], home: Path, **env: str) -> Any:
+    """`probe` run by a venv's python with `asked` as JSON, in keel's home `home`, without the caller's keel or
+    OpenAI settings: the JSON of its last line of output (the test fails with its stderr when it fails)."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("KEEL_", "OPENAI_"))}
+    done = subprocess.run(
+        [str(python), str(probe), json.dumps(asked)],
+        capture_output=True, text=True, check=False, timeout=900,
+        env={**clean, "KEEL_HOME": str(home), **env},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
