@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pydantic import Field
 
-from keel.agent.core.skills.catalog import find_skills
+from keel.agent.core.repo_files import text_within
+from keel.agent.core.skills.catalog import Skill, find_skills
 from keel.prompts import render
 from keel.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 
@@ -41,16 +40,22 @@ class SkillTool(Tool[SkillArgs]):
         files = sorted(
             str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and p != skill.path
         )
-        if args.file is not None:
-            return ToolResult(output=_skill_file(folder, args.file, files), ok=True)
-        output = render("skill_loaded", skill=skill, body=skill.body(), folder=folder, files=files)
+        try:
+            if args.file is not None:
+                return ToolResult(output=_skill_file(skill, args.file, files), ok=True)
+            body = skill.body()
+        except OSError as exc:
+            raise ToolError(f"the skill {skill.name!r} cannot be read: {exc}") from exc
+        output = render("skill_loaded", skill=skill, body=body, folder=folder, files=files)
         return ToolResult(output=output, ok=True)
 
 
-def _skill_file(folder: Path, name: str, files: list[str]) -> str:
-    """One file of a skill's folder (a user's skill lies outside the workspace, where read_file does not go)."""
+def _skill_file(skill: Skill, name: str, files: list[str]) -> str:
+    """One file of a skill's folder (a user's skill lies outside the workspace, where read_file does not go;
+    a repository's stays inside the repository)."""
+    folder = skill.path.parent
     path = (folder / name).resolve()
     if not path.is_relative_to(folder.resolve()) or not path.is_file():
         listed = ", ".join(files) or "none"
         raise ToolError(f"the skill has no file {name!r}; its files are: {listed}")
-    return path.read_text(encoding="utf-8", errors="replace")
+    return text_within(skill.inside, path)

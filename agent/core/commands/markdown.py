@@ -10,6 +10,7 @@ from pathlib import Path
 
 from keel.agent.core.commands.front_matter import split_front_matter
 from keel.agent.core.config_files import user_config_path
+from keel.agent.core.repo_files import text_within
 
 _POSITIONAL = re.compile(r"\$(\d)")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
@@ -27,29 +28,34 @@ class MarkdownCommand:
     model: str = ""
 
 
-def command_folders(root: Path) -> list[Path]:
-    """Where commands come from, the first one winning a name: the repository's, Claude Code's, the user's."""
+def command_folders(root: Path) -> list[tuple[Path, Path | None]]:
+    """Where commands come from, the first one winning a name: the repository's, Claude Code's, the user's;
+    each with the root its files must stay in."""
     return [
-        root / ".keel" / "commands",
-        root / ".claude" / "commands",
-        user_config_path().parent / "commands",
+        (root / ".keel" / "commands", root),
+        (root / ".claude" / "commands", root),
+        (user_config_path().parent / "commands", None),
     ]
 
 
 def find_commands(root: Path) -> dict[str, MarkdownCommand]:
-    """Every command file under the folders (subfolders too, as Claude Code's), by name."""
+    """Every command file under the folders (subfolders too, as Claude Code's), by name; a repository's
+    file that links out of it is left out."""
     found: dict[str, MarkdownCommand] = {}
-    for folder in command_folders(root):
+    for folder, inside in command_folders(root):
         if not folder.is_dir():
             continue
         for path in sorted(folder.rglob("*.md")):
             if _NAME.match(path.stem) and path.stem not in found and path.is_file():
-                found[path.stem] = _read(path)
+                try:
+                    found[path.stem] = _read(path, text_within(inside, path))
+                except OSError:
+                    continue
     return found
 
 
-def _read(path: Path) -> MarkdownCommand:
-    keys, body = split_front_matter(path.read_text(encoding="utf-8", errors="replace"))
+def _read(path: Path, text: str) -> MarkdownCommand:
+    keys, body = split_front_matter(text)
     first_line = next((line.strip("# ") for line in body.splitlines() if line.strip()), "")
     return MarkdownCommand(
         name=path.stem,

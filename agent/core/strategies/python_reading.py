@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from keel.agent.core.protocol import ToolCall
+from keel.agent.core.repo_files import read_inside
 from keel.agent.core.strategies.base import Workspace
 from keel.agent.core.strategies.python_edits import (
     code_blocks,
@@ -26,11 +27,14 @@ MAX_SOURCE_BYTES = 200_000
 def _sources(at: Workspace) -> dict[str, str]:
     """The project's Python files as they are now (small ones, a bounded number)."""
     sources: dict[str, str] = {}
+    root = at.tool_context.root
     for path in [p for p in at.files if p.endswith(".py")][:MAX_SOURCES]:
-        file = at.tool_context.root / path
         try:
-            if file.stat().st_size <= MAX_SOURCE_BYTES:
-                sources[path] = file.read_text(encoding="utf-8")
+            if (root / path).stat().st_size > MAX_SOURCE_BYTES:
+                continue
+            data = read_inside(root, path)
+            if data is not None:
+                sources[path] = data.decode("utf-8")
         except (OSError, UnicodeDecodeError):
             continue
     return sources
