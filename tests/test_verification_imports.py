@@ -83,7 +83,9 @@ async def test_a_small_models_files_that_fail_the_checks_come_back_whole_with_th
 ):
     """The 0.5B answered the project's files with geometry.py renamed and report.py unchanged; told to mend the
     import with a tool call, it pasted the error into edit_file's old_string. Its answer's files failing keel's
-    checks come back whole with the failures, and the next call, offering no tools, asks for files again."""
+    checks come back whole with the failures, and the next call, offering no tools, asks for files again. Each
+    edit-first call is one call: the files with the task as keel last gave them, and nothing before them (given
+    the task before the files, or its own last answer before the failures, the 0.5B sent that answer back)."""
     monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
     root = git_repo(tmp_path / "repo", PROJECT)
     report = PROJECT["report.py"].replace("area_of_rect", "rect_area")
@@ -102,6 +104,10 @@ async def test_a_small_models_files_that_fail_the_checks_come_back_whole_with_th
         not server.requests[1].tool_names
         and "careful programmer" in server.requests[1].messages[0]["content"]
     )
+    for request in server.requests:
+        system, files = request.messages
+        assert system["role"] == "system" and files["role"] == "user"
+        assert files["content"].startswith(("The project's files", "keel checked the files"))
     assert (root / "report.py").read_text() == report
     assert events[-1].status == "completed" and len(server.requests) == 2
     assert "Verified by keel" in events[-1].final_message

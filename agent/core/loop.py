@@ -179,7 +179,11 @@ class AgentLoop:
         while True:
             await self.context.fit()
             self.state.check_limits()  # summarizing costs tokens too
-            request = self.context.build_request(self.state, strategy.system_template(self.state))
+            request = self.context.build_request(
+                self.state,
+                strategy.system_template(self.state),
+                strategy.request_history(self.state),
+            )
             # None leaves the tools to the text protocol; [] offers none at all
             offered = self.context.tool_schemas(self.state.tool_protocol)
             tools = strategy.request_tools(self.state, offered)

@@ -59,6 +59,8 @@ class ContextManager:
         self._prefix_key: tuple[str, int, int] | None = None
         self._prefix_messages: list[Message] = []
         self.images = True  # the model takes images (the session says which)
+        # the last request sent the whole history (the ledger learns only from such a request)
+        self._whole_request = True
 
     @property
     def trigger(self) -> int:
@@ -99,13 +101,20 @@ class ContextManager:
         return self.ledger.estimate(state, STATUS_RESERVE, far_below)
 
     def build_request(
-        self, state: SessionState, system_template: str | None = None
+        self,
+        state: SessionState,
+        system_template: str | None = None,
+        history: list[Message] | None = None,
     ) -> list[dict[str, Any]]:
         """The next request in wire format, with the status line as its last message; `system_template`
-        gives this call another system prompt (a strategy's choice for one kind of call)."""
-        messages = [*self._prefix(state), *state.history]
+        gives this call another system prompt and `history` fewer messages than the whole history (a
+        strategy's choice for one kind of call: that call has no status line)."""
+        messages = [*self._prefix(state), *(state.history if history is None else history)]
         if system_template is not None:
             messages[0] = system(self.system_prompt.text(state.tool_protocol, system_template))
+        self._whole_request = history is None
+        if not self._whole_request:
+            return to_wire(messages, state.tool_protocol, self.images)
         if self.settings.append_only:  # fit() put the status line in the history
             self.context_tokens(state)  # the ledger learns from this request's reported size
         elif (status := self._status(state)) is not None:
@@ -132,8 +141,10 @@ class ContextManager:
             self.emit(UserMessage(text=status, origin="keel", purpose="status"))
 
     def after_model_call(self, usage: TokenUsage) -> None:
-        """Learn from the reply's prompt tokens and report the budget (the reply is already applied)."""
-        self.ledger.reconcile(usage.prompt_tokens)
+        """Learn from the reply's prompt tokens (when the request was the whole context the ledger estimated)
+        and report the budget (the reply is already applied)."""
+        if self._whole_request:
+            self.ledger.reconcile(usage.prompt_tokens)
         state = self.current()
         self.emit(
             BudgetUpdated(

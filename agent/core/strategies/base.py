@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from keel.agent.core.config import LoopSettings
+from keel.agent.core.messages import Message
 from keel.agent.core.model.reply import ModelReply
 from keel.agent.core.profile import ModelProfile
 from keel.agent.core.protocol import AnyEvent, ToolFinished, UserMessage, VerificationCheck
@@ -77,6 +78,10 @@ class Strategy(ABC):
 
     def system_template(self, state: SessionState) -> str | None:
         """The system prompt's template for the next call when it is not this kind's usual one (None)."""
+        return None
+
+    def request_history(self, state: SessionState) -> list[Message] | None:
+        """The messages the next call sends after the system prompt when not the whole history (None)."""
         return None
 
     def read(self, reply: ModelReply, at: Workspace) -> ReadReply:

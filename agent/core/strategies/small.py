@@ -12,6 +12,7 @@ import shlex
 from collections.abc import Callable
 from typing import Any
 
+from keel.agent.core.context.budget import is_status_line
 from keel.agent.core.context.files_that_matter import (
     files_that_matter,
     read_up_to,
@@ -19,6 +20,7 @@ from keel.agent.core.context.files_that_matter import (
 )
 from keel.agent.core.context.small_project import ProjectFile, small_project
 from keel.agent.core.generic_failures import echo_of_keel
+from keel.agent.core.messages import Message
 from keel.agent.core.model.reply import ModelReply
 from keel.agent.core.protocol import (
     AnyEvent,
@@ -122,6 +124,17 @@ class SmallModel(Strategy):
         system prompt that says nothing of tools (told it cannot change a file without a tool, a small model
         given no tools copies the files back unchanged)."""
         return "system_edit_first" if state.strategy.files_just_given else None
+
+    def request_history(self, state: SessionState) -> list[Message] | None:
+        """Edit first: that call is one call, the project's files with the task as keel last gave them and
+        nothing before them (the 0.5B, given the task before the files or its last answer before the failed
+        checks, sends that answer back; given the files message alone, it makes the change)."""
+        if not state.strategy.files_just_given:
+            return None
+        for message in reversed(state.history):
+            if message.role == "user" and not is_status_line(message.content):
+                return [message]
+        return None
 
     def read(self, reply: ModelReply, at: Workspace) -> ReadReply:
         """As any reply is read, and then as a small model means its Python edits (strategies/python_edits):
