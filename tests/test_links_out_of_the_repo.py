@@ -126,4 +126,5 @@ def test_an_agent_definition_linked_out_of_the_repository_is_a_problem_not_a_pro
     repo = repo_with_linked_prompts(tmp_path, monkeypatch)
     definitions, problems = find_definitions(repo, user_dirs=[])
     assert "helper" not in definitions
-    assert [p.path.name for p in problems] == ["helper.md"] and "links out" in problems[0].problem
+    (problem,) = problems
+    assert problem.path.name == "helper.md" and "links out of the repository" in problem.problem

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from keel.agent.core.repo_files import read_inside
+from keel.agent.core.repo_files import text_within
 from keel.agent.core.subagents.frontmatter import (
     FrontMatterError,
     FrontMatterValue,
@@ -105,19 +105,11 @@ def find_definitions(
     for folder, origin in layers:  # lowest first: a later layer replaces a name
         for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
             try:
-                definition = parse_definition(_text(repo, path, origin), path, origin)
+                # a repository's body is a prompt for the model: never read through a link out of it
+                inside = repo if origin == "repository" else None
+                definition = parse_definition(text_within(inside, path), path, origin)
             except (OSError, UnicodeDecodeError, FrontMatterError, ValueError) as exc:
                 problems.append(DefinitionProblem(path=path, problem=str(exc)))
                 continue
             found[definition.name] = definition
     return found, problems
-
-
-def _text(repo: Path, path: Path, origin: Origin) -> str:
-    """A definition's text; a repository's only from inside it (its body becomes a prompt sent to the model)."""
-    if origin == "user":
-        return path.read_text(encoding="utf-8")
-    data = read_inside(repo, str(path))
-    if data is None:
-        raise OSError("it links out of the repository (or cannot be read); keel does not read it")
-    return data.decode("utf-8")
