@@ -187,6 +187,25 @@ async def test_the_nudge_shows_the_file_the_reply_names_first(
     assert "No file has changed yet" in nudge and "`FILE: zeta.py`" in nudge
 
 
+async def test_the_nudge_shows_the_file_the_tasks_words_name(
+    scripted_server, tmp_path, monkeypatch
+):
+    """A task that names its file by a word ("Slugs break…" for slug.py) and a reply that names none: the
+    nudge's example is that file, not the project's first by path (the 1.5B, shown `FILE: CHANGELOG.md`, wrote
+    a changelog entry instead of the fix)."""
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    files = {
+        "CHANGELOG.md": "# Changes\n",
+        "textkit/slug.py": "def slugify(text):\n    return text\n",
+    }
+    repo = git_repo(tmp_path / "repo", files)
+    prose = "The slugify function should drop the accents before it lowers the text."
+    server = scripted_server([Reply(text=prose), Reply(text="Nothing needs to change.")])
+    await run_task(served_settings(server, repo), "Slugs break at accented letters: fix that")
+    nudge = server.requests[1].last_text("user")
+    assert "No file has changed yet" in nudge and "`FILE: textkit/slug.py`" in nudge
+
+
 async def test_a_given_file_sent_back_unchanged_with_words_is_corrected_in_a_change_task(
     scripted_server, workspace, tmp_path
 ):
