@@ -38,14 +38,14 @@ def main() -> None:
     class Generator(KeelGenerator, base.GeneratorInterface):  # type: ignore[misc]
         """keel's generator as a GeneratorInterface: instantiable only if it implements generate."""
 
-    task = RolloutTask(id="fix", repo=asked["repo"], prompt="fix add", test=asked["test"])
+    task = RolloutTask.model_validate(asked["task"])
     generator = Generator(model="openai/any", api_base=asked["url"], concurrency=1, out=Path(asked["out"]))  # fmt: skip
     batch = {
-        "prompts": [[{"role": "user", "content": "fix add"}]] * 2,
+        "prompts": [[{"role": "user", "content": "fix calc.py"}]] * 2,
         "env_classes": ["keel"] * 2,
         "env_extras": [{"keel_task": task.model_dump(mode="json")}] * 2,
         "sampling_params": None,
-        "trajectory_ids": [base.TrajectoryID("fix", 0), base.TrajectoryID("fix", 1)],
+        "trajectory_ids": [base.TrajectoryID(task.id, 0), base.TrajectoryID(task.id, 1)],
         "batch_metadata": base.BatchMetadata(global_step=1, training_phase="train"),
     }
     TypeAdapter(base.GeneratorInput).validate_python(batch, strict=True)

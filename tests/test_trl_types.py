@@ -1,19 +1,23 @@
 """keel's TRL rollout_func in a real GRPOTrainer step: trl==1.16.0 with torch's CPU build (the wheel on this
 machine's disk, never a CUDA download) in a venv of its own, .venv-trl/ (gitignored, kept while its stamp
-matches), a tiny model made in memory, keel rollouts against the vLLM-shaped scripted server here. The trainer
+matches), a tiny model made in memory, keel rollouts of a Harbor task (judged by its verifier) against the vLLM-shaped
+scripted server here. The trainer
 takes the batch as it is, its reward is keel's, the step moves the weights, and every sampled id and logprob
 is what the server sent. A cold venv takes a few minutes (torch is ~700 MB unpacked)."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
-from keel_cli import git_repo
+from bench_support import make_task
 from test_harbor_agent import stamp
-from training_support import CALC, FIX, GrowingContext
+from training_support import GrowingContext
 from venv_support import run_probe, stamped_venv
+
+from keel.agent.harness.rollouts.api import RolloutTask
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
@@ -39,14 +43,16 @@ def trl_venv() -> Path:
     return stamped_venv(VENV, python, wanted, installs, what)
 
 
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="Harbor tasks run in bubblewrap here")
 def test_a_grpo_step_trains_on_keel_rollouts_with_the_servers_tokens(
     trl_venv, scripted_server, tmp_path
 ):
     model = GrowingContext(reads=1)
     server = scripted_server(model)
+    task = RolloutTask(id="fix", harbor=make_task(tmp_path / "suite", "fix"))
     asked = {
-        "url": server.url, "repo": str(git_repo(tmp_path / "repo", CALC)), "test": FIX,
-        "out": str(tmp_path / "out"), "vocab": VOCAB,
+        "url": server.url, "task": task.model_dump(mode="json"), "out": str(tmp_path / "out"),
+        "vocab": VOCAB,
     }  # fmt: skip
     out = run_probe(trl_venv, PROBE, asked, tmp_path / "home", TRL_EXPERIMENTAL_SILENCE="1")
     (batch,) = out["returned"]  # one step: 2 prompts, as the trainer's sampler repeats them
@@ -65,6 +71,7 @@ def test_a_grpo_step_trains_on_keel_rollouts_with_the_servers_tokens(
     (step, _) = out["log"]
     totals = batch["keel_total"]
     assert step["rewards/keel_reward/mean"] == pytest.approx(sum(totals) / 2, abs=1e-5)
+    assert batch["keel_outcome"] == [1.0, 0.0]  # the verifier's verdicts
     assert (
         totals[0] != totals[1] and step["loss"] == step["loss"]
     )  # a reward gap to learn from; no NaN

@@ -39,9 +39,7 @@ def main() -> None:
     asked = json.loads(sys.argv[1])
     torch.manual_seed(0)
     model, tokenizer = tiny_model_and_tokenizer(asked["vocab"])
-    task = keel.RolloutTask(
-        id="fix", repo=Path(asked["repo"]), prompt="fix add", test=asked["test"]
-    )
+    task = keel.RolloutTask.model_validate(asked["task"])
     keel_func = keel_rollout_func(
         [task], model="openai/any", api_base=asked["url"], out=Path(asked["out"]), concurrency=1
     )
@@ -59,7 +57,7 @@ def main() -> None:
     )  # fmt: skip
     trainer = GRPOTrainer(
         model=model, reward_funcs=[keel_reward], args=config, processing_class=tokenizer,
-        train_dataset=Dataset.from_list([{"prompt": "fix"}] * 4), rollout_func=rollout_func,
+        train_dataset=Dataset.from_list([{"prompt": task.id}] * 4), rollout_func=rollout_func,
     )  # fmt: skip
     before = [parameter.detach().clone() for parameter in model.parameters()]
     trainer.train()
