@@ -10,7 +10,9 @@ of one fixed sequence, so each prompt holds the previous one whole but not its c
 request's holds the previous one up to keel's status line: the log keeps what each prompt adds. Each count
 runs in a fresh child process, so its RSS is its own; the child is warmed up (imports, templates,
 encodings) against an in-process server first. Each row gives the machine's load average beside its ratio
-(on a shared machine the ratio is only as good as the CPU left to the rollouts) and the session logs' size.
+(on a shared machine the ratio is only as good as the CPU left to the rollouts), the CPU time of a fixed
+pure-Python workload run in the child just before and after the rollouts (a virtual machine's host may run it
+twice as fast at one hour as at another: at 1,000 rollouts the ratio follows it) and the session logs' size.
 
     python bench/rollouts_scale.py [--counts 1,100,500,1000] [--steps 20] [--delay 1.0] [--tokens]
         [--repeat 1] [--profile N] [--py-spy N]
@@ -35,6 +37,16 @@ from parallel import cpu_seconds, make_files, rss_mb
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 GOAL_LINEAR, GOAL_MB, GOAL_COUNT = 0.8, 1.0, 1000
+REFERENCE = [{"n": n, "text": f"line {n} of a file", "ids": [n, n + 1, n + 2]} for n in range(2000)]
+
+
+def reference_ms() -> float:
+    """CPU milliseconds of a fixed workload (JSON both ways, as a step's events and requests are): the
+    machine's speed at the moment, beside a ratio that depends on it."""
+    started = time.process_time()
+    for _ in range(10):
+        json.loads(json.dumps(REFERENCE))
+    return 1000 * (time.process_time() - started)
 
 
 def replies(steps: int) -> list:
@@ -161,7 +173,9 @@ def child(url: str, count: int, steps: int, tokens: bool, profile: bool) -> None
                 profiler.enable()
             logs = Path(os.environ["KEEL_HOME"]) / "sessions"
             warm_logs = sum(log.stat().st_size for log in logs.glob("*.jsonl"))
+            before = reference_ms()
             result = asyncio.run(measured(url, Path(tmp) / "run", count, steps, tokens, warm_logs))
+            result["reference_ms"] = (before + reference_ms()) / 2
             if profiler is not None:
                 import pstats
 
@@ -219,7 +233,8 @@ def report(url: str, options: argparse.Namespace, server: int) -> None:
     )
     print(
         f"{'rollouts':>8} {'steps/s':>8} {'x linear':>9} {'load':>5} {'wall s':>7} {'cpu/step ms':>12}"
-        f" {'keel cpu':>9} {'server cpu':>11} {'peak RSS MB':>12} {'MB/extra':>9} {'log KB/rollout':>15}"
+        f" {'ref ms':>7} {'keel cpu':>9} {'server cpu':>11} {'peak RSS MB':>12} {'MB/extra':>9}"
+        f" {'log KB/rollout':>15}"
     )
     base: dict | None = None
     verdicts = []
@@ -232,7 +247,7 @@ def report(url: str, options: argparse.Namespace, server: int) -> None:
         per_rollout = (result["peak_rss"] - base["peak_rss"]) / extra if extra else float("nan")
         print(
             f"{count:>8} {rate:>8.1f} {linear:>9.2f} {result['load']:>5.1f} {result['wall']:>7.2f}"
-            f" {1000 * result['cpu'] / result['steps']:>12.3f}"
+            f" {1000 * result['cpu'] / result['steps']:>12.3f} {result['reference_ms']:>7.1f}"
             f" {100 * result['cpu'] / result['wall']:>8.0f}%"
             f" {100 * server_cpu / result['wall']:>10.0f}%"
             f" {result['peak_rss']:>12.0f} {per_rollout:>9.3f}"
@@ -247,7 +262,10 @@ def report(url: str, options: argparse.Namespace, server: int) -> None:
     print(
         f"load average now {os.getloadavg()[0]:.1f}. x linear: steps/s against N x the rate of the"
         " first count; load: the machine's 1-minute load average at the end of that run (over"
-        f" {os.cpu_count()} CPUs, other processes' share is theirs); log KB/rollout: its session log. keel cpu and server cpu: the share of one core the rollouts' process and the"
+        f" {os.cpu_count()} CPUs, other processes' share is theirs); ref ms: the CPU time of a fixed"
+        " workload in the rollouts' process before and after them (lower: a faster machine then; at"
+        " 1,000 rollouts the ratio follows it); log KB/rollout: its session log. keel cpu and server"
+        " cpu: the share of one core the rollouts' process and the"
         " model stand-in used; the stand-in must stay well under 100%, and on a shared machine the"
         " rollouts get what other processes leave (their cpu/step is the figure that is keel's own)"
     )
