@@ -1,9 +1,9 @@
 """keel's TRL rollout_func in a real GRPOTrainer step: trl==1.16.0 with torch's CPU build (the wheel on this
 machine's disk, never a CUDA download) in a venv of its own, .venv-trl/ (gitignored, kept while its stamp
-matches), a tiny model made in memory, keel rollouts of a Harbor task (judged by its verifier) against the vLLM-shaped
-scripted server here. The trainer
-takes the batch as it is, its reward is keel's, the step moves the weights, and every sampled id and logprob
-is what the server sent. A cold venv takes a few minutes (torch is ~700 MB unpacked)."""
+matches), a tiny model made in memory, keel rollouts of a Harbor task (judged by its verifier) against the
+vLLM-shaped scripted server here. The trainer takes the batch as it is, its reward is keel's, the step moves the
+weights, and every sampled id and logprob is what the server sent. A cold venv takes a few minutes (torch is
+~700 MB unpacked)."""
 
 from __future__ import annotations
 
