@@ -48,15 +48,28 @@ def word_stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("e") else word  # "tabl" of table and tables
 
 
+def names_file(path: str, names: set[str], stems: set[str]) -> bool:
+    """Whether one of the words `names` (their `word_stem`s in `stems`) names the file: `textutil` names
+    textutil.py, `slugs` slug.py."""
+    stem = PurePosixPath(path).stem
+    return stem in names or word_stem(stem) in stems
+
+
+def files_named_by(files: Iterable[str], task: str) -> list[str]:
+    """The files a task's words name (`names_file`), in the order given."""
+    names = task_identifiers(task)
+    stems = {word_stem(name) for name in names}
+    return [path for path in files if names_file(path, names, stems)]
+
+
 def defining_files(tags_by_file: Mapping[str, FileTags], names: set[str]) -> list[str]:
-    """Files that define one of the names, or are named by one (`textutil` for textutil.py, `slugs` for
-    slug.py); those matching more names first, then by path."""
+    """Files that define one of the names, or are named by one (`names_file`); those matching more names
+    first, then by path."""
     hits: dict[str, int] = {}
     stems = {word_stem(name) for name in names}
     for rel, tags in tags_by_file.items():
         defined = {definition.name for definition in tags.definitions} & names
-        stem = PurePosixPath(rel).stem
-        named = stem in names or word_stem(stem) in stems
+        named = names_file(rel, names, stems)
         if defined or named:
             hits[rel] = len(defined) + named
     return sorted(hits, key=lambda rel: (-hits[rel], rel))

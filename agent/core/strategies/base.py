@@ -7,11 +7,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import Any, ClassVar
 
 from keel.agent.core.config import LoopSettings
-from keel.agent.core.context.files_that_matter import task_identifiers, word_stem
+from keel.agent.core.context.files_that_matter import files_named_by
 from keel.agent.core.messages import Message
 from keel.agent.core.model.reply import ModelReply
 from keel.agent.core.profile import ModelProfile
@@ -174,10 +173,9 @@ def _named_first(files: list[str], task: str, answer: str) -> str | None:
     """The file a nudge shows as its example: one the task names by path, else by a word ("Slugs" names
     slug.py), else the first the answer names (the file a model rewrote unchanged, before others it echoed),
     else the project's first (the 1.5B, shown CHANGELOG.md there, wrote a changelog entry instead of the fix)."""
-    stems = {word_stem(word) for word in task_identifiers(task)}
     named = (
         [f for f in files if f in task]
-        or [f for f in files if word_stem(PurePosixPath(f).stem) in stems]
+        or files_named_by(files, task)
         or sorted((f for f in files if f in answer), key=answer.index)
     )
     return next(iter(named or files), None)
