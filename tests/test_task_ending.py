@@ -172,6 +172,16 @@ async def test_a_write_that_changes_nothing_is_no_change(scripted_server, worksp
     assert len(keel_messages(events, "nudge")) == 1
 
 
+async def nudge_after(
+    scripted_server, tmp_path, files: dict[str, str], answer: str, task: str
+) -> str:
+    """The nudge a small model gets after answering a change task in words alone."""
+    repo = git_repo(tmp_path / "repo", files)
+    server = scripted_server([Reply(text=answer), Reply(text="Nothing needs to change.")])
+    await run_task(served_settings(server, repo), task)
+    return server.requests[1].last_text("user")
+
+
 async def test_the_nudge_shows_the_file_the_reply_names_first(
     scripted_server, tmp_path, monkeypatch
 ):
@@ -179,11 +189,10 @@ async def test_the_nudge_shows_the_file_the_reply_names_first(
     the 1.5B named, case.py, and the 1.5B rewrote case.py instead of slug.py)."""
     monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
     files = {"alpha.py": "A = 1\n", "zeta.py": "def z():\n    return 1\n"}
-    repo = git_repo(tmp_path / "repo", files)
     named = "zeta.py and alpha.py both look right to me."
-    server = scripted_server([Reply(text=named), Reply(text="Nothing needs to change.")])
-    await run_task(served_settings(server, repo), "make z() return 2 instead of 1")
-    nudge = server.requests[1].last_text("user")
+    nudge = await nudge_after(
+        scripted_server, tmp_path, files, named, "make z() return 2 instead of 1"
+    )
     assert "No file has changed yet" in nudge and "`FILE: zeta.py`" in nudge
 
 
@@ -198,11 +207,9 @@ async def test_the_nudge_shows_the_file_the_tasks_words_name(
         "CHANGELOG.md": "# Changes\n",
         "textkit/slug.py": "def slugify(text):\n    return text\n",
     }
-    repo = git_repo(tmp_path / "repo", files)
     prose = "The slugify function should drop the accents before it lowers the text."
-    server = scripted_server([Reply(text=prose), Reply(text="Nothing needs to change.")])
-    await run_task(served_settings(server, repo), "Slugs break at accented letters: fix that")
-    nudge = server.requests[1].last_text("user")
+    task = "Slugs break at accented letters: fix that"
+    nudge = await nudge_after(scripted_server, tmp_path, files, prose, task)
     assert "No file has changed yet" in nudge and "`FILE: textkit/slug.py`" in nudge
 
 
