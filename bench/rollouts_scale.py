@@ -186,6 +186,8 @@ def child(url: str, count: int, steps: int, tokens: bool, profile: bool) -> None
                 )
                 if callers := os.environ.get("BENCH_CALLERS"):  # who calls a hot function
                     stats.print_callers(callers)
+                if callees := os.environ.get("BENCH_CALLEES"):  # what a hot function spends on
+                    stats.print_callees(callees)
     finally:
         shutil.rmtree(os.environ["KEEL_HOME"], ignore_errors=True)
     print(json.dumps({**result, "baseline_rss": baseline}), flush=True)

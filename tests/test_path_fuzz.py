@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from keel.tools.apply_patch import ApplyPatchTool
-from keel.tools.base import ToolContext, ToolError
+from keel.tools.base import ToolContext, ToolError, real_below
 from keel.tools.edit_file import EditFileTool
 from keel.tools.read_file import ReadFileTool
 from keel.tools.registry import ToolRegistry
@@ -276,3 +276,26 @@ def test_no_file_tool_writes_outside_the_workspace(tmp_path, tmp_path_factory):
         print(f"  tool error that is not a ToolError: {bug}")
     assert tally["cases"] >= EXAMPLES
     assert tally["ok"] > EXAMPLES // 10, "the fuzz should also make writes that are allowed"
+
+
+def test_resolving_below_the_root_is_realpath_for_every_path_of_the_world(tmp_path):
+    """The shortcut resolve takes (no walk of the root's own components) gives what os.path.realpath gives,
+    for the fuzz's paths through links in and out, dangling links, loops, `..` and absolute paths."""
+    base = Path(os.path.realpath(tmp_path)) / "world"
+    base.mkdir()
+    _, ws = build_world(base)
+    (
+        ws / "sub" / "deep"
+    ).mkdir()  # a path below a real folder below the root: the shortcut's own case
+    root = str(ws)
+    checked = []
+
+    @settings(max_examples=1500, deadline=None, database=None, derandomize=True)
+    @given(st.one_of(paths(base), st.sampled_from(["sub/deep/x", "in_dir/deep", "sub/up/b.txt"])))
+    def case(path: str) -> None:
+        candidate = Path(path) if Path(path).is_absolute() else ws / path
+        assert real_below(root, str(candidate)) == os.path.realpath(candidate), path
+        checked.append(path)
+
+    case()
+    assert len(checked) >= 1500

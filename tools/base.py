@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -108,7 +109,7 @@ class ToolContext:
         elif (mount := self.sandbox.workspace_mount) and candidate.is_relative_to(mount):
             candidate = self.root / candidate.relative_to(mount)  # as the commands see it (/app)
         try:
-            real_text = os.path.realpath(candidate)
+            real_text = real_below(str(self.root), str(candidate))
         except OSError as exc:  # a link swapped for a folder while it was being followed
             raise ToolError(f"{path!r} could not be resolved ({exc.strerror}); try again") from None
         root_text = str(self.root)
@@ -218,3 +219,27 @@ class Tool(ABC, Generic[A]):
     @abstractmethod
     async def run(self, args: A, ctx: ToolContext) -> ToolResult:
         """Do the work; raise ToolError for problems the model can fix."""
+
+
+def real_below(root: str, path: str) -> str:
+    """`os.path.realpath(path)` for a path given to a real `root`: a path under it with no `..` and no link
+    below the root is itself (one lstat per component below the root, none for the root's own, which
+    realpath would walk at every call); any other path is resolved by realpath."""
+    prefix = root.rstrip(os.sep) + os.sep
+    if path == root:
+        return root
+    if not path.startswith(prefix):
+        return os.path.realpath(path)
+    parts = path[len(prefix) :].split(os.sep)
+    if ".." in parts or "" in parts or "." in parts:
+        return os.path.realpath(path)
+    current = root.rstrip(os.sep)
+    for part in parts:
+        current = f"{current}{os.sep}{part}"
+        try:
+            linked = stat.S_ISLNK(os.lstat(current).st_mode)
+        except OSError:  # not there (yet): realpath keeps it and what follows as given
+            linked = False
+        if linked:
+            return os.path.realpath(path)
+    return current

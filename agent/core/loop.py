@@ -93,9 +93,7 @@ class AgentLoop:
             registry=self.registry,
             tool_context=self.tool_context,
             files=facts.files,
-            edits_allowed=self.approvals.verdict("edit_file", ToolKind.EDIT) != "deny"
-            and not self.state.plan_mode,  # a plan is the answer then: no nudge to make a change
-            commands_allowed=self.approvals.verdict("run_command", ToolKind.EXEC) == "allow",
+            approvals=self.approvals,
             test_command=facts.test_command if facts.test_command_runs else None,
             window=self.context.window,
         )

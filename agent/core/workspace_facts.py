@@ -67,16 +67,16 @@ def _git_branch(root: Path) -> str | None:
     )
 
 
+def _top_level(root: Path) -> list[str]:
+    """The root's entries, folders with a slash (from the directory's own listing: no stat per entry)."""
+    with os.scandir(root) as found:
+        return sorted(e.name + ("/" if e.is_dir() else "") for e in found if e.name not in _SKIPPED)
+
+
 def gather_facts(root: Path, max_entries: int = 60, list_files: bool = False) -> WorkspaceFacts:
     """The facts of the prompt; `list_files` also walks a small project for its files (the small-model
     profile's use), which other sessions do not pay for at start."""
-    entries = (
-        sorted(
-            p.name + ("/" if p.is_dir() else "") for p in root.iterdir() if p.name not in _SKIPPED
-        )
-        if root.is_dir()
-        else []
-    )
+    entries = _top_level(root) if root.is_dir() else []
     if len(entries) > max_entries:
         entries = entries[:max_entries] + [f"... and {len(entries) - max_entries} more"]
     return WorkspaceFacts(

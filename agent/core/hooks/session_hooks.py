@@ -108,6 +108,8 @@ class Hooks:
         self, call_id: str, name: str, arguments: dict[str, Any], output: str, ok: bool
     ) -> str:
         """PostToolUse: what the hooks tell the model about the call's result ("" for nothing)."""
+        if not self.table.get("PostToolUse"):
+            return ""  # the common case: no hook, and no copy of the result made for one
         response = {"tool_response": tool_response(name, arguments, output, ok)}
         verdict = await self._run("PostToolUse", response, call_id, name, arguments)
         return "\n".join([*verdict.reasons, *verdict.context])

@@ -52,19 +52,21 @@ def split_prompt_ids(payload: bytes) -> tuple[bytes, bytes | None]:
 
 def _common(new: bytes, old: bytes) -> int:
     """The length of the bytes two sequences begin with: galloping back from the end (a prompt usually shares
-    all but its last few hundred bytes with the last one), then halving the window, each step a memcmp."""
+    all but its last few hundred bytes with the last one), then halving the window, each step a memcmp (of a
+    view: a slice of a prompt's JSON would copy it)."""
     end = min(len(new), len(old))
-    if new[:end] == old[:end]:
+    view = memoryview(old)
+    if new.startswith(view[:end]):
         return end
     high, step = end, 256
     while True:
         low = max(end - step, 0)
-        if low == 0 or new[:low] == old[:low]:
+        if low == 0 or new.startswith(view[:low]):
             break
         high, step = low, step * 4
     while high - low > 1:  # new[:low] == old[:low], new[:high] != old[:high]
         middle = (low + high) // 2
-        if new[low:middle] == old[low:middle]:
+        if new.startswith(view[low:middle], low):
             low = middle
         else:
             high = middle

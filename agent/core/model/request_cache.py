@@ -8,6 +8,7 @@ held, so the cache keeps nothing alive that the history does not.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
@@ -19,15 +20,21 @@ class LastRequestCache(Generic[Result]):
 
     def __init__(self, make: Callable[[dict[str, Any]], Result]) -> None:
         self._make = make
-        self._known: dict[int, tuple[dict[str, Any], Result]] = {}
+        self._messages: list[dict[str, Any]] = []
+        self._results: list[Result] = []
 
     def map(self, messages: list[dict[str, Any]]) -> list[Result]:
-        known, self._known = self._known, {}
-        results = []
-        for message in messages:
-            pair = known.get(id(message))
-            if pair is None or pair[0] is not message:
-                pair = (message, self._make(message))
-            self._known[id(message)] = pair
-            results.append(pair[1])
+        # a request repeats the last one's messages and adds a few: the shared head is compared in C
+        same = list(map(operator.is_, self._messages, messages))
+        shared = same.index(False) if False in same else len(same)
+        results = self._results[:shared]
+        if shared < len(messages):
+            moved = {
+                id(message): (message, result)
+                for message, result in zip(self._messages[shared:], self._results[shared:])
+            }
+            for message in messages[shared:]:
+                pair = moved.get(id(message))
+                results.append(pair[1] if pair is not None else self._make(message))
+        self._messages, self._results = list(messages), results
         return results

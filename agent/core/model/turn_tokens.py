@@ -71,12 +71,10 @@ class TokenCollector:
             except ValueError:
                 prompt = [NOT_NUMBERS]  # fails as TurnTokens is built: said in `missing`
         tokens = turn_tokens(
-            prompt, self.completion_ids, self.logprobs, finish_reason, self.policy_version
+            prompt, self.completion_ids, self.logprobs, finish_reason, self.policy_version, reuses
         )
         if tokens.missing and self.relay and self.completion_ids is not None:
             tokens = tokens.model_copy(update={"missing": f"{tokens.missing} ({self.relay})"})
-        if reuses is not None and tokens.prompt_token_ids is not None:
-            tokens = tokens.model_copy(update={"prompt_reuses": reuses})
         if self.chain is not None and self.prompt_json is not None:
             self.chain.propose(tokens, self.prompt_json)
         return tokens
@@ -88,9 +86,11 @@ def turn_tokens(
     logprobs: list[float] | None,
     finish_reason: str | None = None,
     policy_version: str | None = None,
+    prompt_reuses: int | None = None,
 ) -> TurnTokens:
     """TurnTokens of what a server returned; `missing` names each part it did not (and a count that does
-    not match: a logprob per completion token)."""
+    not match: a logprob per completion token). `prompt_reuses`: the prompt's ids are those after that many
+    of the last logged call's (kept only with the ids)."""
     absent = [
         name
         for name, value in (
@@ -118,6 +118,7 @@ def turn_tokens(
             missing=missing,
             finish_reason=finish_reason,
             policy_version=policy_version,
+            prompt_reuses=prompt_reuses if prompt_ids is not None else None,
         )
     except ValidationError:
         return TurnTokens(

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from keel.agent.core.approval import Approvals
 from keel.agent.core.config import LoopSettings
 from keel.agent.core.context.files_that_matter import files_named_by
 from keel.agent.core.messages import Message
@@ -36,10 +37,23 @@ class Workspace:
     files: list[
         str
     ]  # the project's files as the system prompt lists them (empty when it lists none)
-    edits_allowed: bool  # the approval policy does not deny edits
-    commands_allowed: bool  # the approval policy lets commands run without asking
+    approvals: Approvals
     test_command: str | None  # the project's (`keel setup`'s or the config's)
     window: int  # the model's context window, in tokens
+
+    @property
+    def edits_allowed(self) -> bool:
+        """The approval policy does not deny edits, and no plan is being made (a plan is the answer then: no
+        nudge to make a change)."""
+        return (
+            self.approvals.verdict("edit_file", ToolKind.EDIT) != "deny"
+            and not self.state.plan_mode
+        )
+
+    @property
+    def commands_allowed(self) -> bool:
+        """The approval policy lets commands run without asking (asked only when a strategy needs it)."""
+        return self.approvals.verdict("run_command", ToolKind.EXEC) == "allow"
 
 
 @dataclass(frozen=True)
