@@ -96,6 +96,20 @@ def assembled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]
 
 
 @pytest.fixture(scope="session")
+def assembled_default(assembled, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The model keel runs with nothing configured, assembled: the 0.5B that `.[test]` installs, or the 1.5B
+    where `.[local]` is installed too (the README's first command), which then is the default."""
+    from keel.agent.core.model.local.assemble import ensure_model_file
+    from keel.agent.core.model.local.catalog import QWEN_05B, default_model
+
+    model = default_model()
+    if model is QWEN_05B:
+        return assembled[0]
+    target = tmp_path_factory.mktemp("default-cache") / "models" / model.file
+    return ensure_model_file(target=target, model=model)
+
+
+@pytest.fixture(scope="session")
 def tiny_model(assembled, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny llama model with the embedded model's tokenizer (written in the pytest process: no llama.cpp)."""
     from tiny_gguf import write_tiny_gguf

@@ -9,6 +9,7 @@ from bench_support import make_task
 from keel_cli import run_keel
 from local_model_support import linked_home, needs_llama, needs_pieces
 
+from keel.agent.core.model.local.catalog import default_model
 from keel.agent.harness.bench.results import BenchSummary, read_rows
 
 pytestmark = [
@@ -22,9 +23,9 @@ pytestmark = [
 ]
 
 
-def test_the_embedded_model_runs_a_task_to_a_verdict_and_a_report(assembled, tmp_path):
+def test_the_embedded_model_runs_a_task_to_a_verdict_and_a_report(assembled_default, tmp_path):
     task = make_task(tmp_path / "suite", "calc", instruction="add() in calc.py subtracts. fix it")
-    home = linked_home(assembled[0], tmp_path / "home")
+    home = linked_home(assembled_default, tmp_path / "home")
     out = tmp_path / "out"
     result = run_keel(
         "bench", str(task), "--max-steps", "4", "--agent-timeout", "600", "--out", str(out), "--env", "local",
@@ -32,7 +33,7 @@ def test_the_embedded_model_runs_a_task_to_a_verdict_and_a_report(assembled, tmp
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     (row,) = read_rows(out / "results.jsonl")
-    assert row.model == "keel-local/qwen2.5-coder-0.5b-instruct"
+    assert row.model == default_model().model
     assert row.status in ("completed", "max_steps", "budget_exhausted"), row.reason
     assert row.reward in (0.0, 1.0) and row.tokens > 0 and row.prompt_tokens > 0
     summary = BenchSummary.model_validate_json((out / "summary.json").read_text())

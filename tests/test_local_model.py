@@ -33,7 +33,7 @@ def test_the_pieces_are_assembled_once_and_then_reused(assembled):
     assert check_model_file(target, QWEN_05B) is None
     before = target.stat()
     again: list[str] = []
-    assert ensure_model_file(again.append, target) == target
+    assert ensure_model_file(again.append, target, QWEN_05B) == target
     assert again == []
     assert (target.stat().st_ino, target.stat().st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
     assert not list(target.parent.glob("*.partial-*"))
@@ -54,7 +54,7 @@ def test_a_truncated_file_is_reported_and_reassembled(assembled, tmp_path):
     )
 
     messages: list[str] = []
-    ensure_model_file(messages.append, target)
+    ensure_model_file(messages.append, target, QWEN_05B)
     assert len(messages) == 1 and "not valid" in messages[0] and "re-assembling" in messages[0]
     assert target.stat().st_size == EXPECTED_SIZE and check_model_file(target, QWEN_05B) is None
 
@@ -73,7 +73,7 @@ def test_a_corrupted_file_of_the_right_size_is_caught_by_its_checksum(assembled,
         file.write(bytes([original[0] ^ 0xFF]))
 
     messages: list[str] = []
-    ensure_model_file(messages.append, target)
+    ensure_model_file(messages.append, target, QWEN_05B)
     assert len(messages) == 1 and "sha256" in messages[0] and EXPECTED_SHA256 in messages[0]
     with target.open("rb") as file:
         file.seek(offset)
@@ -160,9 +160,11 @@ PHRASINGS = [
 @needs_llama
 @needs_pieces
 @pytest.mark.parametrize("prompt", PHRASINGS)
-def test_keel_runs_on_the_embedded_model_with_nothing_configured(assembled, tmp_path, prompt):
+def test_keel_runs_on_the_embedded_model_with_nothing_configured(
+    assembled_default, tmp_path, prompt
+):
     repo = git_repo(tmp_path / "repo", PROJECT)
-    home = linked_home(assembled[0], tmp_path / "home")
+    home = linked_home(assembled_default, tmp_path / "home")
     result = run_keel(
         "run", prompt, "--output-format", "stream-json", cwd=repo, home=home, timeout=840
     )
@@ -170,7 +172,7 @@ def test_keel_runs_on_the_embedded_model_with_nothing_configured(assembled, tmp_
     assert result.returncode == 0, result.stderr
     events = result.events
     assert events[0]["type"] == "session.started"
-    assert events[0]["model"] == "keel-local/qwen2.5-coder-0.5b-instruct"
+    assert events[0]["model"] == default_model().model
     finished_tools = [e for e in events if e["type"] == "tool.finished"]
     assert any(e["ok"] for e in finished_tools), finished_tools
     final = events[-1]
@@ -185,16 +187,16 @@ def test_keel_runs_on_the_embedded_model_with_nothing_configured(assembled, tmp_
 @needs_llama
 @needs_pieces
 def test_a_configured_keel_local_model_is_the_embedded_one_and_keeps_a_chosen_protocol(
-    assembled, tmp_path, monkeypatch
+    assembled_default, tmp_path, monkeypatch
 ):
     from keel.agent.core.config import KeelConfig
     from keel.agent.core.settings import settings_from_config
 
-    monkeypatch.setenv("KEEL_HOME", str(linked_home(assembled[0], tmp_path / "home")))
+    monkeypatch.setenv("KEEL_HOME", str(linked_home(assembled_default, tmp_path / "home")))
     chosen = settings_from_config(
         KeelConfig(model="keel-local/", tool_protocol="text"), tmp_path, False
     )
-    assert chosen.model == "keel-local/qwen2.5-coder-0.5b-instruct"
+    assert chosen.model == default_model().model
     assert chosen.tool_protocol == "text" and chosen.compact_prompt
     default = settings_from_config(KeelConfig(), tmp_path, False)
     assert default.model == chosen.model and default.tool_protocol == "native"
@@ -224,7 +226,7 @@ def test_a_configured_keel_local_model_needs_its_extra_too(tmp_path):
 @needs_llama
 @needs_pieces
 async def test_the_tui_answers_on_the_embedded_model_with_nothing_configured(
-    assembled, tmp_path, monkeypatch
+    assembled_default, tmp_path, monkeypatch
 ):
     """The model is described for the first paint, made ready after it, and answers a typed prompt."""
     from tui_support import type_text, wait_until
@@ -233,10 +235,10 @@ async def test_the_tui_answers_on_the_embedded_model_with_nothing_configured(
     from keel.tui.app import KeelApp, initial_settings
     from keel.tui.transcript import AssistantEntry, ToolEntry
 
-    monkeypatch.setenv("KEEL_HOME", str(linked_home(assembled[0], tmp_path / "home")))
+    monkeypatch.setenv("KEEL_HOME", str(linked_home(assembled_default, tmp_path / "home")))
     repo = git_repo(tmp_path / "repo", PROJECT)
     settings = initial_settings(KeelConfig(), repo, [])
-    assert settings.model == "keel-local/qwen2.5-coder-0.5b-instruct"
+    assert settings.model == default_model().model
     assert settings.interactive and settings.compact_prompt
     app = KeelApp(settings, KeelConfig())
     async with app.run_test(size=(120, 40)) as pilot:

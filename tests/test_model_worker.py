@@ -18,9 +18,9 @@ PROMPT = "What files are in this directory? Use a tool."
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), needs_llama, needs_pieces]
 
 
-def test_a_worker_killed_mid_run_is_one_error_then_the_session_resumes(assembled, tmp_path):
+def test_a_worker_killed_mid_run_is_one_error_then_the_session_resumes(assembled_default, tmp_path):
     repo = git_repo(tmp_path / "repo", PROJECT)
-    home = linked_home(assembled[0], tmp_path / "home")
+    home = linked_home(assembled_default, tmp_path / "home")
     keel = subprocess.Popen(
         [KEEL, "run", PROMPT, "--output-format", "stream-json"],
         cwd=repo,
@@ -83,7 +83,7 @@ def test_a_worker_killed_mid_run_is_one_error_then_the_session_resumes(assembled
 
 
 async def test_the_tui_survives_a_dead_worker_and_answers_the_next_prompt(
-    assembled, tmp_path, monkeypatch
+    assembled_default, tmp_path, monkeypatch
 ):
     """In the UI: a notice, the UI stays usable, and the next prompt starts a new worker that answers."""
     from tui_support import send, wait_until
@@ -92,7 +92,7 @@ async def test_the_tui_survives_a_dead_worker_and_answers_the_next_prompt(
     from keel.tui.app import KeelApp, initial_settings
     from keel.tui.transcript import NoticeEntry
 
-    monkeypatch.setenv("KEEL_HOME", str(linked_home(assembled[0], tmp_path / "home")))
+    monkeypatch.setenv("KEEL_HOME", str(linked_home(assembled_default, tmp_path / "home")))
     repo = git_repo(tmp_path / "repo", PROJECT)
     app = KeelApp(initial_settings(KeelConfig(), repo, []), KeelConfig())
     async with app.run_test(size=(120, 40)) as pilot:
@@ -132,13 +132,13 @@ async def test_the_tui_survives_a_dead_worker_and_answers_the_next_prompt(
     assert sys.modules.get("llama_cpp") is None, "llama.cpp was loaded into the test process"
 
 
-def test_the_worker_never_outlives_keel(assembled, tmp_path):
+def test_the_worker_never_outlives_keel(assembled_default, tmp_path):
     """keel killed outright (no chance to clean up): its worker sees its pipe close and exits."""
     repo = git_repo(tmp_path / "repo", PROJECT)
     keel = subprocess.Popen(
         [KEEL, "run", PROMPT, "--output-format", "stream-json"],
         cwd=repo,
-        env=keel_env(linked_home(assembled[0], tmp_path / "home")),
+        env=keel_env(linked_home(assembled_default, tmp_path / "home")),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

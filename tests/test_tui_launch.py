@@ -13,6 +13,7 @@ from keel_cli import git_repo
 from keel.agent.cli.frontends import entry_point_in, load_frontend
 from keel.agent.core.config_files import ConfigSources
 from keel.agent.core.errors import ConfigError
+from keel.agent.core.model.local.catalog import default_model
 
 
 @pytest.fixture
@@ -110,7 +111,9 @@ def in_fresh_repo(tmp_path: Path, code: str) -> subprocess.CompletedProcess[str]
 def test_with_nothing_configured_the_first_paint_needs_no_pydantic(tmp_path):
     """The first session's settings are described for the first frame and built after it."""
     shown = in_fresh_repo(tmp_path, FIRST_PAINT)
-    model = "keel-local/qwen2.5-coder-0.5b-instruct"
+    model = (
+        default_model().model
+    )  # the 0.5B of `.[test]`, or the 1.5B where `.[local]` is installed too
     assert shown.stdout.split() == [model, "-", "SessionSettings", model, "auto-edit"], shown.stderr
 
 

@@ -11,6 +11,7 @@ import pytest
 from tui_support import fixed_history, wait_until
 
 from keel.agent.core.config import KeelConfig
+from keel.agent.core.model.local.catalog import default_model
 from keel.agent.core.protocol import (
     ApprovalRequested,
     AssistantDelta,
@@ -274,7 +275,7 @@ async def test_without_the_local_extra_the_tui_opens_says_why_and_model_sets_one
     (shadow / "__init__.py").write_text("raise ImportError('No module named llama_cpp')\n")
     monkeypatch.setenv("PYTHONPATH", str(shadow.parent))
     settings = initial_settings(KeelConfig(), tmp_path, [])
-    assert settings.model == "keel-local/qwen2.5-coder-0.5b-instruct"  # described, not loaded
+    assert settings.model == default_model().model  # described, not loaded
     app = KeelApp(settings, KeelConfig())
     async with app.run_test(size=(100, 30)) as pilot:
         handle = app.pool.handles[0]
@@ -325,7 +326,7 @@ def test_with_nothing_configured_the_tui_paints_before_loading_any_model(tmp_pat
         timeout=120,
         check=True,
     )
-    assert shown.stdout.split() == ["keel-local/qwen2.5-coder-0.5b-instruct"], shown.stderr
+    assert shown.stdout.split() == [default_model().model], shown.stderr
 
 
 def test_a_move_to_the_small_profile_is_shown():
