@@ -84,6 +84,28 @@ def test_the_file_is_the_one_defining_the_names_else_the_one_named():
     assert target_file("def f():\n    return 3\n", both, ["a.py"]) is None
 
 
+def test_a_definition_no_file_has_goes_where_the_project_imports_it_from():
+    """A whole-file rewrite lost unique_slug; the test still imports it from textkit.slug, and the model sends
+    the function back alone while its reply names both the module and the test: it goes into the module."""
+    slug = "import re\n\n\ndef slugify(text):\n    return re.sub(r'\\W+', '-', text)\n"
+    test = "from textkit.slug import slugify, unique_slug\n\n\ndef test_it():\n    assert unique_slug\n"
+    init = "from .slug import slugify\n"
+    sources = {"textkit/__init__.py": init, "textkit/slug.py": slug, "tests/test_slug.py": test}
+    block = "def unique_slug(text, taken):\n    return slugify(text)\n"
+    named = ["textkit/slug.py", "tests/test_slug.py"]
+    assert target_file(block, sources, named) == "textkit/slug.py"
+    relative = {**sources, "tests/test_slug.py": "def test_it():\n    pass\n"}
+    relative["textkit/__init__.py"] = "from .slug import slugify, unique_slug\n"
+    assert target_file(block, relative, named) == "textkit/slug.py"
+    assert target_file(block, {**relative, "textkit/__init__.py": init}, named) is None  # two named
+    other = {
+        **sources,
+        "app.py": "from textkit.util import unique_slug\n",
+        "textkit/util.py": "X = 1\n",
+    }
+    assert target_file(block, other, named) is None  # imported from two modules: not one file
+
+
 def test_a_header_replaced_by_a_whole_definition_widens_to_the_definition():
     new = "def mean(values):\n    if not values:\n        return None\n    return sum(values) / len(values)"
     wider = widened_old_string(STATS, "def mean(values):", new)

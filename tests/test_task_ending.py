@@ -239,13 +239,17 @@ async def test_a_given_file_sent_back_unchanged_without_a_word_is_corrected_not_
     scripted_server, workspace, tmp_path
 ):
     """The 1.5B, nudged, gave slug.py back exactly as given once more, and that copy ended the task as
-    `completed` with the file as its answer."""
+    `completed` with the file as its answer. The copy answered the project's files (a call that offered no
+    tools), so it is told what to send in that call's form: whole files, no tool call's example beside them."""
     copy = Reply(text="FILE: calc.py\n```python\n" + CALC["calc.py"] + "```")
     fixed = Reply(text="FILE: calc.py\n```python\n" + CALC["calc.py"].replace("-", "+") + "```")
     server = scripted_server([copy, fixed, Reply(text="Fixed.")])
     events, _ = await run_task(served_settings(server, workspace), "add() is broken")
     told = server.requests[1].last_text("user")
-    assert "your reply gave calc.py back exactly as given" in told and '"edit_file"' in told
+    assert "your reply gave calc.py back exactly as given" in told
+    assert (
+        "a line `FILE: <path>`" in told and "<tool_call>" not in told
+    )  # the one form that call asked for
     assert events[-1].status == "completed" and "a + b" in (workspace / "calc.py").read_text()
 
     again = scripted_server([copy] * 6)  # a copy every time: the corrections run out

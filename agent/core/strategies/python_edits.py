@@ -10,6 +10,8 @@ import ast
 import re
 from collections.abc import Iterable
 
+from keel.agent.core.verification.imports import module_name
+
 _FENCE = re.compile(
     r"^[ \t]*```(?:python|py|python3)?[ \t]*\n(.*?)^[ \t]*```", re.MULTILINE | re.DOTALL
 )
@@ -134,15 +136,44 @@ def _with_imports(
 
 def target_file(block: str, sources: dict[str, str], named: Iterable[str]) -> str | None:
     """The one file the block's definitions belong in: the one file that defines any of them, else the one
-    file among `named` (the paths the task or the reply mention); None when that is not one file."""
+    file the project imports them from (a definition a rewrite lost is still imported where it lived), else
+    the one file among `named` (the paths the task or the reply mention); None when that is not one file."""
     wanted = defined_names(block)
     having = [path for path, text in sources.items() if wanted & defined_names(text)]
     if len(having) == 1:
         return having[0]
     if having:
         return None
+    importing = imported_from(sources, wanted)
+    if importing:
+        return importing[0] if len(importing) == 1 else None
     mentioned = [path for path in named if path in sources]
     return mentioned[0] if len(mentioned) == 1 else None
+
+
+def imported_from(sources: dict[str, str], names: set[str]) -> list[str]:
+    """The project files the others import any of `names` from (`from pkg.mod import name`, or relative)."""
+    files = {module_name(path): path for path in sources}
+    found: set[str] = set()
+    for path, text in sources.items():
+        module = _parsed(text)
+        for node in ast.walk(module) if module is not None else ():
+            if not isinstance(node, ast.ImportFrom) or not {a.name for a in node.names} & names:
+                continue
+            source = files.get(_absolute_module(path, node.module, node.level))
+            if source is not None and source != path:
+                found.add(source)
+    return sorted(found)
+
+
+def _absolute_module(importer: str, module: str | None, level: int) -> str | None:
+    """The module a `from` import names, written out (`from .slug import x` in `pkg/__init__.py` is pkg.slug)."""
+    if not level:
+        return module
+    package = importer.split("/")[:-1]
+    if level > 1:
+        package = package[: -(level - 1)] if len(package) >= level - 1 else []
+    return ".".join([*package, *([module] if module else [])]) or None
 
 
 def widened_old_string(source: str, old: str, new: str) -> str | None:

@@ -29,7 +29,7 @@ from keel.agent.core.protocol import (
     UserMessage,
     VerificationCheck,
 )
-from keel.agent.core.reply_reading import ReadReply
+from keel.agent.core.reply_reading import EMPTY_REPLY, ReadReply
 from keel.agent.core.state import SessionState
 from keel.agent.core.strategies.base import Repeat, Strategy, Workspace
 from keel.agent.core.strategies.ending import Ending
@@ -213,6 +213,14 @@ class SmallModel(Strategy):
                 return None
 
         return size
+
+    def correction(self, problem: str, tool: str | None, at: Workspace) -> str:
+        """A reply to the project's files (edit first: that call offered no tools) is told what was wrong in
+        the form that call asked for, whole files, not with a tool call's example: the 1.5B, shown both after
+        it gave slug.py back unchanged, sent a fenced block with no file named."""
+        if at.state.strategy.answered_files and problem != EMPTY_REPLY:
+            return render("edit_first_correction", problem=problem)
+        return super().correction(problem, tool, at)
 
     def on_repeated_call(
         self, name: str, signature: str, repeats: int, at: Workspace
