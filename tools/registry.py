@@ -84,8 +84,9 @@ def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
         raise ToolError("the arguments are nested too deeply; send one flat JSON object") from None
     if isinstance(value, str):  # arguments double-encoded as a JSON string
         return parse_arguments(value)
-    try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    try:  # a lone surrogate comes from a \u escape or from the text itself (then not ASCII)
+        if "\\u" in raw or not raw.isascii():
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError as exc:
         raise ToolError(
             f"the arguments hold a lone UTF-16 surrogate ({exc.object[exc.start : exc.end]!a}), which is "
