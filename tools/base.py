@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -47,9 +47,9 @@ class ToolResult(BaseModel):
     image: ImageData | None = None
 
 
-@dataclass
-class FileStamp:
-    """What a file looked like when the agent last read or wrote it (to catch edits made behind its back)."""
+class FileStamp(NamedTuple):
+    """What a file looked like when the agent last read or wrote it (to catch edits made behind its back). A
+    tuple: the stamps of every file seen are compared at each call, in C (agent/core/files_seen)."""
 
     mtime_ns: int
     size: int

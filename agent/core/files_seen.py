@@ -26,7 +26,7 @@ def snapshot(ctx: ToolContext) -> Seen:
 def seen_since(ctx: ToolContext, before: Seen) -> list[FileSeen]:
     """The files whose stamp the context gained, changed or dropped since `before`, and those newly changed."""
     paths = (
-        {p for p, stamp in ctx.read_stamps.items() if before.stamps.get(p) != stamp}
+        {path for path, _ in ctx.read_stamps.items() - before.stamps.items()}
         | (before.stamps.keys() - ctx.read_stamps.keys())
         | (ctx.changed_files - before.changed)
     )

@@ -29,7 +29,7 @@ from keel.agent.core.protocol import (
     UserMessage,
     VerificationCheck,
 )
-from keel.agent.core.reply_reading import EMPTY_REPLY, ReadReply
+from keel.agent.core.reply_reading import ReadReply
 from keel.agent.core.state import SessionState
 from keel.agent.core.strategies.base import Repeat, Strategy, Workspace
 from keel.agent.core.strategies.ending import Ending
@@ -55,6 +55,7 @@ UNCHANGED_COPY = (
     "change the lines the task needs, or, if nothing needs to change, say why in words alone, "
     "without the file"
 )
+UNCHANGED_COPY_OPENING = UNCHANGED_COPY.split("{", 1)[0]
 # the third identical read in a row (the second, for a question): its answer is asked for
 ASK_ANSWER_AT = 3
 TESTS_UP_FRONT_TIMEOUT = 60  # seconds: the tests of a project small enough to paste
@@ -215,10 +216,11 @@ class SmallModel(Strategy):
         return size
 
     def correction(self, problem: str, tool: str | None, at: Workspace) -> str:
-        """A reply to the project's files (edit first: that call offered no tools) is told what was wrong in
-        the form that call asked for, whole files, not with a tool call's example: the 1.5B, shown both after
-        it gave slug.py back unchanged, sent a fenced block with no file named."""
-        if at.state.strategy.answered_files and problem != EMPTY_REPLY:
+        """A reply to the project's files (edit first: that call offered no tools) that gave them back unchanged
+        is told so in the form that call asked for, whole files, not with a tool call's example: the 1.5B,
+        shown both, sent a fenced block with no file named. Other problems name their own form (a file cut
+        off by the reply limit: blocks of its lines)."""
+        if at.state.strategy.answered_files and problem.startswith(UNCHANGED_COPY_OPENING):
             return render("edit_first_correction", problem=problem)
         return super().correction(problem, tool, at)
 
