@@ -303,10 +303,10 @@ def probe(model: Path, decode: list[list[int]], score: TurnTokens) -> dict[str, 
 @pytest.mark.timeout(900)
 @needs_llama
 @needs_pieces
-def test_the_embedded_model_records_its_tokens_and_their_logprobs(assembled, tmp_path):
+def test_the_embedded_model_records_its_tokens_and_their_logprobs(assembled_default, tmp_path):
     """Each turn's ids decode to what the log holds, and the logprobs are the model's: llama.cpp scoring the
     same sequence with every position's logits gives the same values (to quantized-kernel noise)."""
-    home = linked_home(assembled[0], tmp_path / "home")
+    home = linked_home(assembled_default, tmp_path / "home")
     result = run_keel(
         "run",
         "--record-tokens",
@@ -340,7 +340,7 @@ def test_the_embedded_model_records_its_tokens_and_their_logprobs(assembled, tmp
     shortest = min(complete, key=lambda e: len(e.tokens.prompt_token_ids or []) if e.tokens else 0)
     assert shortest.tokens is not None
     found = probe(
-        assembled[0],
+        assembled_default,
         [e.tokens.completion_token_ids or [] for e in complete if e.tokens]
         + [e.tokens.prompt_token_ids or [] for e in complete if e.tokens],
         shortest.tokens,
