@@ -26,6 +26,8 @@ a name that says nothing of its size, answering /v1/models and /props as llama.c
 must learn the model's size from the server, as it must from a user's `llama-server --alias NAME`.
 The summary gives per harness the pass rate (k/n over tasks and repeats), median tokens and median wall
 time, then keel / best peer and keel / one-shot. Reported numbers use --repeat 3.
+With --out, every attempt is kept as it ends (attempts.jsonl); --resume takes a stopped run up, making
+only the attempts its log lacks (a medium pass of a 1.5B on two cores is many hours).
 All sample at --temperature (the embedded model through KEEL_LOCAL_TEMPERATURE, with the repeat's number
 as KEEL_LOCAL_SEED so repeats differ, or the shared server's setting; a server of your own keeps its
 default for keel's calls). One model process at a time: the
@@ -33,7 +35,7 @@ one-shot pass ends its worker before keel runs.
 Goal: keel pass rate / one-shot pass rate >= 1.0 (the loop must not make a small model worse than one call).
 Run: python bench/small_model.py [--set small|medium] [--model M] [--api-base URL] [--tasks a,b]
        [--modes one-shot,keel,aider-whole,aider-diff,mini-swe-agent] [--repeat K] [--timeout S]
-       [--budget TOKENS] [--max-steps N] [--out DIR]
+       [--budget TOKENS] [--max-steps N] [--out DIR [--resume]]
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from _small_model_aider import EDIT_FORMATS, run_aider
+from _small_model_attempts import LOG_NAME, AttemptLog, ResumeError, figures
 from _small_model_keel import KeelRun, KeelSettings, read_events, run_keel, transcript
 from _small_model_mini import run_mini
 from _small_model_one_shot import OneShotRun, timed_one_shot
@@ -83,6 +86,20 @@ class Options:
     # the tokens the shared server has answered so far: the count of a peer that reports none
     served_tokens: Callable[[], int] = lambda: 0
     served_as: str | None = None  # the shared server's name for the embedded model (--served-as)
+    resume: bool = False  # take up the attempts kept in --out (--resume)
+    log: AttemptLog = field(default_factory=lambda: AttemptLog(None, {}, resume=False))
+
+    def kept_settings(self) -> dict[str, Any]:
+        """What the attempts of one log must share: the task set, the model as given and keel's limits."""
+        return asdict(self.settings) | {"set": self.task_set, "served_as": self.served_as}
+
+    def made_before(self, mode: str, task: str, attempt: int, runs: list[Any]) -> bool:
+        """Whether the attempt is in the log already (then it joins `runs` and is said, not made again)."""
+        run = self.log.made(mode, task, attempt)
+        if run is not None:
+            runs.append(run)
+            print(f"  {mode:<14} {task:<20} #{attempt} {verdict(run.passed)} (kept in {LOG_NAME})")
+        return run is not None
 
     @property
     def shared_server(self) -> bool:
@@ -133,6 +150,12 @@ def parse_options(argv: list[str] | None = None) -> Options:
         "llama.cpp's server does (e.g. `local`: a name that says nothing of its size)",
     )
     parser.add_argument("--out", type=Path, help="write results.json and failed transcripts here")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help=f"take up the run kept in --out ({LOG_NAME}: every attempt as it ended), making only "
+        "the attempts it lacks",
+    )
     args = parser.parse_args(argv)
     modes = [mode.strip() for mode in args.modes.split(",") if mode.strip()]
     if unknown := set(modes) - set(MODES):
@@ -162,6 +185,7 @@ def parse_options(argv: list[str] | None = None) -> Options:
         out=args.out,
         task_set=args.task_set,
         served_as=args.served_as,
+        resume=args.resume,
     )
 
 
@@ -188,6 +212,8 @@ async def one_shot_pass(options: Options, results: dict[str, TaskResults]) -> No
     try:
         for attempt in range(1, options.repeat + 1):
             for task in options.tasks:
+                if options.made_before("one-shot", task.name, attempt, results[task.name].one_shot):
+                    continue
                 options.settle()
                 try:
                     run = await timed_one_shot(client, task, options.settings.timeout)
@@ -195,6 +221,7 @@ async def one_shot_pass(options: Options, results: dict[str, TaskResults]) -> No
                     failed = f"(the call failed: {exc!r})"
                     run = OneShotRun(False, 0.0, 0, applied=[], reply=failed, check_output="")
                 results[task.name].one_shot.append(run)
+                options.log.record("one-shot", task.name, attempt, run)
                 print(
                     f"  {'one-shot':<14} {task.name:<20} #{attempt} {verdict(run.passed)} "
                     f"{run.tokens:>6} tokens {run.seconds:6.1f} s  applied {run.applied}",
@@ -215,9 +242,12 @@ def keel_pass(options: Options, results: dict[str, TaskResults]) -> None:
     """Every task once per repeat through `keel run`; failures' events, stderr and checks go to --out."""
     for attempt in range(1, options.repeat + 1):
         for task in options.tasks:
+            if options.made_before("keel", task.name, attempt, results[task.name].keel):
+                continue
             options.settle()
             run = run_keel(task, options.settings, attempt)
             results[task.name].keel.append(run)
+            options.log.record("keel", task.name, attempt, run)
             print(
                 f"  {'keel':<14} {task.name:<20} #{attempt} {verdict(run.passed)} "
                 f"{run.tokens:>6} tokens {run.seconds:6.1f} s  {run.status}, {run.calls} calls",
@@ -235,6 +265,9 @@ def peer_pass(options: Options, mode: str, results: dict[str, TaskResults]) -> N
     """Every task once per repeat through one peer; failures' output and checks go to --out."""
     for attempt in range(1, options.repeat + 1):
         for task in options.tasks:
+            runs = results[task.name].peers.setdefault(mode, [])
+            if options.made_before(mode, task.name, attempt, runs):
+                continue
             options.settle()
             served = options.served_tokens()
             if mode in EDIT_FORMATS:
@@ -243,7 +276,8 @@ def peer_pass(options: Options, mode: str, results: dict[str, TaskResults]) -> N
                 run = run_mini(task, options.settings)
             if not run.tokens:  # the peer reported none (aider stopped by a token limit, ...)
                 run.tokens = options.served_tokens() - served
-            results[task.name].peers.setdefault(mode, []).append(run)
+            runs.append(run)
+            options.log.record(mode, task.name, attempt, run)
             print(
                 f"  {mode:<14} {task.name:<20} #{attempt} {verdict(run.passed)} "
                 f"{run.tokens:>6} tokens {run.seconds:6.1f} s  {run.status}, {run.calls} calls",
@@ -300,12 +334,8 @@ def report(tasks: list[Task], results: dict[str, TaskResults]) -> None:
 
 def write_results(out: Path, options: Options, results: dict[str, TaskResults]) -> None:
     """results.json: the settings and every attempt's figures (the long texts are in the transcripts)."""
-    long_fields = {"reply", "events", "stderr", "check_output", "output"}
     rows = {
-        name: {
-            mode: [{k: v for k, v in asdict(run).items() if k not in long_fields} for run in runs]
-            for mode, runs in got.by_mode().items()
-        }
+        name: {mode: [figures(run) for run in runs] for mode, runs in got.by_mode().items()}
         for name, got in results.items()
     }
     settings = asdict(options.settings) | {
@@ -333,8 +363,10 @@ def main() -> None:
     options = parse_options()
     settings = options.settings
     results = {task.name: TaskResults() for task in options.tasks}
-    if options.out:
-        options.out.mkdir(parents=True, exist_ok=True)
+    try:
+        options.log = AttemptLog(options.out, options.kept_settings(), options.resume)
+    except ResumeError as exc:
+        sys.exit(f"small_model: {exc}")
     if options.shared_server:
         with EmbeddedServer(settings.model, settings.temperature, options.served_as) as server:
             options.served = settings.model

@@ -1,0 +1,98 @@
+"""The small-model bench's attempt log: each attempt is appended to --out/attempts.jsonl as it ends, so a run
+that was stopped (a session's end, a reboot, ^C) is taken up with --resume without redoing what it did; a
+medium-set pass of a 1.5B model on two cores is many hours."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, fields
+from pathlib import Path
+from typing import Any
+
+from _small_model_keel import KeelRun
+from _small_model_one_shot import OneShotRun
+from _small_model_peers import PeerRun
+
+LOG_NAME = "attempts.jsonl"
+LONG_FIELDS = {
+    "reply",
+    "events",
+    "stderr",
+    "check_output",
+    "output",
+}  # kept in the transcripts only
+
+
+class ResumeError(ValueError):
+    """The attempt log cannot be taken up as asked: say what to do instead."""
+
+
+def run_type(mode: str) -> type[OneShotRun | KeelRun | PeerRun]:
+    """The record type of one mode's attempts."""
+    return {"one-shot": OneShotRun, "keel": KeelRun}.get(mode, PeerRun)
+
+
+def figures(run: Any) -> dict[str, Any]:
+    """An attempt's figures, without its long texts."""
+    return {key: value for key, value in asdict(run).items() if key not in LONG_FIELDS}
+
+
+def revived(mode: str, row: dict[str, Any]) -> Any:
+    """An attempt read back from the log: its figures, its long texts empty (they are in the transcripts)."""
+    kind = run_type(mode)
+    names = {field.name for field in fields(kind)}
+    return kind(**{key: row.get(key, "") for key in names})
+
+
+class AttemptLog:
+    """The attempts already made under these settings, by (mode, task, attempt number), and the file each
+    new one is appended to; with no --out, nothing is kept and nothing is resumed."""
+
+    def __init__(self, out: Path | None, settings: dict[str, Any], resume: bool) -> None:
+        self.path = out / LOG_NAME if out is not None else None
+        self.done: dict[tuple[str, str, int], Any] = {}
+        if self.path is None:
+            if resume:
+                raise ResumeError("--resume takes up the attempts kept in --out DIR: give --out")
+            return
+        if self.path.exists() and not resume:
+            raise ResumeError(
+                f"{self.path} holds the attempts of an earlier run: add --resume to take it up, "
+                "or give another --out"
+            )
+        if self.path.exists():
+            self._read(settings)
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text(json.dumps({"settings": settings}) + "\n")
+
+    def _read(self, settings: dict[str, Any]) -> None:
+        assert self.path is not None
+        lines = self.path.read_text().splitlines()
+        kept = json.loads(lines[0]).get("settings", {}) if lines else {}
+        if differ := sorted(key for key in settings if kept.get(key) != settings[key]):
+            told = ", ".join(f"{key} {kept.get(key)!r} (now {settings[key]!r})" for key in differ)
+            raise ResumeError(
+                f"{self.path} was made with other settings: {told}; resume with the same ones, "
+                "or give another --out"
+            )
+        for line in lines[1:]:
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # the last line of a run killed while writing it: that attempt is made again
+            self.done[(row["mode"], row["task"], row["attempt"])] = revived(row["mode"], row["run"])
+
+    def made(self, mode: str, task: str, attempt: int) -> Any | None:
+        """The attempt as it was made before, or None when it is still to be made."""
+        return self.done.get((mode, task, attempt))
+
+    def record(self, mode: str, task: str, attempt: int, run: Any) -> None:
+        """Append one attempt as it ends."""
+        self.done[(mode, task, attempt)] = run
+        if self.path is not None:
+            row = {"mode": mode, "task": task, "attempt": attempt, "run": figures(run)}
+            with self.path.open("a") as log:
+                log.write(json.dumps(row) + "\n")
