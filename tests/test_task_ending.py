@@ -256,3 +256,8 @@ async def test_a_given_file_sent_back_unchanged_without_a_word_is_corrected_not_
     other = git_repo(tmp_path / "other", CALC)
     events, _ = await run_task(served_settings(again, other), "add() is broken")
     assert events[-1].status == "error" and "FILE: calc.py" not in (events[-1].final_message or "")
+    # every copy is told in the form it was written in, the later ones too (asked with tools offered, the
+    # 1.5B shown a `<tool_call>` example beside "whole files" sent that example's sentence back)
+    corrections = [request.last_text("user") for request in again.requests[1:]]
+    assert len(corrections) >= 2
+    assert all("exactly as given" in told and "<tool_call>" not in told for told in corrections)

@@ -216,11 +216,11 @@ class SmallModel(Strategy):
         return size
 
     def correction(self, problem: str, tool: str | None, at: Workspace) -> str:
-        """A reply to the project's files (edit first: that call offered no tools) that gave them back unchanged
-        is told so in the form that call asked for, whole files, not with a tool call's example: the 1.5B,
-        shown both, sent a fenced block with no file named. Other problems name their own form (a file cut
-        off by the reply limit: blocks of its lines)."""
-        if at.state.strategy.answered_files and problem.startswith(UNCHANGED_COPY_OPENING):
+        """A reply that gave given files back unchanged, in its text, is told so in the form it wrote them in,
+        whole files, not with a tool call's example: the 1.5B, shown both, sent a fenced block with no file
+        named, or (asked again with tools offered) that example's sentence. Other problems name their own form
+        (a file cut off by the reply limit: blocks of its lines)."""
+        if problem.startswith(UNCHANGED_COPY_OPENING):
             return render("edit_first_correction", problem=problem)
         return super().correction(problem, tool, at)
 
