@@ -176,6 +176,23 @@ def test_the_last_words_of_keels_nudge_are_not_an_answer(scripted_server, repo):
     assert "return a + b" in (repo / "calc.py").read_text()
 
 
+@MODELS
+def test_a_correction_s_sentence_and_an_empty_fence_are_not_an_answer(scripted_server, repo, model):
+    """The 1.5B, corrected, answered with the correction's sentence about how to call a tool and an opening
+    ```json fence, and the task ended `completed` with that sentence as its answer."""
+    broken = '<tool_call>\n{"name": "edit_file", "arguments": {"path": calc.py}}\n</tool_call>'
+    sentence = (
+        'To call a tool, send exactly one JSON object with "name" and "arguments" inside tags, and '
+        "nothing after it:\n```json\n\n"
+    )
+    script: list[ReplyLike] = [broken, sentence, call("edit_file", **FIX), DONE]
+    result = run(scripted_server(script), model, repo)
+    said = corrections(result)
+    assert len(said) == 2 and "not an answer" in said[1], said
+    assert model_answer(finished(result)["final_message"]) == DONE
+    assert "return a + b" in (repo / "calc.py").read_text()
+
+
 # ------------------------------------------------ a tool description's example fails loudly
 
 EXAMPLES = {

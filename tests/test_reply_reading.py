@@ -243,3 +243,26 @@ def test_a_copy_of_keels_own_text_is_no_answer(reply):
 )
 def test_an_answer_that_quotes_the_project_is_an_answer(answer):
     assert echo_of_keel(answer, _after(READ, NUDGE)) is None
+
+
+CORRECTION = user(
+    "Nothing was run: your reply gave calc.py back exactly as given.\n"
+    'To call a tool, send exactly one JSON object with "name" and "arguments" inside tags, and nothing '
+    "after it:\n<tool_call>\n{}\n</tool_call>"
+)
+FILES = user(
+    "The project's files:\n\nFILE: calc.py\n```python\n"
+    "# add two numbers the way the old calculator did, one after the other, and return them\n```"
+)
+
+
+def test_a_long_line_of_keels_message_with_an_empty_fence_is_no_answer():
+    """The 1.5B answered a correction with the first line of its call example and an opening ```json fence,
+    and that ended its task as `completed` with keel's sentence as the answer."""
+    echoed = 'To call a tool, send exactly one JSON object with "name" and "arguments" inside tags, and nothing after it:\n```json\n\n'
+    assert "not an answer" in (echo_of_keel(echoed, _after(FILES, CORRECTION)) or "")
+    # a line of a file keel showed is the project's text: quoting it is an answer, however long
+    quoted = (
+        "# add two numbers the way the old calculator did, one after the other, and return them"
+    )
+    assert echo_of_keel(quoted, _after(FILES, CORRECTION)) is None

@@ -26,6 +26,9 @@ _CALL_OPENING = re.compile(
     r'\{\s*"(?:(?:name|tool)"\s*:\s*"[^"\n]+"\s*,\s*")?(?:arguments|parameters)"\s*:'
 )
 KEEL_TEXTS_READ = 3  # how many of keel's latest messages and tool results a reply is compared with
+# keel's lines this long in all, word for word: a copy (a short line of keel's may be the model's own words)
+COPIED_WORDS = 12
+_FENCE = re.compile(r"^(?:`{3,}|~{3,})[\w+.-]*$")  # a code fence's line, bare or with its language
 
 
 def call_shaped(text: str) -> list[ParsedCall]:
@@ -73,10 +76,35 @@ def echo_of_keel(text: str, state: SessionState) -> str | None:
     known = {line.strip() for _, said in keel_texts for line in said.splitlines()}
     if lines and own_prose & set(lines) and all(line in known for line in lines):
         return "your reply only repeated keel's message to you, which is not an answer"
+    if _copied_lines([line for line in lines if not _FENCE.match(line)], keel_texts):
+        return "your reply only repeated keel's message to you, which is not an answer"
     last = next((said for role, said in keel_texts if role == "user"), "")
     if len(lines) == 1 and _closing_words(lines[0], last):
         return "your reply only repeated the last words of keel's message to you, which is not an answer"
     return None
+
+
+def _copied_lines(lines: list[str], keel_texts: list[tuple[str, str]]) -> bool:
+    """The reply's lines, code fences aside, are all lines of keel's own words (outside the files its messages
+    show) and long enough not to be said anew: the 1.5B answered with the first line of a correction's call
+    example and an empty ```json fence, and that ended its task as `completed`."""
+    if not lines or sum(len(line.split()) for line in lines) < COPIED_WORDS:
+        return False
+    own = {line for role, said in keel_texts if role == "user" for line in _outside_fences(said)}
+    return all(line in own for line in lines)
+
+
+def _outside_fences(said: str) -> list[str]:
+    """The stripped lines of a text outside its fenced blocks (inside them: a file's text, the project's)."""
+    outside: list[str] = []
+    fenced = False
+    for line in said.splitlines():
+        stripped = line.strip()
+        if _FENCE.match(stripped):
+            fenced = not fenced
+        elif stripped and not fenced:
+            outside.append(stripped)
+    return outside
 
 
 def _closing_words(reply: str, said: str) -> bool:
