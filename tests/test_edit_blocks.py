@@ -113,10 +113,10 @@ async def test_the_example_blocks_copied_as_they_are_fail_and_change_nothing(
     server = scripted_server([Reply(text=copied), Reply(text="I could not change it.")])
     events, _ = await run_task(served_settings(server, workspace), "Set RATE_7 to 70 in rates.py")
     results = [(e.name, e.status) for e in events if isinstance(e, ToolFinished)]
-    assert results == [("edit_file", "error")]
+    assert results == []  # the example's lines are keel's own words: a copy, run as no edit
     assert (workspace / "rates.py").read_text() == LONG
     told = str(server.requests[1].messages[-1]["content"])
-    assert "No match for old_string" in told
+    assert "your reply only repeated keel's message to you, which is not an answer" in told
 
 
 def test_a_whole_file_cut_off_by_the_length_limit_is_named():
