@@ -74,9 +74,9 @@ def echo_of_keel(text: str, state: SessionState) -> str | None:
         return "your reply only repeated keel's last message or error, which is not an answer"
     own_prose = {_first_line(said) for role, said in keel_texts if role == "user"} - {""}
     known = {line.strip() for _, said in keel_texts for line in said.splitlines()}
-    if lines and own_prose & set(lines) and all(line in known for line in lines):
-        return "your reply only repeated keel's message to you, which is not an answer"
-    if _copied_lines([line for line in lines if not _FENCE.match(line)], keel_texts):
+    opens_like_keel = bool(own_prose & set(lines)) and all(line in known for line in lines)
+    unfenced = [line for line in lines if not _FENCE.match(line)]
+    if lines and (opens_like_keel or _copied_lines(unfenced, keel_texts)):
         return "your reply only repeated keel's message to you, which is not an answer"
     last = next((said for role, said in keel_texts if role == "user"), "")
     if len(lines) == 1 and _closing_words(lines[0], last):
