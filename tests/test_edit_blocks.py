@@ -132,11 +132,13 @@ async def test_a_long_file_given_whole_past_the_reply_limit_gets_told_to_change_
     scripted_server, workspace
 ):
     """The 1.5B, asked for blocks, gave a 201-line file whole anyway and was cut off by its reply limit; it was
-    told to "send a shorter call" with a read_file example, and spent its next call the same way."""
+    told to "send a shorter call" with a read_file example, and spent its next call the same way. Its answer
+    to the project's files is asked for again in that call's form: blocks of lines, no tool call's example."""
     cut = Reply(text="FILE: rates.py\n```python\n" + LONG[:300], finish_reason="length")
     server = scripted_server([cut, Reply(text="I could not change it.")])
     await run_task(served_settings(server, workspace), "Set RATE_7 to 70 in rates.py")
     told = str(server.requests[1].messages[-1]["content"])
     assert "reached the length limit while it gave rates.py whole" in told
-    assert "<<<<<<< SEARCH" in told and '"name": "edit_file"' in told
+    assert "<<<<<<< SEARCH" in told and "<tool_call>" not in told
+    assert not server.requests[1].tools
     assert (workspace / "rates.py").read_text() == LONG

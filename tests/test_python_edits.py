@@ -225,7 +225,7 @@ async def test_a_small_model_sending_the_file_unchanged_again_ends_instead_of_lo
     again = Reply(text=f"FILE: stats.py\n```python\n{whole}```")
     # its answer to the files changes nothing; after the nudge it sends the file, then sends it again
     script = [
-        Reply(text="I will fix mean."),
+        Reply(text="mean() needs a guard."),
         again,
         again,
         again,

@@ -220,10 +220,11 @@ async def test_the_call_after_the_files_has_a_system_prompt_without_tools(
 ):
     """Told "you cannot change them without a tool" and offered none, Qwen2.5-Coder-1.5B copied the files
     back unchanged (bench/small_model: none_input, wrong_default, failing_test); told only that it is a
-    careful programmer, as in one call, it fixed them. Tools and keel's own prompt come back after."""
+    careful programmer, as in one call, it fixed them. Tools and keel's own prompt come back after an answer
+    in words that changes nothing (with the nudge)."""
     (workspace / "AGENTS.md").write_text("Keep functions short.\n")
-    unchanged = "FILE: calc.py\n```python\ndef add(a, b):\n    return a - b\n```"
-    server = scripted_server([Reply(text=unchanged), Reply(text="Nothing needs to change.")])
+    words = "add() looks right to me."
+    server = scripted_server([Reply(text=words), Reply(text="Nothing needs to change.")])
     await run_task(served_settings(server, workspace), "add() is broken")
 
     def system(request) -> str:

@@ -261,3 +261,37 @@ async def test_a_given_file_sent_back_unchanged_without_a_word_is_corrected_not_
     corrections = [request.last_text("user") for request in again.requests[1:]]
     assert len(corrections) >= 2
     assert all("exactly as given" in told and "<tool_call>" not in told for told in corrections)
+
+
+async def test_an_answer_to_the_files_that_changed_nothing_is_asked_for_again_as_that_one_call(
+    scripted_server, workspace, tmp_path
+):
+    """Shown its own copy of people.py and told it changed nothing, the 1.5B sent the same copy three times
+    more (bench/small_model: none_input); asked anew, the files and the task with what was wrong after them,
+    it made the change in 5 of 9 tries. So the call after a failed answer to the project's files is that one
+    call again: the system prompt without tools, the files message with the correction after it, no tools
+    offered, and nothing of the failed answer."""
+    copy = Reply(text="FILE: calc.py\n```python\n" + CALC["calc.py"] + "```")
+    fixed = Reply(text="FILE: calc.py\n```python\n" + CALC["calc.py"].replace("-", "+") + "```")
+    server = scripted_server([copy, copy, fixed])
+    events, _ = await run_task(served_settings(server, workspace), "add() is broken")
+    assert events[-1].status == "completed" and "a + b" in (workspace / "calc.py").read_text()
+    assert len(server.requests) == 3  # the fixed files, checked, are the answer
+    first = server.requests[0].messages
+    for again in server.requests[1:]:
+        system, asked = again.messages  # nothing else: no copy, no earlier correction
+        assert system == first[0] and "careful programmer" in system["content"]
+        assert not again.tools
+        told = asked["content"]
+        assert told.startswith(first[1]["content"])  # the files and the task, as first given
+        assert told.count("Nothing was changed") == 1 and "exactly as given" in told
+        assert "a - b" in told and "FILE: calc.py" in told
+
+    nudged = git_repo(tmp_path / "nudged", CALC)  # a nudge is no failed answer: the tools come back
+    later = scripted_server(
+        [Reply(text="add() looks right."), copy, call("edit_file", **FIX), "Done."]
+    )
+    events, _ = await run_task(served_settings(later, nudged), "add() is broken")
+    assert later.requests[1].tools and later.requests[2].tools
+    assert any(m["role"] == "assistant" for m in later.requests[2].messages)
+    assert events[-1].status == "completed" and "a + b" in (nudged / "calc.py").read_text()

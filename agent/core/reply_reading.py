@@ -33,7 +33,7 @@ CUT_OFF = (
 )
 CUT_OFF_FILE = (
     "your reply reached the length limit while it gave {path} whole; change only the lines that need it: "
-    "with edit_file, or under `FILE: {path}` with blocks of <<<<<<< SEARCH, the lines as they are, =======, "
+    "under `FILE: {path}`, blocks of <<<<<<< SEARCH, the lines as they are, =======, "
     "the lines that replace them, >>>>>>> REPLACE"
 )
 _FENCE = re.compile(r"```[ \t]*([\w.-]*)[ \t]*\n(.*?)(?:```|$)", re.DOTALL)

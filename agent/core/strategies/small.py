@@ -115,27 +115,35 @@ class SmallModel(Strategy):
     def request_tools(
         self, state: SessionState, offered: list[dict[str, Any]] | None
     ) -> list[dict[str, Any]] | None:
-        """Edit first: the call that follows the project's files offers no tools, so the model answers with
-        the files it changes, as it would in one call (its tool calls are where a small model fails most);
-        the tools come back for the rest of the task (verification's failures, a nudge)."""
-        return [] if state.strategy.files_just_given else super().request_tools(state, offered)
+        """Edit first: the call that follows the project's files (and the one that asks for its answer again)
+        offers no tools, so the model answers with the files it changes, as it would in one call (its tool
+        calls are where a small model fails most); the tools come back for the rest of the task (a nudge)."""
+        return [] if state.strategy.files_call else super().request_tools(state, offered)
 
     def system_template(self, state: SessionState) -> str | None:
         """Edit first: the call that follows the project's files is spoken to as one call would be, with a
         system prompt that says nothing of tools (told it cannot change a file without a tool, a small model
         given no tools copies the files back unchanged)."""
-        return "system_edit_first" if state.strategy.files_just_given else None
+        return "system_edit_first" if state.strategy.files_call else None
 
     def request_history(self, state: SessionState) -> list[Message] | None:
         """Edit first: that call is one call, the project's files with the task as keel last gave them and
         nothing before them (the 0.5B, given the task before the files or its last answer before the failed
-        checks, sends that answer back; given the files message alone, it makes the change)."""
-        if not state.strategy.files_just_given:
+        checks, sends that answer back; given the files message alone, it makes the change). An answer that
+        could not be used is asked for again as that same call, with what was wrong after the files and the
+        failed answer left out: shown its copy of people.py, the 1.5B sent the same copy three times more
+        (bench/small_model: none_input); asked anew, it made the change in 5 of 9 tries."""
+        if not state.strategy.files_call:
             return None
-        for message in reversed(state.history):
-            if message.role == "user" and not is_status_line(message.content):
-                return [message]
-        return None
+        said = [m for m in state.history if m.role == "user" and not is_status_line(m.content)]
+        if state.strategy.files_just_given:
+            return said[-1:]
+        # keel's messages since the files: a correction of each failed answer; the last one says what was wrong
+        corrected = state.strategy.answers_corrected
+        if len(said) <= corrected:  # the files were summarized away: the history as it is
+            return None
+        files, correction = said[-1 - corrected], said[-1]
+        return [files.with_content(f"{files.content}\n\n{correction.content}")]
 
     def read(self, reply: ModelReply, at: Workspace) -> ReadReply:
         """As any reply is read, and then as a small model means its Python edits (strategies/python_edits):
@@ -218,10 +226,12 @@ class SmallModel(Strategy):
     def correction(self, problem: str, tool: str | None, at: Workspace) -> str:
         """A reply that gave given files back unchanged, in its text, is told so in the form it wrote them in,
         whole files, not with a tool call's example: the 1.5B, shown both, sent a fenced block with no file
-        named, or (asked again with tools offered) that example's sentence. Other problems name their own form
-        (a file cut off by the reply limit: blocks of its lines)."""
-        if problem.startswith(UNCHANGED_COPY_OPENING):
-            return render("edit_first_correction", problem=problem)
+        named, or (asked again with tools offered) that example's sentence. So is any answer to the project's
+        files that could not be used, empty ones too: it is asked for again in that call, which offers no
+        tools. Other problems get the tool call's form."""
+        asked_again = at.state.strategy.answered_files
+        if asked_again or problem.startswith(UNCHANGED_COPY_OPENING):
+            return render("edit_first_correction", problem=problem, asked_again=asked_again)
         return super().correction(problem, tool, at)
 
     def on_repeated_call(

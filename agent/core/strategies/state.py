@@ -36,6 +36,16 @@ class StrategyState:
         False  # keel gave the project's files and the model has not replied yet
     )
     answered_files: bool = False  # the model's last reply was its answer to the project's files
+    # that answer could not be used and keel said why: the next call asks for it again, as the same one call
+    files_asked_again: bool = False
+    answers_corrected: int = (
+        0  # keel's corrections of answers to the project's files since it last gave them
+    )
+
+    @property
+    def files_call(self) -> bool:
+        """The next call is edit first's one call: the project's files just given, or asked for again."""
+        return self.files_just_given or self.files_asked_again
 
 
 def apply_to_strategy(part: StrategyState, event: AnyEvent, same_call: bool) -> StrategyState:
@@ -50,15 +60,21 @@ def apply_to_strategy(part: StrategyState, event: AnyEvent, same_call: bool) -> 
                 last_ran_ok=False,
                 task_changed=frozenset(),
                 verifications=0,
+                files_just_given=False,
+                files_asked_again=False,
+                answers_corrected=0,
             )
         case UserMessage(purpose="status"):  # a status line kept in the history: nothing asked
             return part
         case UserMessage():  # keel's correction, nudge, context or request for the answer
+            asked_again = event.purpose == "correction" and part.answered_files
             return replaced(
                 part,
                 nudged=part.nudged or event.purpose == "nudge",
                 answer_requested=event.purpose == "answer",
                 files_just_given=event.purpose == "context",
+                files_asked_again=asked_again,
+                answers_corrected=part.answers_corrected + 1 if asked_again else 0,
             )
         case AssistantMessage():
             if part.answer_requested or part.files_just_given or part.answered_files:
@@ -66,7 +82,8 @@ def apply_to_strategy(part: StrategyState, event: AnyEvent, same_call: bool) -> 
                     part,
                     answer_requested=False,
                     files_just_given=False,
-                    answered_files=part.files_just_given,
+                    files_asked_again=False,
+                    answered_files=part.files_just_given or part.files_asked_again,
                 )
             return part
         case ToolStarted():
