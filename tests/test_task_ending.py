@@ -295,3 +295,24 @@ async def test_an_answer_to_the_files_that_changed_nothing_is_asked_for_again_as
     assert later.requests[1].tools and later.requests[2].tools
     assert any(m["role"] == "assistant" for m in later.requests[2].messages)
     assert events[-1].status == "completed" and "a + b" in (nudged / "calc.py").read_text()
+
+
+async def test_a_python_file_given_back_with_only_blank_lines_changed_is_a_copy(
+    scripted_server, tmp_path, monkeypatch
+):
+    """The 0.5B's answers to windows.py and tags.py were the files with one blank line dropped, written as its
+    fix and the task `completed` (bench/small_model: off_by_one, wrong_default). A Python file whose lines,
+    blank ones and spaces at line ends aside, are the file's is a copy: told so and asked again, not written.
+    The same file with a real change is written, blank lines and all."""
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    source = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
+    workspace = git_repo(tmp_path / "repo", {"calc.py": source})
+    near = source.replace("\n\n\n", "\n\n").replace("a - b\n\n", "a - b   \n\n", 1)
+    fixed = near.replace("return a - b", "return a + b", 1)
+    answers = [f"FILE: calc.py\n```python\n{text}```" for text in (near, fixed)]
+    server = scripted_server([Reply(text=answer) for answer in answers])
+    events, _ = await run_task(served_settings(server, workspace), "add() is broken")
+    assert "exactly as given" in server.requests[1].last_text("user")
+    writes = [e for e in events if e.type == "tool.finished"]
+    assert len(writes) == 1 and (workspace / "calc.py").read_text() == fixed
+    assert events[-1].status == "completed"

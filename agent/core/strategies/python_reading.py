@@ -121,8 +121,10 @@ def widened_edit(call: ToolCall, at: Workspace) -> ToolCall:
 
 
 def rewrites_unchanged(call: ToolCall, at: Workspace) -> bool:
-    """A write_file of a workspace file with exactly the content it has: a small model echoing the file it was
-    given (or just wrote) instead of changing it."""
+    """A write_file of a workspace file with the content it has (a Python file's blank lines and spaces at line
+    ends aside): a small model echoing the file it was given (or just wrote) instead of changing it. The 0.5B's
+    copies of windows.py and tags.py each dropped one blank line, and were written as its fix (bench/small_model:
+    off_by_one, wrong_default, failing_test)."""
     if call.name != "write_file":
         return False
     try:
@@ -131,5 +133,14 @@ def rewrites_unchanged(call: ToolCall, at: Workspace) -> bool:
         return False
     if not isinstance(args, dict) or not isinstance(args.get("content"), str):
         return False
-    path = args.get("path")
-    return isinstance(path, str) and _source(path, at) == args["content"]
+    path, content = args.get("path"), args["content"]
+    if not isinstance(path, str) or (source := _source(path, at)) is None:
+        return False
+    return source == content or (
+        path.endswith(".py") and _code_lines(source) == _code_lines(content)
+    )
+
+
+def _code_lines(text: str) -> list[str]:
+    """A Python file's lines that are not blank, without the spaces at their ends."""
+    return [line.rstrip() for line in text.splitlines() if line.strip()]
