@@ -38,9 +38,8 @@ class StrategyState:
     answered_files: bool = False  # the model's last reply was its answer to the project's files
     # that answer could not be used and keel said why: the next call asks for it again, as the same one call
     files_asked_again: bool = False
-    answers_corrected: int = (
-        0  # keel's corrections of answers to the project's files since it last gave them
-    )
+    # keel's corrections of answers to the project's files since it last gave them
+    answers_corrected: int = 0
 
     @property
     def files_call(self) -> bool:
