@@ -137,7 +137,7 @@ class SmallModel(Strategy):
             return None
         said = [m for m in state.history if m.role == "user" and not is_status_line(m.content)]
         if state.strategy.files_just_given:
-            return said[-1:]
+            return said[-1:] or None
         # keel's messages since the files: a correction of each failed answer; the last one says what was wrong
         corrected = state.strategy.answers_corrected
         if len(said) <= corrected:  # the files were summarized away: the history as it is
