@@ -316,3 +316,41 @@ async def test_a_python_file_given_back_with_only_blank_lines_changed_is_a_copy(
     writes = [e for e in events if e.type == "tool.finished"]
     assert len(writes) == 1 and (workspace / "calc.py").read_text() == fixed
     assert events[-1].status == "completed"
+
+
+DOCUMENTED = '"""Sums and differences."""\n\n\ndef add(a, b):\n    # adds\n    return a - b\n'
+
+
+async def test_a_python_file_given_back_with_only_its_documentation_taken_out_is_a_copy(
+    scripted_server, tmp_path, monkeypatch
+):
+    """The 1.5B's answer to a wrong quarter() was reports.py without its module docstring: it passed every
+    check and the task ended `completed` (bench/small_model --set medium: ledger_quarter). A Python file whose
+    code, docstrings and comments aside, is the file's is a copy when the task does not speak of them: told
+    so and asked again, not written; the answer with the change is written."""
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    workspace = git_repo(tmp_path / "repo", {"calc.py": DOCUMENTED})
+    stripped = DOCUMENTED.split("\n\n\n", 1)[1].replace("    # adds\n", "")
+    fixed = DOCUMENTED.replace("a - b", "a + b")
+    answers = [f"FILE: calc.py\n```python\n{text}```" for text in (stripped, fixed)]
+    server = scripted_server([Reply(text=answer) for answer in answers])
+    events, _ = await run_task(served_settings(server, workspace), "add() is broken")
+    assert "exactly as given" in server.requests[1].last_text("user")
+    writes = [e for e in events if e.type == "tool.finished"]
+    assert len(writes) == 1 and (workspace / "calc.py").read_text() == fixed
+    assert events[-1].status == "completed"
+
+
+async def test_a_task_about_comments_may_change_only_the_comments(
+    scripted_server, tmp_path, monkeypatch
+):
+    """Asked to take a comment out, the file without it is the answer: written, the task completed."""
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    workspace = git_repo(tmp_path / "repo", {"calc.py": DOCUMENTED})
+    without = DOCUMENTED.replace("    # adds\n", "")
+    server = scripted_server([Reply(text=f"FILE: calc.py\n```python\n{without}```")])
+    events, _ = await run_task(
+        served_settings(server, workspace), "remove the comment in add, it says nothing"
+    )
+    assert (workspace / "calc.py").read_text() == without
+    assert events[-1].status == "completed" and len(server.requests) == 1

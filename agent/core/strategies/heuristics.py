@@ -78,6 +78,9 @@ _BROKEN = re.compile(
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[A-Za-z']+")
+_DOCUMENTATION = re.compile(
+    r"\b(?:docs?|docstrings?|comments?|commented|documentation)\b", re.IGNORECASE
+)
 _THEN = re.compile(r"(?:\band|\bthen|[,;.:])\s+(?:please\s+)?([A-Za-z]+)", re.IGNORECASE)
 
 
@@ -96,6 +99,12 @@ def asks_for_change(prompt: str) -> bool:
         return False
     # what is left reads as a report ("moving_sums drops the last window") unless it is chat ("thanks!")
     return bool(_BROKEN.search(prompt)) or len(_WORD.findall(prompt)) > 3
+
+
+def names_documentation(prompt: str) -> bool:
+    """Whether a task speaks of docstrings or comments ("remove the outdated comments", "a comment after its
+    amount"): then a change to them alone may be the answer."""
+    return bool(_DOCUMENTATION.search(prompt))
 
 
 _WHOLE_FILE = re.compile(

@@ -7,7 +7,9 @@ not its first line only (which would leave the old body behind the new one). Pur
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from collections.abc import Iterable
 
 from keel.agent.core.verification.imports import module_name
@@ -27,6 +29,34 @@ def _parsed(source: str) -> ast.Module | None:
         return ast.parse(source)
     except (SyntaxError, ValueError):
         return None
+
+
+def code_lines(source: str) -> list[str] | None:
+    """A Python file's lines without its docstrings, comments, blank lines and line-end spaces: what runs, as
+    written (None when it does not parse)."""
+    module = _parsed(source)
+    if module is None:
+        return None
+    lines = io.StringIO(source).readlines()  # as tokenize numbers them (a form feed ends no line)
+    documentation: set[int] = set()
+    for node in ast.walk(module):
+        if not isinstance(node, (ast.Module, *_DEFINITION)) or not node.body:
+            continue
+        first = node.body[0]
+        own_lines = isinstance(node, ast.Module) or first.lineno > node.lineno
+        if ast.get_docstring(node, clean=False) is not None and own_lines:
+            documentation.update(range(first.lineno - 1, first.end_lineno or first.lineno))
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    for token in tokens:
+        if token.type == tokenize.COMMENT:
+            row, column = token.start
+            lines[row - 1] = lines[row - 1][:column]
+    return [
+        line.rstrip() for at, line in enumerate(lines) if at not in documentation and line.strip()
+    ]
 
 
 def _definitions(module: ast.Module) -> dict[str, ast.stmt]:

@@ -11,8 +11,10 @@ from typing import Any
 from keel.agent.core.protocol import ToolCall
 from keel.agent.core.repo_files import read_inside
 from keel.agent.core.strategies.base import Workspace
+from keel.agent.core.strategies.heuristics import names_documentation
 from keel.agent.core.strategies.python_edits import (
     code_blocks,
+    code_lines,
     is_fragment,
     merged,
     target_file,
@@ -121,10 +123,12 @@ def widened_edit(call: ToolCall, at: Workspace) -> ToolCall:
 
 
 def rewrites_unchanged(call: ToolCall, at: Workspace) -> bool:
-    """A write_file of a workspace file with the content it has (a Python file's blank lines and spaces at line
-    ends aside): a small model echoing the file it was given (or just wrote) instead of changing it. The 0.5B's
-    copies of windows.py and tags.py each dropped one blank line, and were written as its fix (bench/small_model:
-    off_by_one, wrong_default, failing_test)."""
+    """A write_file of a workspace file with the content it has (for a Python file: its code, blank lines and
+    spaces at line ends aside, and, unless the task speaks of them, its docstrings and comments too): a small
+    model echoing the file it was given (or just wrote) instead of changing it. The 0.5B's copies of windows.py
+    and tags.py each dropped one blank line, and were written as its fix (bench/small_model: off_by_one,
+    wrong_default); the 1.5B's answer to a wrong quarter() was reports.py without its module docstring, which
+    passed every check (ledger_quarter)."""
     if call.name != "write_file":
         return False
     try:
@@ -133,14 +137,21 @@ def rewrites_unchanged(call: ToolCall, at: Workspace) -> bool:
         return False
     if not isinstance(args, dict) or not isinstance(args.get("content"), str):
         return False
-    path, content = args.get("path"), args["content"]
+    path, content = args.get("path"), str(args["content"])
     if not isinstance(path, str) or (source := _source(path, at)) is None:
         return False
-    return source == content or (
-        path.endswith(".py") and _code_lines(source) == _code_lines(content)
+    if source == content or not path.endswith(".py"):
+        return source == content
+    if _nonblank_lines(source) == _nonblank_lines(content):
+        return True
+    code = code_lines(source)
+    return (
+        code is not None
+        and code == code_lines(content)
+        and not names_documentation(at.state.task_prompt)
     )
 
 
-def _code_lines(text: str) -> list[str]:
-    """A Python file's lines that are not blank, without the spaces at their ends."""
+def _nonblank_lines(text: str) -> list[str]:
+    """A file's lines that are not blank, without the spaces at their ends (it need not parse)."""
     return [line.rstrip() for line in text.splitlines() if line.strip()]
