@@ -297,42 +297,31 @@ async def test_an_answer_to_the_files_that_changed_nothing_is_asked_for_again_as
     assert events[-1].status == "completed" and "a + b" in (nudged / "calc.py").read_text()
 
 
-async def test_a_python_file_given_back_with_only_blank_lines_changed_is_a_copy(
-    scripted_server, tmp_path, monkeypatch
+SPACED = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
+DOCUMENTED = '"""Sums and differences."""\n\n\ndef add(a, b):\n    # adds\n    return a - b\n'
+NEAR_COPIES = {
+    "blank lines": (
+        SPACED,
+        SPACED.replace("\n\n\n", "\n\n").replace("a - b\n\n", "a - b   \n\n", 1),
+    ),
+    "documentation": (DOCUMENTED, DOCUMENTED.split("\n\n\n", 1)[1].replace("    # adds\n", "")),
+}
+
+
+@pytest.mark.parametrize("source,near", NEAR_COPIES.values(), ids=NEAR_COPIES.keys())
+async def test_a_python_file_given_back_with_only_its_layout_or_documentation_changed_is_a_copy(
+    scripted_server, tmp_path, monkeypatch, source, near
 ):
     """The 0.5B's answers to windows.py and tags.py were the files with one blank line dropped, written as its
-    fix and the task `completed` (bench/small_model: off_by_one, wrong_default). A Python file whose lines,
-    blank ones and spaces at line ends aside, are the file's is a copy: told so and asked again, not written.
-    The same file with a real change is written, blank lines and all."""
+    fix and the task `completed` (bench/small_model: off_by_one, wrong_default); the 1.5B's answer to a wrong
+    quarter() was reports.py without its module docstring, which passed every check (--set medium:
+    ledger_quarter). A Python file whose code, blank lines, line-end spaces, docstrings and comments aside, is
+    the file's is a copy when the task does not speak of documentation: told so and asked again, not
+    written. The file with a real change is written, blank lines and all."""
     monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
-    source = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
     workspace = git_repo(tmp_path / "repo", {"calc.py": source})
-    near = source.replace("\n\n\n", "\n\n").replace("a - b\n\n", "a - b   \n\n", 1)
     fixed = near.replace("return a - b", "return a + b", 1)
     answers = [f"FILE: calc.py\n```python\n{text}```" for text in (near, fixed)]
-    server = scripted_server([Reply(text=answer) for answer in answers])
-    events, _ = await run_task(served_settings(server, workspace), "add() is broken")
-    assert "exactly as given" in server.requests[1].last_text("user")
-    writes = [e for e in events if e.type == "tool.finished"]
-    assert len(writes) == 1 and (workspace / "calc.py").read_text() == fixed
-    assert events[-1].status == "completed"
-
-
-DOCUMENTED = '"""Sums and differences."""\n\n\ndef add(a, b):\n    # adds\n    return a - b\n'
-
-
-async def test_a_python_file_given_back_with_only_its_documentation_taken_out_is_a_copy(
-    scripted_server, tmp_path, monkeypatch
-):
-    """The 1.5B's answer to a wrong quarter() was reports.py without its module docstring: it passed every
-    check and the task ended `completed` (bench/small_model --set medium: ledger_quarter). A Python file whose
-    code, docstrings and comments aside, is the file's is a copy when the task does not speak of them: told
-    so and asked again, not written; the answer with the change is written."""
-    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
-    workspace = git_repo(tmp_path / "repo", {"calc.py": DOCUMENTED})
-    stripped = DOCUMENTED.split("\n\n\n", 1)[1].replace("    # adds\n", "")
-    fixed = DOCUMENTED.replace("a - b", "a + b")
-    answers = [f"FILE: calc.py\n```python\n{text}```" for text in (stripped, fixed)]
     server = scripted_server([Reply(text=answer) for answer in answers])
     events, _ = await run_task(served_settings(server, workspace), "add() is broken")
     assert "exactly as given" in server.requests[1].last_text("user")
