@@ -1,5 +1,6 @@
 """A reply stream that stops sending without ending: the try ends after `stall_timeout` seconds with nothing
-received (not after the whole request_timeout) and is retried as a provider fault, on both transports."""
+received (not after the whole request_timeout) and is retried as a provider fault, on both transports. A reply
+that keeps coming is never cut off for its length; one that does not begin within request_timeout is."""
 
 from __future__ import annotations
 
@@ -18,12 +19,14 @@ TRANSPORTS = [
 ]
 
 
-def configure(home: Path, retries: int) -> None:
-    """A short stall timeout and quick retries; the whole request may take far longer than the test."""
+def configure(home: Path, retries: int, request: float = 3600, stall: float = 1) -> None:
+    """A short stall timeout and quick retries; by default the whole request may take far longer than the
+    test."""
     config = home / "config" / "keel" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(
-        f"retries = {retries}\nretry_base_delay = 0.01\nrequest_timeout = 3600\nstall_timeout = 1\n"
+        f"retries = {retries}\nretry_base_delay = 0.01\n"
+        f"request_timeout = {request}\nstall_timeout = {stall}\n"
     )
 
 
@@ -59,6 +62,38 @@ def test_a_stream_that_always_stalls_fails_with_a_clear_error(scripted_server, t
     assert "gave up after 1 retry" in error["message"]
     assert result.events[-1]["status"] == "error"
     assert len(server.requests) == 2
+
+
+@pytest.mark.parametrize("env", TRANSPORTS)
+def test_a_reply_that_keeps_coming_is_not_cut_off_for_its_length(scripted_server, tmp_path, env):
+    """request_timeout bounds the wait for a reply to begin and between its events, not the reply's length:
+    the 1.5B on two cores, given a medium project's files, took over ten minutes for one reply, and keel cut
+    it off at 600 s and sent the same request again (bench/small_model --set medium: ledger_comment)."""
+    home = tmp_path / "home"
+    configure(home, retries=1, request=1, stall=5)
+    text = "A reply that takes more than two seconds to arrive in full."
+    server = scripted_server([Reply(text=text, chunk_delay=0.3), "A second answer."])
+    repo = git_repo(tmp_path / "repo", {"README.md": "slow\n"})
+    result = run_streamed(server.url, "say hi", cwd=repo, home=home, timeout=120, **env)
+
+    assert result.returncode == 0, result.stderr
+    assert not [e for e in result.events if e["type"] == "model.retry"]
+    assert result.events[-1]["final_message"] == text and len(server.requests) == 1
+
+
+def test_a_reply_that_does_not_begin_within_the_request_timeout_is_retried(
+    scripted_server, tmp_path
+):
+    home = tmp_path / "home"
+    configure(home, retries=1, request=1, stall=5)
+    server = scripted_server([Reply(text="too late", delay=3), "On time."])
+    repo = git_repo(tmp_path / "repo", {"README.md": "late\n"})
+    result = run_streamed(server.url, "say hi", cwd=repo, home=home, timeout=120)
+
+    assert result.returncode == 0, result.stderr
+    [retry] = [e for e in result.events if e["type"] == "model.retry"]
+    assert retry["error_class"] == "Timeout" and "for 1 s (request_timeout)" in retry["message"]
+    assert result.events[-1]["final_message"] == "On time."
 
 
 async def _paced(gaps: list[float]):

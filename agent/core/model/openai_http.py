@@ -31,7 +31,7 @@ from keel.agent.core.model.reply import ModelReply, ReplyAssembler
 from keel.agent.core.model.request_cache import LastRequestCache
 from keel.agent.core.model.routing import session_body, session_headers
 from keel.agent.core.model.sse_reading import read_stream, read_whole, without_prompt_ids
-from keel.agent.core.model.stall import unstalled
+from keel.agent.core.model.stall import events_keep_alive, unstalled
 from keel.agent.core.model.turn_tokens import POLICY_VERSION_HEADER, TOKEN_REQUEST, TokenCollector
 from keel.agent.core.protocol import TokenUsage
 
@@ -213,10 +213,11 @@ class OpenAIHTTP:
         )
         try:
             async with (
-                asyncio.timeout(self.timeout),
+                asyncio.timeout(self.timeout) as deadline,
                 self._http.post("/chat/completions", body, self.headers) as response,
             ):
-                pieces = unstalled(response.body(), self.stall_timeout, self.api_base)
+                events = events_keep_alive(response.body(), deadline, self.timeout)
+                pieces = unstalled(events, self.stall_timeout, self.api_base)
                 if response.status >= 400:
                     message = _error_message(response.status, await _joined(pieces))
                     raise error_for_status(response.status, message, _retry_after(response.headers))
@@ -239,7 +240,7 @@ class OpenAIHTTP:
             ) from exc
         except TimeoutError as exc:
             raise RetryableProviderError(
-                f"no complete reply from {self.api_base} within {self.timeout:g} s", "Timeout"
+                f"nothing from {self.api_base} for {self.timeout:g} s (request_timeout)", "Timeout"
             ) from exc
         except ssl.SSLCertVerificationError as exc:
             raise ProviderError(

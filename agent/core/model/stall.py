@@ -1,5 +1,7 @@
-"""The stall guard of a reply stream: a try ends when nothing arrives for a while, not only when the whole
-reply is overdue (a stream that never ends would otherwise hold a step for request_timeout × tries)."""
+"""The time guards of a reply stream: a try ends when nothing arrives for a while (stall_timeout), or when no
+event arrives for request_timeout (before the reply begins, or between its events); a reply that keeps coming
+is never cut off for being long (the 1.5B on two cores, given a medium project's files, took over ten
+minutes for one reply)."""
 
 from __future__ import annotations
 
@@ -60,3 +62,20 @@ async def unstalled(
             yield piece
     finally:
         timer.cancel()
+
+
+async def events_keep_alive(
+    stream: AsyncIterable[bytes], deadline: asyncio.Timeout, seconds: float
+) -> AsyncIterator[bytes]:
+    """The stream's pieces; each that brings an event (`data:`) moves `deadline` to `seconds` from now, so
+    the deadline bounds the wait for the reply to begin and any wait between its events, not its length
+    (keep-alive comments move nothing). The deadline moves once half of it has passed: a piece costs a clock
+    read, not a timer."""
+    loop = asyncio.get_running_loop()
+    async for piece in stream:
+        if b"data:" in piece:
+            now = loop.time()
+            when = deadline.when()
+            if when is not None and when - now < seconds / 2:
+                deadline.reschedule(now + seconds)
+        yield piece
