@@ -85,6 +85,7 @@ def aider_command(
         command += ["--openai-api-base", settings.api_base]
     command += ["--edit-format", edit_format, "--model-settings-file", str(model_settings)]
     command += ["--yes-always", "--no-auto-commits", "--no-dirty-commits", *QUIET]
+    command += ["--timeout", str(settings.timeout)]  # a call may take the attempt's whole timeout
     if give_files:
         for path in task.files:
             command += ["--file", path]

@@ -138,11 +138,16 @@ def stop(process: subprocess.Popen[bytes]) -> None:
             continue
 
 
-def keel_environment(settings: KeelSettings, seed: int) -> dict[str, str]:
+def keel_environment(settings: KeelSettings, seed: int, folder: Path) -> dict[str, str]:
     """The checks' environment, with no model chosen from outside the flags; the embedded model samples with
-    `seed` (each `keel run` starts a worker of its own: with one seed for all, every repeat would be the same)."""
+    `seed` (each `keel run` starts a worker of its own: with one seed for all, every repeat would be the same).
+    keel's config is one written in `folder`: a model call may take the attempt's whole timeout, as every
+    peer's is given (the 1.5B on two cores took over 600 s, keel's default, for one reply to a medium task)."""
+    config = folder / "config" / "keel" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f"request_timeout = {settings.timeout}\n")
     sampling = {"KEEL_LOCAL_TEMPERATURE": str(settings.temperature), "KEEL_LOCAL_SEED": str(seed)}
-    env = tool_environment(sampling)
+    env = tool_environment(sampling | {"XDG_CONFIG_HOME": str(folder / "config")})
     for name in ("KEEL_MODEL", "KEEL_API_BASE"):
         env.pop(name, None)
     return env
@@ -159,7 +164,7 @@ def run_keel(task: Task, settings: KeelSettings, attempt: int = 1) -> KeelRun:
             process = subprocess.Popen(
                 keel_command(task.spec.prompt, settings),
                 cwd=repo,
-                env=keel_environment(settings, attempt),
+                env=keel_environment(settings, attempt, Path(folder)),
                 stdin=subprocess.DEVNULL,
                 stdout=stdout,
                 stderr=stderr,

@@ -21,7 +21,12 @@ TRAJECTORY = "trajectory.json"  # in the run's scratch folder, outside the repos
 def mini_command(binary: Path, task: Task, settings: KeelSettings, trajectory: Path) -> list[str]:
     """The `mini` argv for one task: the same model and server as keel's, its default config with
     keel's step limit, and the trajectory saved to `trajectory`."""
-    kwargs = {"temperature": settings.temperature, "api_key": DUMMY_KEY}
+    # a call may take the attempt's whole timeout (litellm's own is 600 s)
+    kwargs = {
+        "temperature": settings.temperature,
+        "api_key": DUMMY_KEY,
+        "timeout": settings.timeout,
+    }
     if settings.api_base:
         kwargs["api_base"] = settings.api_base
     config = ["mini.yaml", f"agent.step_limit={settings.max_steps}", "agent.cost_limit=0"]

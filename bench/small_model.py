@@ -208,6 +208,7 @@ async def one_shot_pass(options: Options, results: dict[str, TaskResults]) -> No
         model=model,
         api_base=options.settings.api_base,
         extra={"temperature": options.settings.temperature},
+        timeout=options.settings.timeout,  # one call may take the attempt's whole timeout
     )
     try:
         for attempt in range(1, options.repeat + 1):

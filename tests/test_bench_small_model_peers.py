@@ -59,6 +59,9 @@ def test_aider_gets_the_model_the_edit_format_the_files_and_one_message():
     assert pairs["--edit-format"] == "diff"
     assert pairs["--model-settings-file"] == str(settings_file)
     assert {"--yes-always", "--no-auto-commits", "--no-pretty"} <= set(command)
+    assert (
+        pairs["--timeout"] == "300.0"
+    )  # a call may take the attempt's whole timeout, as keel's may
     files = [command[i + 1] for i, arg in enumerate(command) if arg == "--file"]
     assert sorted(files) == sorted(TASK.files) == ["calc.py", "main.py"]
     assert command[-2:] == ["--message", "add() is broken"]
@@ -117,6 +120,7 @@ def test_mini_runs_unattended_with_keels_step_limit_on_the_same_server(tmp_path)
     # mini reads each value as JSON
     assert json.loads(overrides["model.model_kwargs.api_base"]) == "http://127.0.0.1:8392/v1"
     assert json.loads(overrides["model.model_kwargs.temperature"]) == 0.2
+    assert json.loads(overrides["model.model_kwargs.timeout"]) == 300.0  # not litellm's 600 s
 
 
 def usage(prompt: int, completion: int, text: str = "") -> dict:

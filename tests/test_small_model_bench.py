@@ -13,13 +13,14 @@ from pathlib import Path
 import pytest
 from keel_cli import keel_env
 
+from keel.agent.core.config import resolve_config
 from keel.agent.core.model.client import ModelClient
 from keel.agent.harness.testing.scripted_server import ChatRequest, Reply, ScriptedToolCall
 from keel.agent.harness.testing.scripted_wire import content_text
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
-from _small_model_keel import KeelSettings, run_keel
+from _small_model_keel import KeelSettings, keel_environment, run_keel
 from _small_model_one_shot import one_shot_messages, parse_files, timed_one_shot
 from _small_model_tasks import Task, git_repo, load_tasks, run_check, task_names, write_files
 
@@ -176,6 +177,15 @@ def test_a_keel_run_past_its_timeout_is_stopped_and_counted_as_a_timeout(scripte
     run = run_keel(task, settings)
     assert (run.passed, run.status) == (False, "timeout")
     assert run.returncode is not None  # keel itself was stopped, not left behind
+
+
+def test_a_keel_call_may_take_the_attempts_whole_timeout_as_a_peers_may(tmp_path, monkeypatch):
+    """keel's request_timeout (600 s) cut off the 1.5B's replies to medium tasks, which took longer on two
+    cores, and asked again; aider and mini are given the attempt's timeout per call, and so is keel."""
+    settings = KeelSettings("openai/qwen", "http://127.0.0.1:8392/v1", 100_000, 12, 1800.0, 0.2)
+    env = keel_environment(settings, 1, tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", env["XDG_CONFIG_HOME"])
+    assert resolve_config(tmp_path, {}).request_timeout == 1800.0
 
 
 async def test_a_one_shot_call_past_the_timeout_fails_its_task(scripted_server):
