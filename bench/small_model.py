@@ -17,9 +17,9 @@ files it never sees. Modes, the same model, the same tasks:
   mini-swe-agent   mini-swe-agent 2.4.6 (bench/_small_model_mini.py), its default config, the task as its
             task text, keel's --max-steps as its step limit; tokens from its trajectory json.
 Each peer is installed on first use into a venv of its own under ~/.cache/keel/bench/peers (it says so),
-runs in a fresh git repository of the task under the same --timeout as keel, then the same check. Peers
-reach the model the way keel does: a server given with --api-base (llama.cpp's, vLLM, ...), or a hosted
-model by name. On the embedded model (no --api-base) with a peer among the modes, one OpenAI-compatible
+runs in a fresh git repository of the task under the same --timeout as keel (one model call may take all of
+it, in every harness), then the same check. Peers reach the model the way keel does: a server given with
+--api-base (llama.cpp's, vLLM, ...), or a hosted model by name. On the embedded model (no --api-base) with a peer among the modes, one OpenAI-compatible
 server of it is started here (bench/_small_model_server.py) and every mode, one-shot and keel included,
 goes through it, so that all harnesses reach the model the same way. --served-as NAME serves it so under
 a name that says nothing of its size, answering /v1/models and /props as llama.cpp's server does: keel
