@@ -19,11 +19,12 @@ files it never sees. Modes, the same model, the same tasks:
 Each peer is installed on first use into a venv of its own under ~/.cache/keel/bench/peers (it says so),
 runs in a fresh git repository of the task under the same --timeout as keel (one model call may take all of
 it, in every harness), then the same check. Peers reach the model the way keel does: a server given with
---api-base (llama.cpp's, vLLM, ...), or a hosted model by name. On the embedded model (no --api-base) with a peer among the modes, one OpenAI-compatible
-server of it is started here (bench/_small_model_server.py) and every mode, one-shot and keel included,
-goes through it, so that all harnesses reach the model the same way. --served-as NAME serves it so under
-a name that says nothing of its size, answering /v1/models and /props as llama.cpp's server does: keel
-must learn the model's size from the server, as it must from a user's `llama-server --alias NAME`.
+--api-base (llama.cpp's, vLLM, ...), or a hosted model by name. On the embedded model (no --api-base)
+with a peer among the modes, one OpenAI-compatible server of it is started here
+(bench/_small_model_server.py) and every mode, one-shot and keel included, goes through it, so that all
+harnesses reach the model the same way. --served-as NAME serves it so under a name that says nothing of its
+size, answering /v1/models and /props as llama.cpp's server does: keel must learn the model's size from the
+server, as it must from a user's `llama-server --alias NAME`.
 The summary gives per harness the pass rate (k/n over tasks and repeats), median tokens and median wall
 time, then keel / best peer and keel / one-shot. Reported numbers use --repeat 3.
 With --out, every attempt is kept as it ends (attempts.jsonl); --resume takes a stopped run up, making
