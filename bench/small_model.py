@@ -1,5 +1,4 @@
-"""bench/small_model: a small local model on coding tasks, in one call, through keel's agent loop, and
-through peer agents (aider, mini-swe-agent) on the same model.
+"""bench/small_model: a small local model on coding tasks, in one call, through keel, and through peers.
 
 Two task sets (--set): `small` (bench/small_model_tasks/: a few small files, a terse prompt) and `medium`
 (bench/small_model_tasks_medium/: repositories of 8-20 files, 40-90k characters, too large to paste, where

@@ -138,8 +138,6 @@ class Transcript:
             changes.append(Change("stats"))
         return changes
 
-    # ------------------------------------------------------------ one handler per event type
-
     def _on_session_started(self, event: Any) -> list[Change]:
         stats = self.stats
         stats.session_id, stats.model, stats.approval = (
