@@ -140,8 +140,10 @@ def rewrites_unchanged(call: ToolCall, at: Workspace) -> bool:
     path, content = args.get("path"), str(args["content"])
     if not isinstance(path, str) or (source := _source(path, at)) is None:
         return False
-    if source == content or not path.endswith(".py"):
-        return source == content
+    if source == content:
+        return True
+    if not path.endswith(".py"):
+        return False
     if _nonblank_lines(source) == _nonblank_lines(content):
         return True
     code = code_lines(source)
