@@ -30,6 +30,9 @@ class KeelSettings:
     max_steps: int
     timeout: float
     temperature: float  # the embedded model's (KEEL_LOCAL_TEMPERATURE); a server keeps its own
+    threads: int | None = (
+        None  # the embedded model's decode threads (KEEL_LOCAL_THREADS); None: keel's default
+    )
 
 
 @dataclass

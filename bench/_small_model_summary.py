@@ -1,13 +1,20 @@
 """The small-model benchmark's summary: per harness (mode) the pass rate over every task and repeat, the
 median tokens and the median wall time of an attempt; then keel's pass rate against the best peer's and
-against one-shot's. Reported numbers use `--repeat 3`."""
+against one-shot's; before it, one row per task. Reported numbers use `--repeat 3`."""
 
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from _small_model_keel import KeelRun
+    from _small_model_one_shot import OneShotRun
+    from _small_model_peers import PeerRun
+    from _small_model_tasks import Task
 
 PEER_MODES = ("aider-whole", "aider-diff", "mini-swe-agent")
 
@@ -77,3 +84,60 @@ def summary_lines(runs_by_mode: dict[str, Sequence[Attempt]]) -> list[str]:
     if (one := stats.get("one-shot")) is not None:
         lines.append(f"keel / one-shot: {ratio(keel, one)} (goal >= 1.0)")
     return lines
+
+
+@dataclass
+class TaskResults:
+    """Every attempt at one task, in each mode."""
+
+    one_shot: list[OneShotRun] = field(default_factory=list)
+    keel: list[KeelRun] = field(default_factory=list)
+    peers: dict[str, list[PeerRun]] = field(default_factory=dict)
+
+    def by_mode(self) -> dict[str, Sequence[Any]]:
+        """Every mode's attempts, by the mode's name."""
+        return {"one-shot": self.one_shot, "keel": self.keel, **self.peers}
+
+
+def rate(passed: list[bool]) -> str:
+    """How many attempts passed, as "2/3"; "-" when the mode did not run."""
+    return f"{sum(passed)}/{len(passed)}" if passed else "-"
+
+
+def mean(values: Sequence[float]) -> float:
+    """The mean, 0 for no values (a mode that did not run)."""
+    return sum(values) / len(values) if values else 0.0
+
+
+def report(tasks: list[Task], results: dict[str, TaskResults]) -> None:
+    """One row per task (each peer's rate at its end), then the pass rates and ratios, then the
+    summary per harness."""
+    peers = [mode for mode in PEER_MODES if any(got.peers.get(mode) for got in results.values())]
+    print(
+        f"\n{'task':<20} {'one-shot':>8} {'keel':>5}  {'keel status':<22} {'calls':>5} "
+        f"{'tokens':>7} {'keel s':>7} {'1-shot s':>8}" + "".join(f" {mode:>14}" for mode in peers)
+    )
+    for task in tasks:
+        got = results[task.name]
+        statuses = Counter(run.status for run in got.keel)
+        status = " ".join(f"{s}x{n}" if n > 1 else s for s, n in statuses.most_common())
+        print(
+            f"{task.name:<20} {rate([r.passed for r in got.one_shot]):>8} "
+            f"{rate([r.passed for r in got.keel]):>5}  {status or '-':<22} "
+            f"{mean([r.calls for r in got.keel]):5.1f} {mean([r.tokens for r in got.keel]):7.0f} "
+            f"{mean([r.seconds for r in got.keel]):7.1f} {mean([r.seconds for r in got.one_shot]):8.1f}"
+            + "".join(f" {rate([r.passed for r in got.peers.get(m, [])]):>14}" for m in peers)
+        )
+    one = [run.passed for got in results.values() for run in got.one_shot]
+    keel = [run.passed for got in results.values() for run in got.keel]
+    line = f"one-shot {rate(one)} passed ({100 * mean(one):.0f}%)" if one else "one-shot not run"
+    line += f", keel {rate(keel)} passed ({100 * mean(keel):.0f}%)" if keel else ", keel not run"
+    if one and keel:
+        ratio = f"{mean(keel) / mean(one):.2f}" if any(one) else "n/a (one-shot solved nothing)"
+        line += f"; keel/one-shot {ratio} (goal >= 1.0)"
+    print(line)
+    by_mode: dict[str, list[Any]] = {}
+    for got in results.values():
+        for mode, runs in got.by_mode().items():
+            by_mode.setdefault(mode, []).extend(runs)
+    print("\n".join(summary_lines(by_mode)))

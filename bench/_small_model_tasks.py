@@ -184,3 +184,22 @@ def run_check(task: Task, workspace: Path, timeout: float = CHECK_TIMEOUT) -> Ch
     except subprocess.TimeoutExpired:
         return CheckResult(False, f"the check timed out after {timeout:.0f} s")
     return CheckResult(done.returncode == 0, done.stdout + done.stderr)
+
+
+def checks_cannot_run(python: str = sys.executable) -> str | None:
+    """Why the checks cannot run with `python` (they are `python -m pytest` with the bench's own), or None: a
+    bench whose every check fails for want of pytest would score every harness 0 and say nothing."""
+    done = subprocess.run(
+        [python, "-m", "pytest", "--version"],
+        env=tool_environment(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode == 0:
+        return None
+    return (
+        f"the tasks' checks run `python -m pytest` with {python}, which has no pytest: run the bench "
+        "with a Python that has it (keel installed with its test extra: pip install -e '.[test]')"
+    )

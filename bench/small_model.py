@@ -33,9 +33,10 @@ as KEEL_LOCAL_SEED so repeats differ, or the shared server's setting; a server o
 default for keel's calls). One model process at a time: the
 one-shot pass ends its worker before keel runs.
 Goal: keel pass rate / one-shot pass rate >= 1.0 (the loop must not make a small model worse than one call).
+The checks are `python -m pytest` with the Python running the bench: without pytest it refuses to start.
 Run: python bench/small_model.py [--set small|medium] [--model M] [--api-base URL] [--tasks a,b]
        [--modes one-shot,keel,aider-whole,aider-diff,mini-swe-agent] [--repeat K] [--timeout S]
-       [--budget TOKENS] [--max-steps N] [--out DIR [--resume]]
+       [--budget TOKENS] [--max-steps N] [--threads N] [--out DIR [--resume]]
 """
 
 from __future__ import annotations
@@ -43,22 +44,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from _small_model_aider import EDIT_FORMATS, run_aider
 from _small_model_attempts import LOG_NAME, AttemptLog, ResumeError, figures
-from _small_model_keel import KeelRun, KeelSettings, read_events, run_keel, transcript
+from _small_model_keel import KeelSettings, read_events, run_keel, transcript
 from _small_model_mini import run_mini
 from _small_model_one_shot import OneShotRun, timed_one_shot
-from _small_model_peers import PeerRun
 from _small_model_server import EmbeddedServer
-from _small_model_summary import PEER_MODES, summary_lines
-from _small_model_tasks import TASK_SETS, Task, load_tasks, task_names
+from _small_model_summary import PEER_MODES, TaskResults, report
+from _small_model_tasks import TASK_SETS, Task, checks_cannot_run, load_tasks, task_names
 
 from keel.agent.core.model.client import ModelClient
 from keel.agent.core.model.local.catalog import default_model
@@ -114,19 +114,6 @@ class Options:
         return self.task_set == "small"
 
 
-@dataclass
-class TaskResults:
-    """Every attempt at one task, in each mode."""
-
-    one_shot: list[OneShotRun] = field(default_factory=list)
-    keel: list[KeelRun] = field(default_factory=list)
-    peers: dict[str, list[PeerRun]] = field(default_factory=dict)
-
-    def by_mode(self) -> dict[str, Sequence[Any]]:
-        """Every mode's attempts, by the mode's name."""
-        return {"one-shot": self.one_shot, "keel": self.keel, **self.peers}
-
-
 def parse_options(argv: list[str] | None = None) -> Options:
     """The options, with the model resolved (a server's only model when only --api-base is given)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -144,6 +131,9 @@ def parse_options(argv: list[str] | None = None) -> Options:
     parser.add_argument("--budget", type=int, default=100_000, help="tokens per keel run")
     parser.add_argument("--max-steps", type=int, default=20, help="steps per keel / mini run")
     parser.add_argument("--temperature", type=float, default=0.2)
+    parser.add_argument(
+        "--threads", type=int, help="the embedded model's decode threads (KEEL_LOCAL_THREADS)"
+    )
     parser.add_argument(
         "--served-as",
         help="serve the embedded model to every mode under this name, answering /v1/models and /props as "
@@ -176,6 +166,7 @@ def parse_options(argv: list[str] | None = None) -> Options:
         max_steps=args.max_steps,
         timeout=args.timeout,
         temperature=args.temperature,
+        threads=args.threads,
     )
     return Options(
         tasks=tasks,
@@ -289,50 +280,6 @@ def peer_pass(options: Options, mode: str, results: dict[str, TaskResults]) -> N
                 save(options.out, f"{mode}/{task.name}-{attempt}.md", text)
 
 
-def rate(passed: list[bool]) -> str:
-    """How many attempts passed, as "2/3"; "-" when the mode did not run."""
-    return f"{sum(passed)}/{len(passed)}" if passed else "-"
-
-
-def mean(values: Sequence[float]) -> float:
-    """The mean, 0 for no values (a mode that did not run)."""
-    return sum(values) / len(values) if values else 0.0
-
-
-def report(tasks: list[Task], results: dict[str, TaskResults]) -> None:
-    """One row per task (each peer's rate at its end), then the pass rates and ratios, then the
-    summary per harness."""
-    peers = [mode for mode in PEER_MODES if any(got.peers.get(mode) for got in results.values())]
-    print(
-        f"\n{'task':<20} {'one-shot':>8} {'keel':>5}  {'keel status':<22} {'calls':>5} "
-        f"{'tokens':>7} {'keel s':>7} {'1-shot s':>8}" + "".join(f" {mode:>14}" for mode in peers)
-    )
-    for task in tasks:
-        got = results[task.name]
-        statuses = Counter(run.status for run in got.keel)
-        status = " ".join(f"{s}x{n}" if n > 1 else s for s, n in statuses.most_common())
-        print(
-            f"{task.name:<20} {rate([r.passed for r in got.one_shot]):>8} "
-            f"{rate([r.passed for r in got.keel]):>5}  {status or '-':<22} "
-            f"{mean([r.calls for r in got.keel]):5.1f} {mean([r.tokens for r in got.keel]):7.0f} "
-            f"{mean([r.seconds for r in got.keel]):7.1f} {mean([r.seconds for r in got.one_shot]):8.1f}"
-            + "".join(f" {rate([r.passed for r in got.peers.get(m, [])]):>14}" for m in peers)
-        )
-    one = [run.passed for got in results.values() for run in got.one_shot]
-    keel = [run.passed for got in results.values() for run in got.keel]
-    line = f"one-shot {rate(one)} passed ({100 * mean(one):.0f}%)" if one else "one-shot not run"
-    line += f", keel {rate(keel)} passed ({100 * mean(keel):.0f}%)" if keel else ", keel not run"
-    if one and keel:
-        ratio = f"{mean(keel) / mean(one):.2f}" if any(one) else "n/a (one-shot solved nothing)"
-        line += f"; keel/one-shot {ratio} (goal >= 1.0)"
-    print(line)
-    by_mode: dict[str, list[Any]] = {}
-    for got in results.values():
-        for mode, runs in got.by_mode().items():
-            by_mode.setdefault(mode, []).extend(runs)
-    print("\n".join(summary_lines(by_mode)))
-
-
 def write_results(out: Path, options: Options, results: dict[str, TaskResults]) -> None:
     """results.json: the settings and every attempt's figures (the long texts are in the transcripts)."""
     rows = {
@@ -364,10 +311,14 @@ def main() -> None:
     options = parse_options()
     settings = options.settings
     results = {task.name: TaskResults() for task in options.tasks}
+    if problem := checks_cannot_run():
+        sys.exit(f"small_model: {problem}")
     try:
         options.log = AttemptLog(options.out, options.kept_settings(), options.resume)
     except ResumeError as exc:
         sys.exit(f"small_model: {exc}")
+    if settings.threads:  # every model process of the run (a worker, the shared server) inherits it
+        os.environ["KEEL_LOCAL_THREADS"] = str(settings.threads)
     if options.shared_server:
         with EmbeddedServer(settings.model, settings.temperature, options.served_as) as server:
             options.served = settings.model

@@ -22,7 +22,15 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
 from _small_model_keel import KeelSettings, keel_environment, run_keel
 from _small_model_one_shot import one_shot_messages, parse_files, timed_one_shot
-from _small_model_tasks import Task, git_repo, load_tasks, run_check, task_names, write_files
+from _small_model_tasks import (
+    Task,
+    checks_cannot_run,
+    git_repo,
+    load_tasks,
+    run_check,
+    task_names,
+    write_files,
+)
 
 TASKS = load_tasks()
 
@@ -48,6 +56,16 @@ def test_the_check_fails_as_given_and_passes_with_the_reference_solution(task, t
     write_files(solved, task.files | task.solution)
     after = run_check(task, solved)
     assert after.passed, f"{task.name}: the reference solution fails the check:\n{after.output}"
+
+
+def test_a_python_without_pytest_is_refused_before_any_attempt_is_scored(tmp_path):
+    """Every check is `python -m pytest`: a bench run with a venv of keel's local extra only would fail every
+    attempt of every harness, so it is refused with what to install."""
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    problem = checks_cannot_run(str(bare / "bin" / "python"))
+    assert problem is not None and "no pytest" in problem and "pip install -e '.[test]'" in problem
+    assert checks_cannot_run() is None
 
 
 def test_a_subset_is_loaded_by_name_and_an_unknown_name_is_refused():
