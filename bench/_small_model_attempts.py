@@ -12,6 +12,7 @@ from typing import Any
 from _small_model_keel import KeelRun
 from _small_model_one_shot import OneShotRun
 from _small_model_peers import PeerRun
+from _small_model_summary import TaskResults
 
 LOG_NAME = "attempts.jsonl"
 LONG_FIELDS = {
@@ -44,6 +45,30 @@ def revived(mode: str, row: dict[str, Any]) -> Any:
     return kind(**{key: row.get(key, "") for key in names})
 
 
+def read_log(path: Path) -> tuple[dict[str, Any], dict[tuple[str, str, int], Any]]:
+    """A log's settings line and its attempts by (mode, task, attempt number)."""
+    lines = path.read_text().splitlines()
+    settings = json.loads(lines[0]).get("settings", {}) if lines else {}
+    done: dict[tuple[str, str, int], Any] = {}
+    for line in lines[1:]:
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # the last line of a run killed while writing it: that attempt is made again
+        done[(row["mode"], row["task"], row["attempt"])] = revived(row["mode"], row["run"])
+    return settings, done
+
+
+def drop_half_line(path: Path) -> None:
+    """Cut off the half line a run killed while writing leaves, so the next attempt starts a line of its own."""
+    text = path.read_bytes()
+    if text and not text.endswith(b"\n"):
+        with path.open("r+b") as log:
+            log.truncate(text.rfind(b"\n") + 1)
+
+
 class AttemptLog:
     """The attempts already made under these settings, by (mode, task, attempt number), and the file each
     new one is appended to; with no --out, nothing is kept and nothing is resumed."""
@@ -62,28 +87,20 @@ class AttemptLog:
             )
         if self.path.exists():
             self._read(settings)
+            drop_half_line(self.path)
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.path.write_text(json.dumps({"settings": settings}) + "\n")
 
     def _read(self, settings: dict[str, Any]) -> None:
         assert self.path is not None
-        lines = self.path.read_text().splitlines()
-        kept = json.loads(lines[0]).get("settings", {}) if lines else {}
+        kept, self.done = read_log(self.path)
         if differ := sorted(key for key in settings if kept.get(key) != settings[key]):
             told = ", ".join(f"{key} {kept.get(key)!r} (now {settings[key]!r})" for key in differ)
             raise ResumeError(
                 f"{self.path} was made with other settings: {told}; resume with the same ones, "
                 "or give another --out"
             )
-        for line in lines[1:]:
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # the last line of a run killed while writing it: that attempt is made again
-            self.done[(row["mode"], row["task"], row["attempt"])] = revived(row["mode"], row["run"])
 
     def made(self, mode: str, task: str, attempt: int) -> Any | None:
         """The attempt as it was made before, or None when it is still to be made."""
@@ -96,3 +113,20 @@ class AttemptLog:
             row = {"mode": mode, "task": task, "attempt": attempt, "run": figures(run)}
             with self.path.open("a") as log:
                 log.write(json.dumps(row) + "\n")
+
+
+def kept_results(folder: Path) -> tuple[dict[str, Any], dict[str, TaskResults]]:
+    """The settings line of the attempt log in `folder` and its attempts by task (in the order first made), for
+    a report of a run that took several sessions; a log that is not there is a ResumeError."""
+    path = folder / LOG_NAME
+    if not path.exists():
+        raise ResumeError(f"{path} does not exist: give the --out folder of a run")
+    settings, done = read_log(path)
+    results: dict[str, TaskResults] = {}
+    for (mode, task, _), run in sorted(done.items(), key=lambda item: item[0][2]):
+        got = results.setdefault(task, TaskResults())
+        if mode in ("one-shot", "keel"):
+            getattr(got, mode.replace("-", "_")).append(run)
+        else:
+            got.peers.setdefault(mode, []).append(run)
+    return settings, results

@@ -36,7 +36,7 @@ Goal: keel pass rate / one-shot pass rate >= 1.0 (the loop must not make a small
 The checks are `python -m pytest` with the Python running the bench: without pytest it refuses to start.
 Run: python bench/small_model.py [--set small|medium] [--model M] [--api-base URL] [--tasks a,b]
        [--modes one-shot,keel,aider-whole,aider-diff,mini-swe-agent] [--repeat K] [--timeout S]
-       [--budget TOKENS] [--max-steps N] [--threads N] [--out DIR [--resume]]
+       [--budget TOKENS] [--max-steps N] [--threads N] [--out DIR [--resume]] | --report DIR
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from _small_model_aider import EDIT_FORMATS, run_aider
-from _small_model_attempts import LOG_NAME, AttemptLog, ResumeError, figures
+from _small_model_attempts import LOG_NAME, AttemptLog, ResumeError, figures, kept_results
 from _small_model_keel import KeelSettings, read_events, run_keel, transcript
 from _small_model_mini import run_mini
 from _small_model_one_shot import OneShotRun, timed_one_shot
@@ -87,6 +87,7 @@ class Options:
     served_tokens: Callable[[], int] = lambda: 0
     served_as: str | None = None  # the shared server's name for the embedded model (--served-as)
     resume: bool = False  # take up the attempts kept in --out (--resume)
+    report: Path | None = None  # only the summary of the attempts kept there (--report)
     log: AttemptLog = field(default_factory=lambda: AttemptLog(None, {}, resume=False))
 
     def kept_settings(self) -> dict[str, Any]:
@@ -146,6 +147,13 @@ def parse_options(argv: list[str] | None = None) -> Options:
         help=f"take up the run kept in --out ({LOG_NAME}: every attempt as it ended), making only "
         "the attempts it lacks",
     )
+    parser.add_argument(
+        "--report",
+        type=Path,
+        metavar="DIR",
+        help=f"print the summary of the attempts kept in DIR/{LOG_NAME} (made over one run or several "
+        "resumed ones) and run nothing",
+    )
     args = parser.parse_args(argv)
     modes = [mode.strip() for mode in args.modes.split(",") if mode.strip()]
     if unknown := set(modes) - set(MODES):
@@ -177,6 +185,7 @@ def parse_options(argv: list[str] | None = None) -> Options:
         task_set=args.task_set,
         served_as=args.served_as,
         resume=args.resume,
+        report=args.report,
     )
 
 
@@ -309,6 +318,9 @@ def run_modes(options: Options, results: dict[str, TaskResults]) -> None:
 def main() -> None:
     """The passes (all through one server of the embedded model when peers run on it), the report."""
     options = parse_options()
+    if options.report is not None:
+        report_kept(options.report)
+        return
     settings = options.settings
     results = {task.name: TaskResults() for task in options.tasks}
     if problem := checks_cannot_run():
@@ -329,10 +341,20 @@ def main() -> None:
     else:
         announce(options)
         run_modes(options, results)
-    report(options.tasks, results)
+    report(results)
     if options.out:
         write_results(options.out, options, results)
         print(f"results and the transcripts of failures: {options.out}", file=sys.stderr)
+
+
+def report_kept(folder: Path) -> None:
+    """The summary of a run kept in `folder`, however many sessions it took; it runs nothing."""
+    try:
+        settings, results = kept_results(folder)
+    except ResumeError as exc:
+        sys.exit(f"small_model: {exc}")
+    print("settings: " + ", ".join(f"{key} {value}" for key, value in settings.items()))
+    report(results)
 
 
 def announce(options: Options) -> None:

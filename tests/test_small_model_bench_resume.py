@@ -57,6 +57,26 @@ def test_a_resumed_run_makes_only_the_attempts_its_log_lacks(scripted_server, tm
     assert [run["passed"] for run in results["wrong_operator"]["one-shot"]] == [True, True]
     assert [run["passed"] for run in results["off_by_one"]["one-shot"]] == [False, False]
 
+    # the summary of what the log holds, however many runs made it, runs nothing
+    kept = subprocess.run(
+        [sys.executable, str(BENCH / "small_model.py"), "--report", str(out)],
+        env=keel_env(home),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert kept.returncode == 0, kept.stderr
+    assert len(server.answered) == 4
+    assert "settings: model openai/scripted-model" in kept.stdout
+    assert "one-shot 2/4 passed (50%)" in kept.stdout
+    assert [
+        line.split()[:2] for line in kept.stdout.splitlines() if line.startswith(("wrong", "off"))
+    ] == [
+        ["wrong_operator", "2/2"],
+        ["off_by_one", "0/2"],
+    ]
+
 
 def test_a_kept_log_is_never_overwritten_nor_taken_up_under_other_settings(
     scripted_server, tmp_path
@@ -76,5 +96,9 @@ def test_a_kept_log_is_never_overwritten_nor_taken_up_under_other_settings(
     )
     assert other.returncode != 0 and "temperature 0.2 (now 0.7)" in other.stderr
     assert nowhere.returncode != 0 and "give --out" in nowhere.stderr
+    unmade = bench(server.url, None, home, "--report", str(tmp_path / "never"))
+    assert (
+        unmade.returncode != 0 and "does not exist: give the --out folder of a run" in unmade.stderr
+    )
     assert (out / "attempts.jsonl").read_text() == kept
     assert len(server.answered) == 2
