@@ -87,9 +87,17 @@ class EmbeddedServer:
     (a name that says nothing of its size, as a user's llama.cpp server often has it), it answers `/v1/models`
     and `/props` as llama.cpp's server does, so a client learns the size only from the server."""
 
-    def __init__(self, model: str, temperature: float, as_name: str | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        temperature: float,
+        as_name: str | None = None,
+        client: ModelClient
+        | None = None,  # the model as reached (default: keel's embedded `model`)
+    ) -> None:
         self.name = as_name or served_name(model)
-        self.client = ModelClient(model=model, extra={"temperature": temperature})
+        self.client = client or ModelClient(model=model, extra={"temperature": temperature})
+        self.making: Future[ModelReply] | None = None  # the reply being made now
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.lock = threading.Lock()
@@ -118,19 +126,26 @@ class EmbeddedServer:
     def respond(self, request: ChatRequest) -> Reply:
         """One request, after the one before it; a failed call is a 500 with its message."""
         with self.lock:
+            self.making = self.call(request)
             try:
-                reply = self.call(request).result(timeout=REQUEST_TIMEOUT)
+                reply = self.making.result(timeout=REQUEST_TIMEOUT)
                 self.tokens += reply.usage.total_tokens
                 return as_reply(reply)
             except Exception as exc:  # noqa: BLE001 - the client gets the error, the server goes on
                 return Reply(error=500, error_message=f"{type(exc).__name__}: {exc}")
+            finally:
+                self.making = None
 
     def tokens_served(self) -> int:
         """The prompt and reply tokens of every reply answered so far."""
         return self.tokens
 
     def wait_idle(self) -> None:
-        """Return once no reply is being made (one for a client stopped at its timeout goes on)."""
+        """Stop the reply being made, if any, and return once the model is idle: called between attempts, when
+        the client that asked for it (an attempt stopped at its timeout) is gone, so that it takes none of the
+        next attempt's time nor the machine's."""
+        if (making := self.making) is not None:
+            making.cancel()  # the model worker is told to stop decoding
         with self.lock:
             pass
 

@@ -79,8 +79,8 @@ class Options:
     settings: KeelSettings  # the model, its api_base and temperature serve every mode
     out: Path | None
     task_set: str = "small"
-    # called before each attempt: with the shared server, waits out a reply still being made for an
-    # attempt that was stopped at its timeout, so that it counts in no other attempt's time
+    # called before each attempt: with the shared server, stops a reply still being made for an attempt
+    # that was stopped at its timeout, so that it counts in no other attempt's time
     settle: Callable[[], None] = lambda: None
     served: str | None = None  # the embedded model the shared server serves, when it runs
     # the tokens the shared server has answered so far: the count of a peer that reports none

@@ -7,14 +7,18 @@ from __future__ import annotations
 import itertools
 import json
 import sys
+import threading
+import urllib.error
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from keel.agent.core.model.client import ModelClient
 from keel.agent.core.model.reply import ModelReply
 from keel.agent.core.protocol import TokenUsage, ToolCall
-from keel.agent.harness.testing.scripted_server import ChatRequest
+from keel.agent.harness.testing.scripted_server import ChatRequest, Reply
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
@@ -32,6 +36,7 @@ from _small_model_peers import Invocation, Outcome, install_commands, run_peer
 from _small_model_server import (
     GGUF_WINDOW,
     NO_LIMIT,
+    EmbeddedServer,
     as_reply,
     header_facts,
     max_tokens_of,
@@ -339,3 +344,28 @@ def test_the_reply_limit_is_read_under_either_name():
     assert max_tokens_of(ChatRequest.model_validate(asked)) == 64
     # none asked: the rest of the window, as llama.cpp's server gives (not keel's embedded default)
     assert max_tokens_of(ChatRequest.model_validate({"messages": []})) == NO_LIMIT > 100_000
+
+
+def test_a_reply_whose_client_is_gone_is_stopped_before_the_next_attempt(scripted_server):
+    """An attempt stopped at its timeout leaves its reply being made; the next attempt's settle stops it
+    (the model call is cancelled) instead of waiting it out, which on two cores is minutes of a 1.5B's."""
+    upstream = scripted_server(lambda request: Reply(text="Thinking", stall_after_chunks=1))
+    client = ModelClient(model="openai/upstream", api_base=upstream.url, stall_timeout=3600.0)
+    served = EmbeddedServer("keel-local/qwen2.5-coder-1.5b-instruct", 0.2, client=client)
+    with served:
+        body = json.dumps({"model": served.name, "messages": [{"role": "user", "content": "hi"}]})
+        asked = urllib.request.Request(
+            f"{served.url}/chat/completions",
+            data=body.encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with pytest.raises((TimeoutError, urllib.error.URLError)):  # the attempt's timeout
+            urllib.request.urlopen(asked, timeout=1)
+        assert served.making is not None  # its reply is still being made
+
+        settled = threading.Thread(target=served.wait_idle, daemon=True)
+        settled.start()
+        settled.join(timeout=60)  # waited out, the stalled reply would hold it for 30 minutes
+
+        assert not settled.is_alive() and served.making is None
+        assert served.tokens_served() == 0
