@@ -113,14 +113,14 @@ def report(results: dict[str, TaskResults]) -> None:
     then the summary per harness."""
     peers = [mode for mode in PEER_MODES if any(got.peers.get(mode) for got in results.values())]
     print(
-        f"\n{'task':<20} {'one-shot':>8} {'keel':>5}  {'keel status':<22} {'calls':>5} "
+        f"\n{'task':<24} {'one-shot':>8} {'keel':>5}  {'keel status':<22} {'calls':>5} "
         f"{'tokens':>7} {'keel s':>7} {'1-shot s':>8}" + "".join(f" {mode:>14}" for mode in peers)
     )
     for name, got in results.items():
         statuses = Counter(run.status for run in got.keel)
         status = " ".join(f"{s}x{n}" if n > 1 else s for s, n in statuses.most_common())
         print(
-            f"{name:<20} {rate([r.passed for r in got.one_shot]):>8} "
+            f"{name:<24} {rate([r.passed for r in got.one_shot]):>8} "
             f"{rate([r.passed for r in got.keel]):>5}  {status or '-':<22} "
             f"{mean([r.calls for r in got.keel]):5.1f} {mean([r.tokens for r in got.keel]):7.0f} "
             f"{mean([r.seconds for r in got.keel]):7.1f} {mean([r.seconds for r in got.one_shot]):8.1f}"
