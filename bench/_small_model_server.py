@@ -19,6 +19,7 @@ from keel.agent.core.model.client import ModelClient
 from keel.agent.core.model.local.catalog import embedded_model
 from keel.agent.core.model.local.names import file_of
 from keel.agent.core.model.reply import ModelReply
+from keel.agent.core.model.sampling import CallSampling
 from keel.agent.harness.testing.scripted_server import ChatRequest, Reply, ScriptedServer
 from keel.agent.harness.testing.scripted_wire import ScriptedToolCall, UsageOverride
 
@@ -75,6 +76,14 @@ def as_reply(reply: ModelReply) -> Reply:
     )
 
 
+def sampling_of(request: ChatRequest) -> CallSampling | None:
+    """The temperature and seed a request asks for, which llama.cpp's server honours over its own (None:
+    neither asked, the server's sampling)."""
+    extra: dict[str, Any] = request.model_extra or {}
+    asked = {key: extra[key] for key in ("temperature", "seed") if extra.get(key) is not None}
+    return CallSampling.model_validate(asked) if asked else None
+
+
 def max_tokens_of(request: ChatRequest) -> int:
     """The reply limit a request asks for, under either of OpenAI's names (NO_LIMIT: none asked)."""
     extra: dict[str, Any] = request.model_extra or {}
@@ -120,7 +129,9 @@ class EmbeddedServer:
     def call(self, request: ChatRequest) -> Future[ModelReply]:
         """The model's reply to `request`, computed on the server's own event loop."""
         messages, tools = request.messages, request.tools or None
-        reply = self.client.complete(messages, tools, lambda _text: None, max_tokens_of(request))
+        reply = self.client.complete(
+            messages, tools, lambda _text: None, max_tokens_of(request), sampling_of(request)
+        )
         return asyncio.run_coroutine_threadsafe(reply, self.loop)
 
     def respond(self, request: ChatRequest) -> Reply:

@@ -40,6 +40,7 @@ from _small_model_server import (
     as_reply,
     header_facts,
     max_tokens_of,
+    sampling_of,
     served_name,
 )
 from _small_model_summary import harness_stats, summary_lines
@@ -338,12 +339,47 @@ def test_the_models_reply_goes_out_with_its_calls_and_real_usage():
     assert sent.usage.total_tokens == 730
 
 
+def test_a_requests_temperature_and_seed_win_over_the_servers_as_with_llama_cpps_server():
+    """keel asks an answer again with a temperature and a seed of its own; llama.cpp's server honours them,
+    so the bench's server must too (peers send the bench's temperature, the server's own)."""
+    asked = ChatRequest.model_validate({"messages": [], "temperature": 0.7, "seed": 2})
+    only = ChatRequest.model_validate({"messages": [], "seed": 5})
+    assert sampling_of(asked) is not None and sampling_of(asked).fields() == {
+        "temperature": 0.7,
+        "seed": 2,
+    }
+    assert sampling_of(only) is not None and sampling_of(only).fields() == {"seed": 5}
+    assert sampling_of(ChatRequest.model_validate({"messages": []})) is None
+
+
 def test_the_reply_limit_is_read_under_either_name():
     assert max_tokens_of(ChatRequest.model_validate({"messages": [], "max_tokens": 512})) == 512
     asked = {"messages": [], "max_completion_tokens": 64}
     assert max_tokens_of(ChatRequest.model_validate(asked)) == 64
     # none asked: the rest of the window, as llama.cpp's server gives (not keel's embedded default)
     assert max_tokens_of(ChatRequest.model_validate({"messages": []})) == NO_LIMIT > 100_000
+
+
+def ask(url: str, timeout: float, **sampling: float) -> None:
+    """One chat request to the bench's server, as a harness sends it."""
+    body = {"model": "local", "messages": [{"role": "user", "content": "hi"}], **sampling}
+    asked = urllib.request.Request(
+        f"{url}/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(asked, timeout=timeout) as response:
+        response.read()
+
+
+def test_the_server_asks_the_model_with_the_requests_own_temperature_and_seed(scripted_server):
+    upstream = scripted_server([Reply(text="One."), Reply(text="Two.")])
+    client = ModelClient(model="openai/upstream", api_base=upstream.url)
+    with EmbeddedServer("keel-local/qwen2.5-coder-1.5b-instruct", 0.2, client=client) as served:
+        ask(served.url, 60)
+        ask(served.url, 60, temperature=0.7, seed=2)
+    sent = [(r.body.get("temperature"), r.body.get("seed")) for r in upstream.requests]
+    assert sent == [(None, None), (0.7, 2)]  # None: the client's own (here: the upstream's default)
 
 
 def test_a_reply_whose_client_is_gone_is_stopped_before_the_next_attempt(scripted_server):
@@ -353,14 +389,8 @@ def test_a_reply_whose_client_is_gone_is_stopped_before_the_next_attempt(scripte
     client = ModelClient(model="openai/upstream", api_base=upstream.url, stall_timeout=3600.0)
     served = EmbeddedServer("keel-local/qwen2.5-coder-1.5b-instruct", 0.2, client=client)
     with served:
-        body = json.dumps({"model": served.name, "messages": [{"role": "user", "content": "hi"}]})
-        asked = urllib.request.Request(
-            f"{served.url}/chat/completions",
-            data=body.encode(),
-            headers={"Content-Type": "application/json"},
-        )
         with pytest.raises((TimeoutError, urllib.error.URLError)):  # the attempt's timeout
-            urllib.request.urlopen(asked, timeout=1)
+            ask(served.url, 1)
         assert served.making is not None  # its reply is still being made
 
         settled = threading.Thread(target=served.wait_idle, daemon=True)

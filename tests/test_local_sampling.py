@@ -44,3 +44,19 @@ def test_the_environment_sets_the_temperature_and_seed_and_a_request_still_wins(
     default, asked = sampled(KEEL_LOCAL_TEMPERATURE="0.2", KEEL_LOCAL_SEED="11")
     assert default == {"temperature": 0.2, "seed": 11, "max_tokens": None}
     assert asked == {"temperature": 0.7, "seed": 3, "max_tokens": 9}
+
+
+def test_a_calls_own_sampling_wins_over_the_settings_for_that_call_only():
+    """A strategy's retry (CallSampling) reaches the worker over the profile's temperature; a call that asks
+    nothing keeps the profile's, and what the call does not set stays as the settings have it."""
+    from keel.agent.core.model.local.client import sampling_spec
+    from keel.agent.core.model.sampling import CallSampling
+
+    settings = {"temperature": 0.2, "max_tokens": 2048}
+    plain = sampling_spec(settings, None, None, prose_only=False, record_tokens=False)
+    retry = sampling_spec(settings, None, CallSampling(temperature=0.7, seed=2), True, False)
+    seeded = sampling_spec(settings, 64, CallSampling(seed=5), False, False)
+    assert (plain.temperature, plain.seed, plain.max_tokens) == (0.2, None, 2048)
+    assert (retry.temperature, retry.seed, retry.prose_only) == (0.7, 2, True)
+    assert (seeded.temperature, seeded.seed, seeded.max_tokens) == (0.2, 5, 64)
+    assert settings == {"temperature": 0.2, "max_tokens": 2048}

@@ -235,6 +235,31 @@ async def test_a_given_file_sent_back_unchanged_with_words_is_corrected_in_a_cha
     assert "It subtracts b from a." in (events[-1].final_message or "")
 
 
+def sampling_asked(server) -> list[tuple[object, object]]:
+    """Each request's temperature and seed, as the server received them (None: not sent)."""
+    return [(r.body.get("temperature"), r.body.get("seed")) for r in server.requests]
+
+
+async def test_an_answer_asked_for_again_is_sampled_anew_not_sent_as_the_same_request(
+    scripted_server, workspace, tmp_path
+):
+    """An answer that could not be used is asked for again as the same call (the files and what was wrong,
+    the failed answer left out), and under one seed the 1.5B sent ledger_comment's same copy back three times:
+    each asking again has a temperature and a seed of its own, so the same request may answer otherwise.
+    Every other call keeps the profile's sampling, and a capable model's calls never set it."""
+    copy = Reply(text="FILE: calc.py\n```python\n" + CALC["calc.py"] + "```")
+    fixed = Reply(text="FILE: calc.py\n```python\n" + CALC["calc.py"].replace("-", "+") + "```")
+    server = scripted_server([copy, copy, fixed, Reply(text="Fixed.")])
+    events, _ = await run_task(served_settings(server, workspace), "add() is broken")
+    assert events[-1].status == "completed" and "a + b" in (workspace / "calc.py").read_text()
+    assert sampling_asked(server) == [(0.2, None), (0.7, 1), (0.7, 2)]  # 0.2: the small profile's
+
+    other = git_repo(tmp_path / "other", CALC)
+    capable = scripted_server([call("edit_file", **FIX), Reply(text="x"), Reply(text="Fixed.")])
+    await run_task(served_settings(capable, other, CAPABLE), "fix the add function")
+    assert set(sampling_asked(capable)) == {(None, None)}
+
+
 async def test_a_given_file_sent_back_unchanged_without_a_word_is_corrected_not_the_answer(
     scripted_server, workspace, tmp_path
 ):

@@ -185,8 +185,9 @@ class AgentLoop:
             # None leaves the tools to the text protocol; [] offers none at all
             offered = self.context.tool_schemas(self.state.tool_protocol)
             tools = strategy.request_tools(self.state, offered)
+            sampling = strategy.request_sampling(self.state)
             try:
-                return await self.model.complete(request, tools, self._on_delta)
+                return await self.model.complete(request, tools, self._on_delta, sampling=sampling)
             except ToolsUnsupported as exc:
                 if self.state.tool_protocol == "text":
                     raise

@@ -31,6 +31,7 @@ from keel.agent.core.model.prices import context_window, cost_of
 from keel.agent.core.model.prompt_chain import PromptChain
 from keel.agent.core.model.reply import ModelReply, ReplyAssembler, usage_from
 from keel.agent.core.model.routing import session_body, session_headers
+from keel.agent.core.model.sampling import CallSampling
 from keel.agent.core.model.stall import unstalled
 from keel.agent.core.model.tokens import use_bundled_tiktoken_files
 from keel.agent.core.model.turn_tokens import THROUGH_LITELLM, TokenCollector
@@ -70,7 +71,8 @@ def litellm_module() -> Any:
 
 class ChatModel(Protocol):
     """What the loop needs of a model: one streamed reply. ModelClient is the litellm one. `tools` None
-    sends none (the text protocol describes them in the prompt); [] asks for an answer with no call."""
+    sends none (the text protocol describes them in the prompt); [] asks for an answer with no call;
+    `sampling` sets this call's temperature or seed over the model's own."""
 
     async def complete(
         self,
@@ -78,6 +80,7 @@ class ChatModel(Protocol):
         tools: list[dict[str, Any]] | None,
         on_delta: Callable[[str], None],
         max_tokens: int | None = None,
+        sampling: CallSampling | None = None,
     ) -> ModelReply: ...
 
 
@@ -204,6 +207,7 @@ class ModelClient:
         tools: list[dict[str, Any]] | None,
         on_delta: Callable[[str], None],
         max_tokens: int | None = None,
+        sampling: CallSampling | None = None,
     ) -> ModelReply:
         """One reply, retried with exponential backoff and jitter on retryable faults."""
         attempt = 0
@@ -211,10 +215,12 @@ class ModelClient:
             try:
                 if self._direct is not None:
                     reply = await self._direct.stream(
-                        messages, tools, max_tokens, on_delta, self._cost
+                        messages, tools, max_tokens, on_delta, self._cost, sampling
                     )
                 else:
-                    reply = await self._litellm_once(messages, tools, on_delta, max_tokens)
+                    reply = await self._litellm_once(
+                        messages, tools, on_delta, max_tokens, sampling
+                    )
                 inject_fault("model.reply")  # tests only: a bug of keel's while handling a reply
                 return reply
             except asyncio.CancelledError:
@@ -252,6 +258,7 @@ class ModelClient:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None,
         max_tokens: int | None,
+        sampling: CallSampling | None = None,
     ) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "model": self.model,
@@ -264,6 +271,7 @@ class ModelClient:
             "num_retries": 0,
             "max_retries": 0,
             **self.extra,
+            **(sampling.fields() if sampling else {}),
         }
         if self.api_base:
             kwargs["api_base"] = self.api_base
@@ -292,9 +300,11 @@ class ModelClient:
         tools: list[dict[str, Any]] | None,
         on_delta: Callable[[str], None],
         max_tokens: int | None,
+        sampling: CallSampling | None,
     ) -> ModelReply:
         litellm = litellm_module()
-        stream = await litellm.acompletion(**self._litellm_kwargs(messages, tools, max_tokens))
+        kwargs = self._litellm_kwargs(messages, tools, max_tokens, sampling)
+        stream = await litellm.acompletion(**kwargs)
         assembler = ReplyAssembler(
             tokens=TokenCollector(relay=THROUGH_LITELLM) if self.record_tokens else None
         )

@@ -30,6 +30,7 @@ from keel.agent.core.model.prompt_chain import PromptChain
 from keel.agent.core.model.reply import ModelReply, ReplyAssembler
 from keel.agent.core.model.request_cache import LastRequestCache
 from keel.agent.core.model.routing import session_body, session_headers
+from keel.agent.core.model.sampling import CallSampling
 from keel.agent.core.model.sse_reading import read_stream, read_whole, without_prompt_ids
 from keel.agent.core.model.stall import events_keep_alive, unstalled
 from keel.agent.core.model.turn_tokens import POLICY_VERSION_HEADER, TOKEN_REQUEST, TokenCollector
@@ -197,6 +198,7 @@ class OpenAIHTTP:
         max_tokens: int | None,
         on_delta: Callable[[str], None],
         price: Callable[[TokenUsage], float | None],
+        sampling: CallSampling | None = None,
     ) -> ModelReply:
         head: dict[str, Any] = {
             "model": self.model,
@@ -205,6 +207,8 @@ class OpenAIHTTP:
         }
         head.update(self.extra)
         head.update(self.asked)
+        if sampling is not None:  # the call's own, over the profile's
+            head.update(sampling.fields())
         if max_tokens:  # the call's own limit (a summary's) over the profile's
             head["max_tokens"] = max_tokens
         body = self._encoder.encode(head, messages, tools)

@@ -14,6 +14,7 @@ from keel.agent.core.model.request_cache import LastRequestCache
 
 if TYPE_CHECKING:
     from keel.agent.core.model.client import ChatModel, ModelReply
+    from keel.agent.core.model.sampling import CallSampling
 
 SECRET_NAME = re.compile(r"(_KEY|_TOKEN|_SECRET|PASSWORD|_PASS|_CREDENTIALS?)$", re.IGNORECASE)
 KEY_SHAPES = re.compile(
@@ -146,9 +147,10 @@ class RedactingModel:
         tools: list[dict[str, Any]] | None,
         on_delta: Callable[[str], None],
         max_tokens: int | None = None,
+        sampling: CallSampling | None = None,
     ) -> ModelReply:
         return await self.inner.complete(
-            self._clean_messages.map(messages), tools, on_delta, max_tokens
+            self._clean_messages.map(messages), tools, on_delta, max_tokens, sampling
         )
 
     async def aclose(self) -> None:

@@ -14,6 +14,7 @@ from keel.agent.core.config import LoopSettings
 from keel.agent.core.context.files_that_matter import files_named_by
 from keel.agent.core.messages import Message
 from keel.agent.core.model.reply import ModelReply
+from keel.agent.core.model.sampling import CallSampling
 from keel.agent.core.profile import ModelProfile
 from keel.agent.core.protocol import AnyEvent, ToolFinished, UserMessage, VerificationCheck
 from keel.agent.core.reply_reading import EMPTY_REPLY, ReadReply, call_example, read_reply
@@ -97,6 +98,10 @@ class Strategy(ABC):
 
     def request_history(self, state: SessionState) -> list[Message] | None:
         """The messages the next call sends after the system prompt when not the whole history (None)."""
+        return None
+
+    def request_sampling(self, state: SessionState) -> CallSampling | None:
+        """The next call's temperature or seed when not the model's own (None)."""
         return None
 
     def read(self, reply: ModelReply, at: Workspace) -> ReadReply:

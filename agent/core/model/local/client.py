@@ -15,7 +15,27 @@ from keel.agent.core.model.local.spec import describe_embedded
 from keel.agent.core.model.local.worker_client import progress_event
 from keel.agent.core.model.local.worker_protocol import Progress, SamplingSpec
 from keel.agent.core.model.reply import ModelReply, ReplyAssembler
+from keel.agent.core.model.sampling import CallSampling
 from keel.agent.core.protocol import ModelProgress, TokenUsage
+
+
+def sampling_spec(
+    extra: dict[str, Any],
+    max_tokens: int | None,
+    asked: CallSampling | None,
+    prose_only: bool,
+    record_tokens: bool,
+) -> SamplingSpec:
+    """What the worker is asked for: the call's own temperature and seed over the settings' (`extra`);
+    prose only when no tools were offered at all (keel asked for the answer)."""
+    chosen = extra | (asked.fields() if asked else {})
+    return SamplingSpec(
+        max_tokens=max_tokens or extra.get("max_tokens"),
+        temperature=chosen.get("temperature"),
+        seed=chosen.get("seed"),
+        prose_only=prose_only,
+        record_tokens=record_tokens,
+    )
 
 
 class EmbeddedClient:
@@ -42,15 +62,10 @@ class EmbeddedClient:
         max_tokens: int | None,
         on_delta: Callable[[str], None],
         price: Callable[[TokenUsage], float | None],
+        asked: CallSampling | None = None,
     ) -> ModelReply:
         assembler = ReplyAssembler()
-        sampling = SamplingSpec(
-            max_tokens=max_tokens or self.extra.get("max_tokens"),
-            temperature=self.extra.get("temperature"),
-            seed=self.extra.get("seed"),
-            prose_only=tools == [],  # no tools offered at all: keel asked for the answer
-            record_tokens=self.record_tokens,
-        )
+        sampling = sampling_spec(self.extra, max_tokens, asked, tools == [], self.record_tokens)
         done = await embedded_worker(self.endpoint).generate(
             messages,
             tools or None,
