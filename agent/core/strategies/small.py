@@ -151,12 +151,13 @@ class SmallModel(Strategy):
 
     def request_sampling(self, state: SessionState) -> CallSampling | None:
         """Edit first: an answer asked for again is the same request as the call it repeats (the failed answer
-        is left out, the correction is the same), so it is sampled anew, with the retry's number as its seed
-        (a run still repeats). Under greedy or one-seed sampling the 1.5B sent ledger_comment's same
-        1,211-token copy three times (bench/small_model, medium set)."""
+        is left out, the correction is the same), so it is sampled anew, seeded by the session's count of
+        corrections: no two retries of a session share a seed (the files given again after failed checks start
+        a new run of retries), and a run still repeats. Under greedy or one-seed sampling the 1.5B sent
+        ledger_comment's same 1,211-token copy three times (bench/small_model, medium set)."""
         if not state.strategy.files_asked_again:
             return None
-        return CallSampling(temperature=RETRY_TEMPERATURE, seed=state.strategy.answers_corrected)
+        return CallSampling(temperature=RETRY_TEMPERATURE, seed=state.failed_replies)
 
     def read(self, reply: ModelReply, at: Workspace) -> ReadReply:
         """As any reply is read, and then as a small model means its Python edits (strategies/python_edits):
