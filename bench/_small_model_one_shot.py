@@ -15,6 +15,7 @@ from typing import Any
 from _small_model_tasks import TASKS_DIR, Task, run_check, write_files
 
 from keel.agent.core.model.client import ModelClient
+from keel.agent.core.model.sampling import CallSampling
 
 PROMPT = Template((TASKS_DIR / "one_shot_prompt.md").read_text())
 SYSTEM = "You are a careful Python programmer."
@@ -179,10 +180,15 @@ class OneShotRun:
     check_output: str
 
 
-async def one_shot(client: ModelClient, task: Task, max_tokens: int = MAX_TOKENS) -> OneShotRun:
+async def one_shot(
+    client: ModelClient, task: Task, max_tokens: int = MAX_TOKENS, seed: int | None = None
+) -> OneShotRun:
     """Ask once, apply the files of the reply to a copy of the task's files, run the check."""
     started = time.perf_counter()
-    reply = await client.complete(one_shot_messages(task), None, lambda _text: None, max_tokens)
+    sampling = CallSampling(seed=seed) if seed is not None else None
+    reply = await client.complete(
+        one_shot_messages(task), None, lambda _text: None, max_tokens, sampling
+    )
     seconds = time.perf_counter() - started
     with tempfile.TemporaryDirectory(prefix=f"keel-oneshot-{task.name}-") as folder:
         workspace = Path(folder)
@@ -205,11 +211,14 @@ async def one_shot(client: ModelClient, task: Task, max_tokens: int = MAX_TOKENS
     )
 
 
-async def timed_one_shot(client: ModelClient, task: Task, timeout: float) -> OneShotRun:
+async def timed_one_shot(
+    client: ModelClient, task: Task, timeout: float, seed: int | None = None
+) -> OneShotRun:
     """`one_shot` under the wall-clock timeout keel's runs and the peers' get: a call that outlasts it fails
-    the task (the call is cancelled; the shared server is settled before the next task)."""
+    the task (the call is cancelled; the shared server is settled before the next task). `seed` (the
+    attempt's number) makes the repeats differ where nothing else seeds them."""
     try:
-        return await asyncio.wait_for(one_shot(client, task), timeout)
+        return await asyncio.wait_for(one_shot(client, task, seed=seed), timeout)
     except TimeoutError:
         reply = f"(no reply within the {timeout:.0f} s timeout)"
         return OneShotRun(False, timeout, 0, applied=[], reply=reply, check_output="")

@@ -84,6 +84,11 @@ def sampling_of(request: ChatRequest) -> CallSampling | None:
     return CallSampling.model_validate(asked) if asked else None
 
 
+def attempt_seed(attempt: int, request: int) -> int:
+    """The seed of an attempt's n-th request that names none: a new one for every request, the same on a replay."""
+    return attempt * 100_000 + request
+
+
 def max_tokens_of(request: ChatRequest) -> int:
     """The reply limit a request asks for, under either of OpenAI's names (NO_LIMIT: none asked)."""
     extra: dict[str, Any] = request.model_extra or {}
@@ -107,6 +112,7 @@ class EmbeddedServer:
         self.name = as_name or served_name(model)
         self.client = client or ModelClient(model=model, extra={"temperature": temperature})
         self.making: Future[ModelReply] | None = None  # the reply being made now
+        self.attempt, self.asked = 1, 0  # the attempt under way and its requests so far
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.lock = threading.Lock()
@@ -127,10 +133,15 @@ class EmbeddedServer:
         return self.server.url
 
     def call(self, request: ChatRequest) -> Future[ModelReply]:
-        """The model's reply to `request`, computed on the server's own event loop."""
+        """The model's reply to `request`, computed on the server's own event loop, seeded anew (as
+        llama.cpp's server draws a seed for each request) unless the request names its seed."""
+        self.asked += 1
+        asked = sampling_of(request) or CallSampling()
+        if asked.seed is None:
+            asked = asked.model_copy(update={"seed": attempt_seed(self.attempt, self.asked)})
         messages, tools = request.messages, request.tools or None
         reply = self.client.complete(
-            messages, tools, lambda _text: None, max_tokens_of(request), sampling_of(request)
+            messages, tools, lambda _text: None, max_tokens_of(request), asked
         )
         return asyncio.run_coroutine_threadsafe(reply, self.loop)
 
@@ -150,6 +161,12 @@ class EmbeddedServer:
     def tokens_served(self) -> int:
         """The prompt and reply tokens of every reply answered so far."""
         return self.tokens
+
+    def begin_attempt(self, attempt: int) -> None:
+        """Before an attempt: the last one's reply stopped if it is still being made, and the seeds of this
+        one's requests drawn from its number (the repeats of a task then differ, and a run replays)."""
+        self.wait_idle()
+        self.attempt, self.asked = attempt, 0
 
     def wait_idle(self) -> None:
         """Stop the reply being made, if any, and return once the model is idle: called between attempts, when

@@ -29,8 +29,9 @@ time, then keel / best peer and keel / one-shot. Reported numbers use --repeat 3
 With --out, every attempt is kept as it ends (attempts.jsonl); --resume takes a stopped run up, making
 only the attempts its log lacks (a medium pass of a 1.5B on two cores is many hours).
 All sample at --temperature (the embedded model through KEEL_LOCAL_TEMPERATURE, with the repeat's number
-as KEEL_LOCAL_SEED so repeats differ, or the shared server's setting; a server of your own keeps its
-default for keel's calls). One model process at a time: the
+as KEEL_LOCAL_SEED so repeats differ, one-shot's call seeded alike; or the shared server's setting, which
+seeds every request that names none from the attempt's number, as llama.cpp's server draws a seed per
+request; a server of your own keeps its default for keel's calls). One model process at a time: the
 one-shot pass ends its worker before keel runs.
 Goal: keel pass rate / one-shot pass rate >= 1.0 (the loop must not make a small model worse than one call).
 The checks are `python -m pytest` with the Python running the bench: without pytest it refuses to start.
@@ -79,9 +80,9 @@ class Options:
     settings: KeelSettings  # the model, its api_base and temperature serve every mode
     out: Path | None
     task_set: str = "small"
-    # called before each attempt: with the shared server, stops a reply still being made for an attempt
-    # that was stopped at its timeout, so that it counts in no other attempt's time
-    settle: Callable[[], None] = lambda: None
+    # called before each attempt with its number: with the shared server, stops a reply still being made for
+    # an attempt stopped at its timeout (so that it counts in no other attempt's time) and seeds the attempt
+    settle: Callable[[int], None] = lambda attempt: None
     served: str | None = None  # the embedded model the shared server serves, when it runs
     # the tokens the shared server has answered so far: the count of a peer that reports none
     served_tokens: Callable[[], int] = lambda: 0
@@ -215,9 +216,12 @@ async def one_shot_pass(options: Options, results: dict[str, TaskResults]) -> No
             for task in options.tasks:
                 if options.made_before("one-shot", task.name, attempt, results[task.name].one_shot):
                     continue
-                options.settle()
+                options.settle(attempt)
                 try:
-                    run = await timed_one_shot(client, task, options.settings.timeout)
+                    # the embedded model's repeats differ by seed, as keel's do (KEEL_LOCAL_SEED); the
+                    # shared server seeds each attempt's requests itself, a server of the user's its own way
+                    seed = attempt if is_embedded(model) else None
+                    run = await timed_one_shot(client, task, options.settings.timeout, seed)
                 except Exception as exc:  # noqa: BLE001 - a failed call fails this task; the rest go on
                     failed = f"(the call failed: {exc!r})"
                     run = OneShotRun(False, 0.0, 0, applied=[], reply=failed, check_output="")
@@ -245,7 +249,7 @@ def keel_pass(options: Options, results: dict[str, TaskResults]) -> None:
         for task in options.tasks:
             if options.made_before("keel", task.name, attempt, results[task.name].keel):
                 continue
-            options.settle()
+            options.settle(attempt)
             run = run_keel(task, options.settings, attempt)
             results[task.name].keel.append(run)
             options.log.record("keel", task.name, attempt, run)
@@ -269,7 +273,7 @@ def peer_pass(options: Options, mode: str, results: dict[str, TaskResults]) -> N
             runs = results[task.name].peers.setdefault(mode, [])
             if options.made_before(mode, task.name, attempt, runs):
                 continue
-            options.settle()
+            options.settle(attempt)
             served = options.served_tokens()
             if mode in EDIT_FORMATS:
                 run = run_aider(task, options.settings, mode, options.give_files)
@@ -335,7 +339,7 @@ def main() -> None:
         with EmbeddedServer(settings.model, settings.temperature, options.served_as) as server:
             options.served = settings.model
             settings.model, settings.api_base = f"openai/{server.name}", server.url
-            options.settle, options.served_tokens = server.wait_idle, server.tokens_served
+            options.settle, options.served_tokens = server.begin_attempt, server.tokens_served
             announce(options)
             run_modes(options, results)
     else:

@@ -373,13 +373,20 @@ def ask(url: str, timeout: float, **sampling: float) -> None:
 
 
 def test_the_server_asks_the_model_with_the_requests_own_temperature_and_seed(scripted_server):
-    upstream = scripted_server([Reply(text="One."), Reply(text="Two.")])
+    """As llama.cpp's server: a request's own temperature and seed win, and one that names no seed gets a
+    new one (llama.cpp draws one per request): drawn from the attempt's number and the request's, so that
+    the repeats of a task differ (with one seed for all they were one attempt three times) and a run
+    replays."""
+    upstream = scripted_server(lambda request: Reply(text="One."))
     client = ModelClient(model="openai/upstream", api_base=upstream.url)
     with EmbeddedServer("keel-local/qwen2.5-coder-1.5b-instruct", 0.2, client=client) as served:
         ask(served.url, 60)
         ask(served.url, 60, temperature=0.7, seed=2)
+        ask(served.url, 60)
+        served.begin_attempt(2)
+        ask(served.url, 60)
     sent = [(r.body.get("temperature"), r.body.get("seed")) for r in upstream.requests]
-    assert sent == [(None, None), (0.7, 2)]  # None: the client's own (here: the upstream's default)
+    assert sent == [(None, 100_001), (0.7, 2), (None, 100_003), (None, 200_001)]
 
 
 def test_a_reply_whose_client_is_gone_is_stopped_before_the_next_attempt(scripted_server):
@@ -393,7 +400,7 @@ def test_a_reply_whose_client_is_gone_is_stopped_before_the_next_attempt(scripte
             ask(served.url, 1)
         assert served.making is not None  # its reply is still being made
 
-        settled = threading.Thread(target=served.wait_idle, daemon=True)
+        settled = threading.Thread(target=served.begin_attempt, args=(2,), daemon=True)
         settled.start()
         settled.join(timeout=60)  # waited out, the stalled reply would hold it for 30 minutes
 

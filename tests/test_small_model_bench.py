@@ -216,3 +216,19 @@ async def test_a_one_shot_call_past_the_timeout_fails_its_task(scripted_server):
     finally:
         await client.aclose()
     assert (run.passed, run.seconds, run.reply) == (False, 1.0, "(no reply within the 1 s timeout)")
+
+
+async def test_a_one_shot_attempt_may_name_its_seed_so_the_embedded_models_repeats_differ(
+    scripted_server,
+):
+    """keel's repeats on the embedded model differ by seed (KEEL_LOCAL_SEED); one-shot's get the attempt's
+    number as the call's seed, or its three repeats would be one reply three times."""
+    server = scripted_server(lambda request: Reply(text="No idea."))
+    task = next(task for task in TASKS if task.name == "wrong_operator")
+    client = ModelClient(model="openai/scripted-model", api_base=server.url, retries=0)
+    try:
+        await timed_one_shot(client, task, 60.0, seed=2)
+        await timed_one_shot(client, task, 60.0)
+    finally:
+        await client.aclose()
+    assert [request.body.get("seed") for request in server.requests] == [2, None]
