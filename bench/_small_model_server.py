@@ -106,9 +106,9 @@ class EmbeddedServer:
         model: str,
         temperature: float,
         as_name: str | None = None,
-        client: ModelClient
-        | None = None,  # the model as reached (default: keel's embedded `model`)
+        client: ModelClient | None = None,
     ) -> None:
+        # `client` reaches the model (default: keel's embedded `model`; in tests, a scripted server)
         self.name = as_name or served_name(model)
         self.client = client or ModelClient(model=model, extra={"temperature": temperature})
         self.making: Future[ModelReply] | None = None  # the reply being made now
