@@ -124,9 +124,5 @@ def kept_results(folder: Path) -> tuple[dict[str, Any], dict[str, TaskResults]]:
     settings, done = read_log(path)
     results: dict[str, TaskResults] = {}
     for (mode, task, _), run in sorted(done.items(), key=lambda item: item[0][2]):
-        got = results.setdefault(task, TaskResults())
-        if mode in ("one-shot", "keel"):
-            getattr(got, mode.replace("-", "_")).append(run)
-        else:
-            got.peers.setdefault(mode, []).append(run)
+        results.setdefault(task, TaskResults()).runs_of(mode).append(run)
     return settings, results

@@ -97,6 +97,12 @@ class TaskResults:
         """Every mode's attempts, by the mode's name."""
         return {"one-shot": self.one_shot, "keel": self.keel, **self.peers}
 
+    def runs_of(self, mode: str) -> list[Any]:
+        """The list one mode's attempts go to (a peer's made on first use)."""
+        if mode == "one-shot":
+            return self.one_shot
+        return self.keel if mode == "keel" else self.peers.setdefault(mode, [])
+
 
 def rate(passed: list[bool]) -> str:
     """How many attempts passed, as "2/3"; "-" when the mode did not run."""

@@ -270,7 +270,7 @@ def peer_pass(options: Options, mode: str, results: dict[str, TaskResults]) -> N
     """Every task once per repeat through one peer; failures' output and checks go to --out."""
     for attempt in range(1, options.repeat + 1):
         for task in options.tasks:
-            runs = results[task.name].peers.setdefault(mode, [])
+            runs = results[task.name].runs_of(mode)
             if options.made_before(mode, task.name, attempt, runs):
                 continue
             options.settle(attempt)
