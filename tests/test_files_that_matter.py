@@ -113,7 +113,8 @@ async def test_a_small_model_gets_the_files_that_matter_when_the_project_is_too_
     }
     server = scripted_server([call("edit_file", **fix), Reply(text="slugify lowercases now.")])
     settings = served_settings(server, repo, context_window=16_384, loop={"verify": "never"})
-    events, _ = await run_task(settings, "make slugify lowercase its text")
+    # the task's words name a file, no function in it: the files, not one function (test_focused_definition)
+    events, _ = await run_task(settings, "textutil's output should be lower case")
     (given,) = keel_messages(events, "context")
     assert given.startswith("The project's files that matter most for the task")
     assert "FILE: textutil.py" in given and SLUGIFY.strip() in given

@@ -63,7 +63,7 @@ def _definitions(module: ast.Module) -> dict[str, ast.stmt]:
     return {node.name: node for node in module.body if isinstance(node, _DEFINITION)}
 
 
-def _span(node: ast.stmt) -> tuple[int, int]:
+def span(node: ast.stmt) -> tuple[int, int]:
     """The node's lines, 0-based and end-exclusive, decorators included."""
     decorators = getattr(node, "decorator_list", [])
     first = min([node.lineno, *(d.lineno for d in decorators)])
@@ -102,6 +102,24 @@ def is_fragment(source: str, content: str, task: str) -> bool:
     return not any(_body(node) in bodies for node in old.values())
 
 
+def gives_back(source: str, block: str) -> bool:
+    """Whether every top-level definition of the block is one of the file's, exactly as it is there (blank lines
+    and line-end spaces aside): a function sent back as it was shown, which changes nothing."""
+    module, snippet = _parsed(source), _parsed(block)
+    if module is None or snippet is None:
+        return False
+    old, new = _definitions(module), _definitions(snippet)
+    if not new or not set(new) <= set(old):
+        return False
+    source_lines, block_lines = source.splitlines(), block.splitlines()
+
+    def written(lines: list[str], node: ast.stmt) -> list[str]:
+        start, end = span(node)
+        return [line.rstrip() for line in lines[start:end] if line.strip()]
+
+    return all(written(block_lines, new[name]) == written(source_lines, old[name]) for name in new)
+
+
 def _body(node: ast.stmt) -> str:
     return ast.dump(ast.Module(body=getattr(node, "body", []), type_ignores=[]))
 
@@ -121,10 +139,10 @@ def merged(source: str, block: str) -> str | None:
     added: list[str] = []
     replacements: list[tuple[int, int, list[str]]] = []
     for name, node in new.items():
-        start, end = _span(node)
+        start, end = span(node)
         text = block_lines[start:end]
         if name in old:
-            replacements.append((*_span(old[name]), text))
+            replacements.append((*span(old[name]), text))
         else:
             added += ["", "", *text]
     for start, end, text in sorted(replacements, reverse=True):

@@ -15,6 +15,7 @@ from keel.agent.core.strategies.heuristics import names_documentation
 from keel.agent.core.strategies.python_edits import (
     code_blocks,
     code_lines,
+    gives_back,
     is_fragment,
     merged,
     target_file,
@@ -67,6 +68,21 @@ def snippet_writes(text: str, at: Workspace) -> list[dict[str, Any]]:
         {"name": "write_file", "arguments": json.dumps({"path": path, "content": content})}
         for path, content in changed.items()
     ]
+
+
+def unchanged_snippets(text: str, at: Workspace) -> list[str]:
+    """The files whose definitions a reply's code blocks give back exactly as they are, when every block does
+    (none otherwise): a function sent back as it was shown is a copy, not an edit."""
+    blocks = code_blocks(text)
+    sources = _sources(at)
+    named = _mentioned(list(sources), at.state.task_prompt, text)
+    paths: dict[str, None] = {}
+    for block in blocks:
+        path = target_file(block, sources, named)
+        if path is None or not gives_back(sources[path], block):
+            return []
+        paths[path] = None
+    return list(paths)
 
 
 def _arguments(call: ToolCall, name: str) -> dict[str, Any] | None:

@@ -34,11 +34,13 @@ from keel.agent.core.reply_reading import ReadReply
 from keel.agent.core.state import SessionState
 from keel.agent.core.strategies.base import Repeat, Strategy, Workspace
 from keel.agent.core.strategies.ending import Ending
+from keel.agent.core.strategies.focused_definition import focused_definition
 from keel.agent.core.strategies.heuristics import asks_for_change, prose_of
 from keel.agent.core.strategies.python_reading import (
     fragment_merged,
     rewrites_unchanged,
     snippet_writes,
+    unchanged_snippets,
     widened_edit,
 )
 from keel.agent.core.system_prompt import PromptStyle
@@ -80,8 +82,8 @@ class SmallModel(Strategy):
         return small_model_tools()
 
     async def prepare_task(self, at: Workspace) -> list[AnyEvent]:
-        """A change task just given comes with the project's files (the files that matter for the task, when
-        the project is too large), marked read."""
+        """A change task just given comes with the project's files, marked read; when the project is too large,
+        with the function its words point at in the file that matters most, else the files that matter."""
         state = at.state
         task_just_given = bool(state.history) and state.history[-1].content == state.task_prompt
         if state.steps or not task_just_given:
@@ -96,6 +98,11 @@ class SmallModel(Strategy):
             files = await asyncio.to_thread(files_that_matter, root, state.task_prompt, limit)
         if not files:
             return []
+        focus = focused_definition(files[0], state.task_prompt) if partial else None
+        if focus is not None:
+            at.tool_context.note_read(root / focus.path)
+            text = render("focused_definition", focus=focus, task=state.task_prompt)
+            return [UserMessage(text=text, origin="keel", purpose="context")]
         for file in files:
             at.tool_context.note_read(root / file.path)
         failing = await self.failing_tests(files, at) if self.verifies() else None
@@ -169,14 +176,17 @@ class SmallModel(Strategy):
         if not read.calls and not echo_of_keel(reply.text, at.state):
             writes = snippet_writes(reply.text, at)
             calls = [ToolCall(id=at.state.call_id(n), **w) for n, w in enumerate(writes, 1)]
-            return ReadReply(calls=calls) if calls else read
-        echoed = read.calls and all(rewrites_unchanged(call, at) for call in read.calls)
-        if echoed and not reply.tool_calls:  # whole files in its text, exactly as they are: no edit
-            if at.state.strategy.task_edited:
-                return ReadReply()  # its own files again: the answer
-            if prose_of(reply.text) and not asks_for_change(at.state.task_prompt):
-                return ReadReply()  # a question answered beside the file it is about
-            return ReadReply(problem=unchanged_copy(read.calls), tool="edit_file")
+            if calls:
+                return ReadReply(calls=calls)
+            copied = unchanged_snippets(reply.text, at)  # functions, exactly as they are: no edit
+            return unchanged_answer(copied, reply, at) or read
+        if (
+            read.calls
+            and not reply.tool_calls
+            and all(rewrites_unchanged(c, at) for c in read.calls)
+        ):
+            paths = [str(json.loads(call.arguments).get("path")) for call in read.calls]
+            return unchanged_answer(paths, reply, at) or read  # whole files, exactly as they are
         meant = [fragment_merged(widened_edit(call, at), at) for call in read.calls]
         return read.model_copy(update={"calls": meant})
 
@@ -267,10 +277,18 @@ class SmallModel(Strategy):
         return Repeat(result=ToolResult(output=render("repeated_call", name=name)))
 
 
-def unchanged_copy(calls: list[ToolCall]) -> str:
-    """The problem with a reply that gave the files of these writes back exactly as they are."""
-    paths = dict.fromkeys(str(json.loads(call.arguments).get("path")) for call in calls)
-    return UNCHANGED_COPY.format(files=", ".join(paths))
+def unchanged_answer(copied: list[str], reply: ModelReply, at: Workspace) -> ReadReply | None:
+    """How a reply that gave these files (whole, or their functions) back exactly as they are is read: as the
+    answer once the task's files were changed or when it answers a question beside them, else as a copy,
+    corrected. None when it copied nothing."""
+    if not copied:
+        return None
+    if at.state.strategy.task_edited:
+        return ReadReply()  # its own files again: the answer
+    if prose_of(reply.text) and not asks_for_change(at.state.task_prompt):
+        return ReadReply()  # a question answered beside the file it is about
+    problem = UNCHANGED_COPY.format(files=", ".join(dict.fromkeys(copied)))
+    return ReadReply(problem=problem, tool="edit_file")
 
 
 def files_named(checks: list[VerificationCheck], ctx: ToolContext) -> list[str]:

@@ -1,0 +1,103 @@
+"""A project too big to give a small model whole, and a task whose words name a function of the file that
+matters most: that function alone, with the outline of its file, is what the model is shown and asked to give
+back changed. Given journal.py whole (5 kB), the 1.5B sent it back unchanged every time; given `quarter` alone,
+it rewrote the function correctly (bench/small_model, medium set)."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from pydantic import BaseModel
+
+from keel.agent.core.context.files_that_matter import task_identifiers, word_stem
+from keel.agent.core.context.small_project import ProjectFile
+from keel.agent.core.strategies.python_edits import span
+
+NAME_WEIGHT = 3  # a task word in the function's name counts as much as three in its body
+BODY_SCALE = 1500  # characters: a longer body's share of the task's words counts for less
+MIN_STEM = 4  # shorter stems ("add", "set") meet too many names
+SIGNATURE_LINES = 4  # of another definition's first lines in the outline, at most
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+# words of a task that say how, not what: they name no code
+_PLAIN_WORDS = (
+    "should instead only such like make every each other than more when with without from into that this "
+    "these those them their there have does what which while come comes give gives whole right left"
+)
+_PLAIN = {word_stem(word) for word in _PLAIN_WORDS.split()}
+
+
+class FocusedDefinition(BaseModel):
+    """One top-level function of a project file: where it is, its source, and the outline of the rest."""
+
+    path: str
+    name: str
+    source: str
+    outline: str  # the file's imports, constants and other definitions' first lines
+
+
+def focused_definition(file: ProjectFile, task: str) -> FocusedDefinition | None:
+    """The top-level function of a Python file the task's words point at most (one of them in its name), None
+    when the file is not Python, does not parse, or no function's name meets the task's words."""
+    if file.fence_language != "python":
+        return None
+    try:
+        tree = ast.parse(file.text)
+    except (SyntaxError, ValueError):
+        return None
+    lines = file.text.splitlines()
+    stems = {word_stem(word) for word in task_identifiers(task)} - _PLAIN
+    stems = {stem for stem in stems if len(stem) >= MIN_STEM}
+    best: tuple[float, ast.FunctionDef | ast.AsyncFunctionDef, str] | None = None
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        named = _name_hits(node.name, stems)
+        if not named:
+            continue
+        source = "\n".join(lines[slice(*span(node))])
+        score = NAME_WEIGHT * named + _body_hits(source, stems) / (1 + len(source) / BODY_SCALE)
+        if best is None or score > best[0]:
+            best = (score, node, source)
+    if best is None:
+        return None
+    _, node, source = best
+    outline = "\n".join(_outline(tree, node, lines))
+    return FocusedDefinition(path=file.path, name=node.name, source=source, outline=outline)
+
+
+def _name_parts(name: str) -> list[str]:
+    """A name's words, stemmed: `parse_posting` gives pars and post, `columnAlignment` column and alignment."""
+    return [word_stem(part) for part in _CAMEL.sub("_", name).split("_") if part]
+
+
+def _meet(stem: str, part: str) -> bool:
+    """A task's word and a name's word meet when one begins the other (slug and slugify, align and alignment)."""
+    return len(part) >= MIN_STEM and (part.startswith(stem) or stem.startswith(part))
+
+
+def _name_hits(name: str, stems: set[str]) -> int:
+    """How many of the task's words a function's name holds."""
+    parts = _name_parts(name)
+    return sum(any(_meet(stem, part) for part in parts) for stem in stems)
+
+
+def _body_hits(source: str, stems: set[str]) -> int:
+    """How many of the task's words a function's source holds (its words, stemmed, as the task's are)."""
+    words = {word_stem(word) for word in task_identifiers(source)}
+    words |= {part for word in list(words) for part in _name_parts(word)}
+    return len(stems & words)
+
+
+def _outline(tree: ast.Module, focused: ast.stmt, lines: list[str]) -> list[str]:
+    """The file's top-level statements other than the focused one, each by its first lines: imports and
+    constants whole when short, definitions by their signature."""
+    outline: list[str] = []
+    for node in tree.body:
+        if node is focused or isinstance(node, ast.Expr):  # a docstring: nothing to edit
+            continue
+        first, last = span(node)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            last = min(last, node.body[0].lineno - 1)
+        outline.extend(lines[first : min(last, first + SIGNATURE_LINES)])
+    return outline

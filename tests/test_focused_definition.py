@@ -1,0 +1,130 @@
+"""A project too big to give a small model whole, and a task whose words name a function of the file that matters
+most: the model is shown that function with its file's outline, and the function it sends back goes into the
+file (issue 29, point 4: given journal.py whole the 1.5B sent it back unchanged; given `quarter`, it fixed it)."""
+
+from __future__ import annotations
+
+from keel_cli import git_repo
+from small_model_support import keel_messages, run_task, served_settings
+from test_task_ending import sampling_asked
+
+from keel.agent.core.context.small_project import ProjectFile
+from keel.agent.core.strategies.focused_definition import focused_definition
+from keel.agent.harness.testing.scripted_server import Reply
+
+FILLER = "".join(f"def helper_{i}(value):\n    return value + {i}\n\n\n" for i in range(120))
+TEXTUTIL = '''"""Text helpers."""
+
+import re
+
+SEPARATOR = "-"
+
+
+def normalize_spaces(text):
+    return re.sub(r"\\s+", " ", text)
+
+
+@staticmethod
+def slugify(text):
+    """A slug of `text`: its words joined by the separator."""
+    return normalize_spaces(text).replace(" ", SEPARATOR)
+
+
+class Slugger:
+    """Slugs that stay unique."""
+
+    def __init__(self):
+        self.taken = set()
+'''
+PROJECT = {
+    "app.py": "from textutil import slugify\n\n\ndef main():\n    print(slugify('A b'))\n",
+    "textutil.py": TEXTUTIL,
+    "helpers/big_a.py": FILLER,
+    "helpers/big_b.py": FILLER,
+    "helpers/big_c.py": FILLER,
+}
+FIXED = '''@staticmethod
+def slugify(text):
+    """A slug of `text`: its words joined by the separator."""
+    return normalize_spaces(text).lower().replace(" ", SEPARATOR)'''
+
+
+def focus_of(text: str, task: str):
+    return focused_definition(ProjectFile(path="textutil.py", text=text), task)
+
+
+def test_the_function_whose_name_meets_the_tasks_words_is_chosen_with_its_files_outline():
+    focus = focus_of(TEXTUTIL, "Slugs keep capital letters; they should be lower case")
+    assert focus is not None and focus.name == "slugify"  # "Slugs" meets slugify
+    assert focus.source.startswith("@staticmethod\ndef slugify(text):")  # decorators and all
+    assert focus.source.endswith('.replace(" ", SEPARATOR)')
+    outline = focus.outline.splitlines()
+    assert outline == [
+        "import re",
+        'SEPARATOR = "-"',
+        "def normalize_spaces(text):",
+        "class Slugger:",
+    ]  # the rest of the file by its first lines: no bodies, no module docstring
+
+
+def test_a_word_in_the_name_outweighs_words_in_a_body_and_the_body_decides_between_names():
+    two = (
+        "def parse_header(text):\n    return text\n\n\ndef parse_posting(text):\n    comment = ''\n"
+    )
+    focus = focus_of(two, "a posting with a comment fails to parse")
+    assert (
+        focus is not None and focus.name == "parse_posting"
+    )  # both "parse"; posting's body has comment
+    body_only = "def helper(text):\n    posting = comment = text\n"
+    assert focus_of(body_only, "a posting with a comment fails") is None  # no name meets the words
+
+
+def test_no_focus_without_a_python_file_that_parses_or_a_name_the_task_meets():
+    assert focus_of(TEXTUTIL, "the output should be shorter") is None
+    assert focus_of("def slugify(:\n", "slugify is broken") is None
+    notes = ProjectFile(path="notes.md", text="def slugify(text):\n    return text\n")
+    assert focused_definition(notes, "slugify is broken") is None
+    nested = "class Slugger:\n    def slugify(self, text):\n        return text\n"
+    assert focus_of(nested, "slugify is broken") is None  # top-level functions only
+
+
+async def test_a_small_model_is_shown_the_function_and_the_one_it_sends_back_goes_into_its_file(
+    scripted_server, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    repo = git_repo(tmp_path / "repo", PROJECT)
+    server = scripted_server([Reply(text=f"```python\n{FIXED}\n```")])
+    settings = served_settings(server, repo, context_window=16_384, loop={"verify": "never"})
+    events, _ = await run_task(settings, "slugify should make lower case slugs")
+    (given,) = keel_messages(events, "context")
+    assert given.startswith("From textutil.py, whose other lines begin:")
+    assert "the function `slugify` as it is now:" in given and "self.taken" not in given
+    assert "helper_1" not in given  # nothing of the other files
+    first = server.requests[0]
+    assert (
+        not first.body.get("tools") and first.last_text("user") == given
+    )  # one call, as edit first
+    assert events[-1].status == "completed"
+    assert (repo / "textutil.py").read_text() == TEXTUTIL.replace(
+        '.replace(" ", SEPARATOR)', '.lower().replace(" ", SEPARATOR)'
+    )  # the function replaced in place, the rest of the file as it was
+
+
+async def test_the_function_sent_back_unchanged_is_a_copy_asked_for_again_not_a_write(
+    scripted_server, tmp_path, monkeypatch
+):
+    """Sent back as shown, the function changes nothing: that is no answer, as a whole file sent back
+    unchanged is none; it is asked for again, sampled anew."""
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    repo = git_repo(tmp_path / "repo", PROJECT)
+    shown = FIXED.replace(".lower()", "")
+    server = scripted_server(
+        [Reply(text=f"```python\n{shown}\n```"), Reply(text=f"```python\n{FIXED}\n```")]
+    )
+    settings = served_settings(server, repo, context_window=16_384, loop={"verify": "never"})
+    events, _ = await run_task(settings, "slugify should make lower case slugs")
+    assert "your reply gave textutil.py back exactly as given" in server.requests[1].last_text(
+        "user"
+    )
+    assert sampling_asked(server) == [(0.2, None), (0.7, 1)]
+    assert events[-1].status == "completed" and ".lower()" in (repo / "textutil.py").read_text()
