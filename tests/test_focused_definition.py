@@ -128,3 +128,26 @@ async def test_the_function_sent_back_unchanged_is_a_copy_asked_for_again_not_a_
     )
     assert sampling_asked(server) == [(0.2, None), (0.7, 1)]
     assert events[-1].status == "completed" and ".lower()" in (repo / "textutil.py").read_text()
+
+
+async def test_failed_checks_come_back_with_the_function_as_it_is_now_not_the_whole_file(
+    scripted_server, tmp_path, monkeypatch
+):
+    """The model was shown one function: the checks its answer failed come back with that function as the
+    answer left it, and the function sent back then goes into the file as the first one did."""
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    repo = git_repo(tmp_path / "repo", PROJECT)
+    upper = FIXED.replace(".lower()", ".upper()")
+    server = scripted_server(
+        [Reply(text=f"```python\n{upper}\n```"), Reply(text=f"```python\n{FIXED}\n```")]
+    )
+    lower_slugs = "python3 -c \"from textutil import slugify; assert slugify('A b') == 'a-b'\""
+    settings = served_settings(server, repo, context_window=16_384, test_command=lower_slugs)
+    events, _ = await run_task(settings, "slugify should make lower case slugs")
+    again = server.requests[1].last_text("user")
+    assert again.startswith("keel checked the files you changed") and "AssertionError" in again
+    assert "the function `slugify` as it is now:" in again and ".upper()" in again
+    assert "FILE:" not in again and "helper_1" not in again and "self.taken" not in again
+    assert "Fix these problems and make the change the task asks for in `slugify`." in again
+    assert not server.requests[1].body.get("tools")  # asked as the first call was
+    assert events[-1].status == "completed" and ".lower()" in (repo / "textutil.py").read_text()

@@ -34,7 +34,7 @@ from keel.agent.core.reply_reading import ReadReply
 from keel.agent.core.state import SessionState
 from keel.agent.core.strategies.base import Repeat, Strategy, Workspace
 from keel.agent.core.strategies.ending import Ending
-from keel.agent.core.strategies.focused_definition import focused_definition
+from keel.agent.core.strategies.focused_definition import FocusedDefinition, focused_definition
 from keel.agent.core.strategies.heuristics import asks_for_change, prose_of
 from keel.agent.core.strategies.python_reading import (
     fragment_merged,
@@ -216,6 +216,12 @@ class SmallModel(Strategy):
         if not state.strategy.answered_files:
             return super().verification_feedback(failed, left, at)
         ctx = at.tool_context
+        if focus := focus_again(sorted(state.strategy.task_changed), at):
+            ctx.note_read(ctx.root / focus.path)
+            text = render(
+                "focused_definition", focus=focus, task=state.task_prompt, failed=failed, left=left
+            )
+            return UserMessage(text=text, origin="keel", purpose="context")
         paths = [*sorted(state.strategy.task_changed), *files_named(failed, ctx)]
         files = read_up_to(ctx.root, paths, share_of_window(at.window))
         if not files:
@@ -289,6 +295,17 @@ def unchanged_answer(copied: list[str], reply: ModelReply, at: Workspace) -> Rea
         return ReadReply()  # a question answered beside the file it is about
     problem = UNCHANGED_COPY.format(files=", ".join(dict.fromkeys(copied)))
     return ReadReply(problem=problem, tool="edit_file")
+
+
+def focus_again(changed: list[str], at: Workspace) -> FocusedDefinition | None:
+    """The function of the first file the answer changed that the task's words point at, as it is now, when the
+    project is too large to give whole: failed checks come back with that function, as the task came, not with
+    the whole file the model was never shown."""
+    root = at.tool_context.root
+    if not changed or small_project(root, at.files):
+        return None
+    files = read_up_to(root, changed[:1], share_of_window(at.window))
+    return focused_definition(files[0], at.state.task_prompt) if files else None
 
 
 def files_named(checks: list[VerificationCheck], ctx: ToolContext) -> list[str]:
