@@ -1,37 +1,38 @@
 #!/usr/bin/env bash
-# The small-model comparisons, taken up where the committed logs stop (every attempt is kept as it ends; --resume
-# makes only the missing ones): the small set served as `local` to every harness; the medium set so served,
-# balanced by repeat, then its one-shot; then keel's embedded 1.5B and 0.5B on the medium set (keel, one-shot). Run from a checkout with .venv holding
-# keel's `local`, `local-small` and `test` extras, on a machine with nothing else running:
+# The small-model comparisons of issue 29, taken up where the committed logs stop (every attempt is kept as it
+# ends; --resume makes only the missing ones): keel first on both sets served as `local` (its rows are the ones a
+# strategy change drops), then every peer, the medium set balanced by repeat, then keel against one-shot on the
+# embedded 1.5B and 0.5B, small set and medium set. Run from a checkout with .venv holding keel's `local`,
+# `local-small` and `test` extras, on a machine with nothing else running:
 #   bash bench/results/medium_run.sh /tmp/m29
 set -u
 work=${1:?give a work folder, e.g. /tmp/m29}
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
 py=.venv/bin/python
-declare -A logs=([small]=small_served15 [served]=medium_served15 [embedded]=medium_embedded15
-  [embedded05]=medium_embedded05)
+declare -A logs=([small]=small_served15 [served]=medium_served15 [small_embedded]=small_embedded15
+  [embedded]=medium_embedded15 [small_embedded05]=small_embedded05 [embedded05]=medium_embedded05)
 for where in "${!logs[@]}"; do  # the committed logs, unless this folder holds newer ones
   mkdir -p "$work/$where"
   kept="$here/small_model_${logs[$where]}.jsonl"
   [ -e "$work/$where/attempts.jsonl" ] || [ ! -e "$kept" ] || cp "$kept" "$work/$where/attempts.jsonl"
 done
-step() {  # where (small|served|embedded|embedded05), mode, repeat
+step() {  # where (a key of logs), mode, repeat
   echo "$(date +%T) $1 $2 repeat<=$3" >> "$work/progress.log"
   local serve=() set=medium model=keel-local/qwen2.5-coder-1.5b-instruct
-  [ "$1" = served ] || [ "$1" = small ] && serve=(--served-as local)
-  [ "$1" = small ] && set=small
-  [ "$1" = embedded05 ] && model=keel-local/qwen2.5-coder-0.5b-instruct
+  case $1 in small | served) serve=(--served-as local) ;; esac
+  case $1 in small*) set=small ;; esac
+  case $1 in *05) model=keel-local/qwen2.5-coder-0.5b-instruct ;; esac
   $py bench/small_model.py --set "$set" --repeat "$3" --timeout 1800 --modes "$2" --threads 2 \
     --model "$model" "${serve[@]}" --out "$work/$1" --resume >> "$work/$1.log" 2>&1
 }
-# the small set first (an hour or two): every harness, served
-for mode in keel one-shot aider-whole mini-swe-agent aider-diff; do step small "$mode" 3; done
+for r in 1 2 3; do step small keel "$r"; step served keel "$r"; done
+for mode in one-shot aider-whole mini-swe-agent aider-diff; do step small "$mode" 3; done
 for r in 1 2 3; do
-  for mode in mini-swe-agent keel aider-whole aider-diff; do step served "$mode" "$r"; done
+  for mode in mini-swe-agent aider-whole aider-diff; do step served "$mode" "$r"; done
 done
 step served one-shot 3
-for where in embedded embedded05; do
+for where in small_embedded embedded small_embedded05 embedded05; do
   for r in 1 2 3; do
     for mode in keel one-shot; do step "$where" "$mode" "$r"; done
   done
