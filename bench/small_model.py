@@ -100,7 +100,7 @@ class Options:
         run = self.log.made(mode, task, attempt)
         if run is not None:
             runs.append(run)
-            print(f"  {mode:<14} {task:<20} #{attempt} {verdict(run.passed)} (kept in {LOG_NAME})")
+            print(f"  {mode:<14} {task:<24} #{attempt} {verdict(run.passed)} (kept in {LOG_NAME})")
         return run is not None
 
     @property
@@ -228,7 +228,7 @@ async def one_shot_pass(options: Options, results: dict[str, TaskResults]) -> No
                 results[task.name].one_shot.append(run)
                 options.log.record("one-shot", task.name, attempt, run)
                 print(
-                    f"  {'one-shot':<14} {task.name:<20} #{attempt} {verdict(run.passed)} "
+                    f"  {'one-shot':<14} {task.name:<24} #{attempt} {verdict(run.passed)} "
                     f"{run.tokens:>6} tokens {run.seconds:6.1f} s  applied {run.applied}",
                     flush=True,
                 )
@@ -254,7 +254,7 @@ def keel_pass(options: Options, results: dict[str, TaskResults]) -> None:
             results[task.name].keel.append(run)
             options.log.record("keel", task.name, attempt, run)
             print(
-                f"  {'keel':<14} {task.name:<20} #{attempt} {verdict(run.passed)} "
+                f"  {'keel':<14} {task.name:<24} #{attempt} {verdict(run.passed)} "
                 f"{run.tokens:>6} tokens {run.seconds:6.1f} s  {run.status}, {run.calls} calls",
                 flush=True,
             )
@@ -284,7 +284,7 @@ def peer_pass(options: Options, mode: str, results: dict[str, TaskResults]) -> N
             runs.append(run)
             options.log.record(mode, task.name, attempt, run)
             print(
-                f"  {mode:<14} {task.name:<20} #{attempt} {verdict(run.passed)} "
+                f"  {mode:<14} {task.name:<24} #{attempt} {verdict(run.passed)} "
                 f"{run.tokens:>6} tokens {run.seconds:6.1f} s  {run.status}, {run.calls} calls",
                 flush=True,
             )
