@@ -58,13 +58,31 @@ def test_the_function_whose_name_meets_the_tasks_words_is_chosen_with_its_files_
     assert focus is not None and focus.name == "slugify"  # "Slugs" meets slugify
     assert focus.source.startswith("@staticmethod\ndef slugify(text):")  # decorators and all
     assert focus.source.endswith('.replace(" ", SEPARATOR)')
-    outline = focus.outline.splitlines()
-    assert outline == [
+    assert focus.lines == (12, 15)  # decorator to last line, 1-based
+    assert focus.outline.splitlines() == [
         "import re",
         'SEPARATOR = "-"',
-        "def normalize_spaces(text):",
-        "class Slugger:",
-    ]  # the rest of the file by its first lines: no bodies, no module docstring
+        "def normalize_spaces(text): ...",
+        "class Slugger: ...",
+    ]  # the rest of the file as stubs: no bodies, no module docstring
+
+
+def test_the_outline_keeps_a_long_signature_and_cuts_a_long_statement():
+    source = (
+        "TABLE = {\n    'a': 1,\n}\n\n\ndef wrap(\n    text, width\n) -> list:\n    return [text]\n\n\n"
+        "def one(): return 1\n\n\ndef wrap_words(words):\n    return words\n"
+    )
+    focus = focus_of(source, "wrap cuts off the text")
+    assert focus is not None and focus.name == "wrap"
+    assert focus.outline.splitlines() == [
+        "TABLE = { ...",
+        "def one(): return 1 ...",
+        "def wrap_words(words): ...",
+    ]
+    other = focus_of(source, "wrap_words should keep its words")
+    assert other is not None and other.name == "wrap_words"
+    assert other.outline.splitlines()[1:3] == ["def wrap(", "    text, width"]
+    assert other.outline.splitlines()[3] == ") -> list: ..."
 
 
 def test_a_word_in_the_name_outweighs_words_in_a_body_and_the_body_decides_between_names():
@@ -151,3 +169,26 @@ async def test_failed_checks_come_back_with_the_function_as_it_is_now_not_the_wh
     assert "Fix these problems and make the change the task asks for in `slugify`." in again
     assert not server.requests[1].body.get("tools")  # asked as the first call was
     assert events[-1].status == "completed" and ".lower()" in (repo / "textutil.py").read_text()
+
+
+async def test_failed_checks_naming_the_file_outside_the_function_bring_the_file_back_whole(
+    scripted_server, tmp_path, monkeypatch
+):
+    """An answer that broke its file outside the function it was shown (the 1.5B asked for `currency` rewrote
+    class Currency) cannot mend that from the function alone: the file comes back whole with the failures."""
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    repo = git_repo(tmp_path / "repo", PROJECT)
+    broken = f"{FIXED}\n\n\ndef normalize_spaces(text):\n    return re.sub(SPACES, ' ', text)\n"
+    mended = TEXTUTIL.replace('.replace(" ", SEPARATOR)', '.lower().replace(" ", SEPARATOR)')
+    server = scripted_server(
+        [
+            Reply(text=f"```python\n{broken}\n```"),
+            Reply(text=f"FILE: textutil.py\n```python\n{mended}```"),
+        ]
+    )
+    settings = served_settings(server, repo, context_window=16_384)
+    events, _ = await run_task(settings, "slugify should make lower case slugs")
+    again = server.requests[1].last_text("user")
+    assert "textutil.py:9:" in again and "F821" in again  # SPACES, in normalize_spaces
+    assert "FILE: textutil.py" in again and "the function `slugify`" not in again
+    assert events[-1].status == "completed" and (repo / "textutil.py").read_text() == mended

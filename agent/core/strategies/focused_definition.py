@@ -33,7 +33,8 @@ class FocusedDefinition(BaseModel):
     path: str
     name: str
     source: str
-    outline: str  # the file's imports, constants and other definitions' first lines
+    outline: str  # the file's other statements as stubs: `def minor_digits(code: str) -> int: ...`
+    lines: tuple[int, int]  # where the function is in its file, 1-based, first and last
 
 
 def focused_definition(file: ProjectFile, task: str) -> FocusedDefinition | None:
@@ -63,7 +64,10 @@ def focused_definition(file: ProjectFile, task: str) -> FocusedDefinition | None
         return None
     _, node, source = best
     outline = "\n".join(_outline(tree, node, lines))
-    return FocusedDefinition(path=file.path, name=node.name, source=source, outline=outline)
+    first, last = span(node)
+    return FocusedDefinition(
+        path=file.path, name=node.name, source=source, outline=outline, lines=(first + 1, last)
+    )
 
 
 def _name_parts(name: str) -> list[str]:
@@ -90,14 +94,18 @@ def _body_hits(source: str, stems: set[str]) -> int:
 
 
 def _outline(tree: ast.Module, focused: ast.stmt, lines: list[str]) -> list[str]:
-    """The file's top-level statements other than the focused one, each by its first lines: imports and
-    constants whole when short, definitions by their signature."""
+    """The file's top-level statements other than the focused one as stubs, as a .pyi shows them: a definition
+    by its signature and `...`, any other statement by its first line (`...` when it goes on). Given the rest
+    of wrap.py line by line, the 1.5B sent those lines back as its answer, wrap renamed fill."""
     outline: list[str] = []
     for node in tree.body:
         if node is focused or isinstance(node, ast.Expr):  # a docstring: nothing to edit
             continue
         first, last = span(node)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            last = min(last, node.body[0].lineno - 1)
-        outline.extend(lines[first : min(last, first + SIGNATURE_LINES)])
+            last = max(first + 1, min(node.body[0].lineno - 1, first + SIGNATURE_LINES))
+            outline.extend(lines[first : last - 1])
+            outline.append(f"{lines[last - 1]} ...")
+        else:
+            outline.append(lines[first] + (" ..." if last > first + 1 else ""))
     return outline

@@ -216,7 +216,7 @@ class SmallModel(Strategy):
         if not state.strategy.answered_files:
             return super().verification_feedback(failed, left, at)
         ctx = at.tool_context
-        if focus := focus_again(sorted(state.strategy.task_changed), at):
+        if focus := focus_again(sorted(state.strategy.task_changed), failed, at):
             ctx.note_read(ctx.root / focus.path)
             text = render(
                 "focused_definition", focus=focus, task=state.task_prompt, failed=failed, left=left
@@ -297,15 +297,24 @@ def unchanged_answer(copied: list[str], reply: ModelReply, at: Workspace) -> Rea
     return ReadReply(problem=problem, tool="edit_file")
 
 
-def focus_again(changed: list[str], at: Workspace) -> FocusedDefinition | None:
+def focus_again(
+    changed: list[str], failed: list[VerificationCheck], at: Workspace
+) -> FocusedDefinition | None:
     """The function of the first file the answer changed that the task's words point at, as it is now, when the
     project is too large to give whole: failed checks come back with that function, as the task came, not with
-    the whole file the model was never shown."""
+    the whole file the model was never shown. None when a failure names a line of that file outside the
+    function (the answer broke the file elsewhere: the 1.5B asked for `currency` rewrote class Currency)."""
     root = at.tool_context.root
     if not changed or small_project(root, at.files):
         return None
     files = read_up_to(root, changed[:1], share_of_window(at.window))
-    return focused_definition(files[0], at.state.task_prompt) if files else None
+    focus = focused_definition(files[0], at.state.task_prompt) if files else None
+    if focus is None:
+        return None
+    first, last = focus.lines
+    named = re.compile(rf"{re.escape(focus.path)}(?::|\", line )(\d+)")
+    outside = (not first <= int(line) <= last for c in failed for line in named.findall(c.output))
+    return None if any(outside) else focus
 
 
 def files_named(checks: list[VerificationCheck], ctx: ToolContext) -> list[str]:
