@@ -50,8 +50,8 @@ def test_a_resumed_run_makes_only_the_attempts_its_log_lacks(scripted_server, tm
 
     assert again.returncode == 0, again.stderr
     assert len(server.answered) == 4  # attempt 2 of each task; attempt 1 of both was kept
-    assert "wrong_operator       #1 pass (kept in attempts.jsonl)" in again.stdout
-    assert "off_by_one           #1 FAIL (kept in attempts.jsonl)" in again.stdout
+    assert f"{'wrong_operator':<24} #1 pass (kept in attempts.jsonl)" in again.stdout
+    assert f"{'off_by_one':<24} #1 FAIL (kept in attempts.jsonl)" in again.stdout
     assert "one-shot 2/4 passed (50%)" in again.stdout
     results = json.loads((out / "results.json").read_text())["tasks"]
     assert [run["passed"] for run in results["wrong_operator"]["one-shot"]] == [True, True]
