@@ -192,3 +192,30 @@ async def test_failed_checks_naming_the_file_outside_the_function_bring_the_file
     assert "textutil.py:9:" in again and "F821" in again  # SPACES, in normalize_spaces
     assert "FILE: textutil.py" in again and "the function `slugify`" not in again
     assert events[-1].status == "completed" and (repo / "textutil.py").read_text() == mended
+
+
+async def test_the_function_shown_again_is_the_one_shown_first_not_one_the_answer_added(
+    scripted_server, tmp_path, monkeypatch
+):
+    """The 1.5B asked for `currency` added round_to_decimal beside it, whose name meets more of the task's
+    words: the failures still come back with the function it was shown."""
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    repo = git_repo(tmp_path / "repo", PROJECT)
+    helper = "def slugify_lower(text):\n    return text.upper()\n\n\n"
+    calls_helper = FIXED.replace(
+        "normalize_spaces(text).lower()", "slugify_lower(normalize_spaces(text))"
+    )
+    server = scripted_server(
+        [
+            Reply(text=f"```python\n{helper}{calls_helper}\n```"),
+            Reply(text=f"```python\n{FIXED}\n```"),
+        ]
+    )
+    lower_slugs = "python3 -c \"from textutil import slugify; assert slugify('A b') == 'a-b'\""
+    settings = served_settings(server, repo, context_window=16_384, test_command=lower_slugs)
+    events, _ = await run_task(settings, "slugify should make lower case slugs")
+    again = server.requests[1].last_text("user")
+    assert "AssertionError" in again and "the function `slugify` as it is now:" in again
+    assert "slugify_lower(normalize_spaces(text))" in again  # as the answer left it
+    assert "def slugify_lower(text): ..." in again  # the added helper, a stub of the outline
+    assert events[-1].status == "completed" and ".lower()" in (repo / "textutil.py").read_text()

@@ -27,6 +27,10 @@ _PLAIN_WORDS = (
 _PLAIN = {word_stem(word) for word in _PLAIN_WORDS.split()}
 
 
+SHOWN = "the function `{name}` as it is now:"  # prompts/focused_definition.j2 says it so
+_SHOWN = re.compile(re.escape(SHOWN).replace(re.escape("{name}"), r"(\w+)"))
+
+
 class FocusedDefinition(BaseModel):
     """One top-level function of a project file: where it is, its source, and the outline of the rest."""
 
@@ -36,37 +40,69 @@ class FocusedDefinition(BaseModel):
     outline: str  # the file's other statements as stubs: `def minor_digits(code: str) -> int: ...`
     lines: tuple[int, int]  # where the function is in its file, 1-based, first and last
 
+    @property
+    def shown(self) -> str:
+        """The line that introduces it in keel's message (shown_function finds it again)."""
+        return SHOWN.format(name=self.name)
+
 
 def focused_definition(file: ProjectFile, task: str) -> FocusedDefinition | None:
     """The top-level function of a Python file the task's words point at most (one of them in its name), None
     when the file is not Python, does not parse, or no function's name meets the task's words."""
+    tree = _parsed(file)
+    if tree is None:
+        return None
+    stems = {word_stem(word) for word in task_identifiers(task)} - _PLAIN
+    stems = {stem for stem in stems if len(stem) >= MIN_STEM}
+    lines = file.text.splitlines()
+    best: tuple[float, ast.stmt] | None = None
+    for node in _functions(tree):
+        if named := _name_hits(node.name, stems):
+            source = "\n".join(lines[slice(*span(node))])
+            score = NAME_WEIGHT * named + _body_hits(source, stems) / (1 + len(source) / BODY_SCALE)
+            if best is None or score > best[0]:
+                best = (score, node)
+    return _focus(file, tree, best[1]) if best else None
+
+
+def named_definition(file: ProjectFile, name: str) -> FocusedDefinition | None:
+    """The top-level function of that name, as the file has it now (None when it has none): the one the model
+    was shown stays the one it is shown again, whatever its answer added beside it."""
+    tree = _parsed(file)
+    found = [node for node in _functions(tree) if node.name == name] if tree else []
+    return _focus(file, tree, found[-1]) if tree and found else None
+
+
+def shown_function(texts: list[str]) -> str | None:
+    """The function keel last showed the model alone, from keel's own messages, latest last."""
+    for text in reversed(texts):
+        if found := _SHOWN.search(text):
+            return found[1]
+    return None
+
+
+def _parsed(file: ProjectFile) -> ast.Module | None:
     if file.fence_language != "python":
         return None
     try:
-        tree = ast.parse(file.text)
+        return ast.parse(file.text)
     except (SyntaxError, ValueError):
         return None
+
+
+def _functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [node for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
+
+
+def _focus(file: ProjectFile, tree: ast.Module, node: ast.stmt) -> FocusedDefinition:
     lines = file.text.splitlines()
-    stems = {word_stem(word) for word in task_identifiers(task)} - _PLAIN
-    stems = {stem for stem in stems if len(stem) >= MIN_STEM}
-    best: tuple[float, ast.FunctionDef | ast.AsyncFunctionDef, str] | None = None
-    for node in tree.body:
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            continue
-        named = _name_hits(node.name, stems)
-        if not named:
-            continue
-        source = "\n".join(lines[slice(*span(node))])
-        score = NAME_WEIGHT * named + _body_hits(source, stems) / (1 + len(source) / BODY_SCALE)
-        if best is None or score > best[0]:
-            best = (score, node, source)
-    if best is None:
-        return None
-    _, node, source = best
-    outline = "\n".join(_outline(tree, node, lines))
     first, last = span(node)
     return FocusedDefinition(
-        path=file.path, name=node.name, source=source, outline=outline, lines=(first + 1, last)
+        path=file.path,
+        name=getattr(node, "name", ""),
+        source="\n".join(lines[first:last]),
+        outline="\n".join(_outline(tree, node, lines)),
+        lines=(first + 1, last),
     )
 
 

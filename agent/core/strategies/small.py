@@ -34,7 +34,12 @@ from keel.agent.core.reply_reading import ReadReply
 from keel.agent.core.state import SessionState
 from keel.agent.core.strategies.base import Repeat, Strategy, Workspace
 from keel.agent.core.strategies.ending import Ending
-from keel.agent.core.strategies.focused_definition import FocusedDefinition, focused_definition
+from keel.agent.core.strategies.focused_definition import (
+    FocusedDefinition,
+    focused_definition,
+    named_definition,
+    shown_function,
+)
 from keel.agent.core.strategies.heuristics import asks_for_change, prose_of
 from keel.agent.core.strategies.python_reading import (
     fragment_merged,
@@ -300,15 +305,20 @@ def unchanged_answer(copied: list[str], reply: ModelReply, at: Workspace) -> Rea
 def focus_again(
     changed: list[str], failed: list[VerificationCheck], at: Workspace
 ) -> FocusedDefinition | None:
-    """The function of the first file the answer changed that the task's words point at, as it is now, when the
+    """The function the model was last shown alone, as the first file its answer changed has it now, when the
     project is too large to give whole: failed checks come back with that function, as the task came, not with
     the whole file the model was never shown. None when a failure names a line of that file outside the
     function (the answer broke the file elsewhere: the 1.5B asked for `currency` rewrote class Currency)."""
     root = at.tool_context.root
     if not changed or small_project(root, at.files):
         return None
-    files = read_up_to(root, changed[:1], share_of_window(at.window))
-    focus = focused_definition(files[0], at.state.task_prompt) if files else None
+    said = [m.content for m in at.state.history if m.role == "user"]
+    task_at = max((n for n, text in enumerate(said) if text == at.state.task_prompt), default=0)
+    name = shown_function(said[task_at:])  # in this task
+    if name is None:
+        return None
+    files = read_up_to(root, changed, share_of_window(at.window))
+    focus = next((found for file in files if (found := named_definition(file, name))), None)
     if focus is None:
         return None
     first, last = focus.lines
