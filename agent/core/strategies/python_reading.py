@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from keel.agent.core.protocol import ToolCall
 from keel.agent.core.repo_files import read_inside
@@ -48,41 +48,40 @@ def _mentioned(paths: list[str], *texts: str) -> list[str]:
     return [p for p in paths if any(p in t or Path(p).name in t for t in texts)]
 
 
-def snippet_writes(text: str, at: Workspace) -> list[dict[str, Any]]:
-    """write_file calls (name and arguments) for the code blocks of a reply that calls nothing: each block's
-    definitions merged into the one file they belong in."""
+class SnippetEdits(NamedTuple):
+    """What a reply's code blocks do to the files they belong in."""
+
+    writes: list[dict[str, Any]]  # write_file calls (name and arguments), a file each
+    copied: list[
+        str
+    ]  # with no write: the files every block gave definitions of back exactly as they are
+
+
+def snippet_edits(text: str, at: Workspace) -> SnippetEdits:
+    """The code blocks of a reply that calls nothing, each block's definitions merged into the one file they
+    belong in; a function sent back as it was shown is a copy, not an edit."""
     blocks = code_blocks(text)
     if not blocks:
-        return []
+        return SnippetEdits([], [])
     sources = _sources(at)
     named = _mentioned(list(sources), at.state.task_prompt, text)
     changed: dict[str, str] = {}
+    copied: dict[str, None] = {}
+    every_block_copied = True
     for block in blocks:
         path = target_file(block, sources, named)
-        if path is None:
-            continue
-        result = merged(changed.get(path, sources[path]), block)
-        if result is not None:
+        result = merged(changed.get(path, sources[path]), block) if path else None
+        if path and result is not None:
             changed[path] = result
-    return [
+        elif path and gives_back(sources[path], block):
+            copied[path] = None
+        else:
+            every_block_copied = False
+    writes = [
         {"name": "write_file", "arguments": json.dumps({"path": path, "content": content})}
         for path, content in changed.items()
     ]
-
-
-def unchanged_snippets(text: str, at: Workspace) -> list[str]:
-    """The files whose definitions a reply's code blocks give back exactly as they are, when every block does
-    (none otherwise): a function sent back as it was shown is a copy, not an edit."""
-    blocks = code_blocks(text)
-    sources = _sources(at)
-    named = _mentioned(list(sources), at.state.task_prompt, text)
-    paths: dict[str, None] = {}
-    for block in blocks:
-        path = target_file(block, sources, named)
-        if path is None or not gives_back(sources[path], block):
-            return []
-        paths[path] = None
-    return list(paths)
+    return SnippetEdits(writes, list(copied) if every_block_copied and not changed else [])
 
 
 def _arguments(call: ToolCall, name: str) -> dict[str, Any] | None:

@@ -44,8 +44,7 @@ from keel.agent.core.strategies.heuristics import asks_for_change, prose_of
 from keel.agent.core.strategies.python_reading import (
     fragment_merged,
     rewrites_unchanged,
-    snippet_writes,
-    unchanged_snippets,
+    snippet_edits,
     widened_edit,
 )
 from keel.agent.core.system_prompt import PromptStyle
@@ -179,12 +178,11 @@ class SmallModel(Strategy):
         read = super().read(reply, at)
         # code it gave counts before a step it announced; an echo of keel's own files never does
         if not read.calls and not echo_of_keel(reply.text, at.state):
-            writes = snippet_writes(reply.text, at)
-            calls = [ToolCall(id=at.state.call_id(n), **w) for n, w in enumerate(writes, 1)]
+            edits = snippet_edits(reply.text, at)
+            calls = [ToolCall(id=at.state.call_id(n), **w) for n, w in enumerate(edits.writes, 1)]
             if calls:
                 return ReadReply(calls=calls)
-            copied = unchanged_snippets(reply.text, at)  # functions, exactly as they are: no edit
-            return unchanged_answer(copied, reply, at) or read
+            return unchanged_answer(edits.copied, reply, at) or read  # functions sent back as shown
         if (
             read.calls
             and not reply.tool_calls
@@ -305,19 +303,16 @@ def unchanged_answer(copied: list[str], reply: ModelReply, at: Workspace) -> Rea
 def focus_again(
     changed: list[str], failed: list[VerificationCheck], at: Workspace
 ) -> FocusedDefinition | None:
-    """The function the model was last shown alone, as the first file its answer changed has it now, when the
-    project is too large to give whole: failed checks come back with that function, as the task came, not with
-    the whole file the model was never shown. None when a failure names a line of that file outside the
-    function (the answer broke the file elsewhere: the 1.5B asked for `currency` rewrote class Currency)."""
-    root = at.tool_context.root
-    if not changed or small_project(root, at.files):
-        return None
+    """The function keel showed the model alone in this task (a project too large to give whole), as the changed
+    file that has it has it now: failed checks come back with that function, as the task came, not with the
+    whole file the model was never shown. None when a failure names a line of that file outside the function
+    (the answer broke the file elsewhere: the 1.5B asked for `currency` rewrote class Currency)."""
     said = [m.content for m in at.state.history if m.role == "user"]
     task_at = max((n for n, text in enumerate(said) if text == at.state.task_prompt), default=0)
     name = shown_function(said[task_at:])  # in this task
     if name is None:
         return None
-    files = read_up_to(root, changed, share_of_window(at.window))
+    files = read_up_to(at.tool_context.root, changed, share_of_window(at.window))
     focus = next((found for file in files if (found := named_definition(file, name))), None)
     if focus is None:
         return None
