@@ -219,3 +219,21 @@ async def test_the_function_shown_again_is_the_one_shown_first_not_one_the_answe
     assert "slugify_lower(normalize_spaces(text))" in again  # as the answer left it
     assert "def slugify_lower(text): ..." in again  # the added helper, a stub of the outline
     assert events[-1].status == "completed" and ".lower()" in (repo / "textutil.py").read_text()
+
+
+async def test_the_outlines_stubs_sent_back_replace_nothing(scripted_server, tmp_path, monkeypatch):
+    """The 1.5B answered with the outline's stubs (`def fill(...) -> str: ...`) and they replaced wrap.py's
+    real fill, indent, dedent and shorten, the task `completed`: a stub is the outline echoed, a copy."""
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    repo = git_repo(tmp_path / "repo", PROJECT)
+    stubs = "import re\nSEPARATOR = '-'\ndef normalize_spaces(text): ...\n"
+    server = scripted_server(
+        [Reply(text=f"```python\n{stubs}```"), Reply(text=f"```python\n{FIXED}\n```")]
+    )
+    settings = served_settings(server, repo, context_window=16_384, loop={"verify": "never"})
+    events, _ = await run_task(settings, "slugify should make lower case slugs")
+    assert "exactly as given" in server.requests[1].last_text("user")
+    assert events[-1].status == "completed"
+    assert (repo / "textutil.py").read_text() == TEXTUTIL.replace(
+        '.replace(" ", SEPARATOR)', '.lower().replace(" ", SEPARATOR)'
+    )  # normalize_spaces as it was
