@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from keel.agent.core.context.files_that_matter import task_identifiers, word_stem
 from keel.agent.core.context.small_project import ProjectFile
-from keel.agent.core.strategies.python_edits import span
+from keel.agent.core.strategies.python_edits import parsed, span
 
 NAME_WEIGHT = 3  # a task word in the function's name counts as much as three in its body
 BODY_SCALE = 1500  # characters: a longer body's share of the task's words counts for less
@@ -82,12 +82,7 @@ def shown_function(texts: list[str]) -> str | None:
 
 
 def _parsed(file: ProjectFile) -> ast.Module | None:
-    if file.fence_language != "python":
-        return None
-    try:
-        return ast.parse(file.text)
-    except (SyntaxError, ValueError):
-        return None
+    return parsed(file.text) if file.fence_language == "python" else None
 
 
 def _functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:

@@ -24,7 +24,7 @@ WHOLE_SHARE = (
 )
 
 
-def _parsed(source: str) -> ast.Module | None:
+def parsed(source: str) -> ast.Module | None:
     try:
         return ast.parse(source)
     except (SyntaxError, ValueError):
@@ -34,7 +34,7 @@ def _parsed(source: str) -> ast.Module | None:
 def code_lines(source: str) -> list[str] | None:
     """A Python file's lines without its docstrings, comments, blank lines and line-end spaces: what runs, as
     written (None when it does not parse)."""
-    module = _parsed(source)
+    module = parsed(source)
     if module is None:
         return None
     lines = io.StringIO(source).readlines()  # as tokenize numbers them (a form feed ends no line)
@@ -74,7 +74,7 @@ def code_blocks(text: str) -> list[str]:
     """The Python (or unlabelled) fenced blocks of a reply that parse and define something at top level."""
     blocks = []
     for body in _FENCE.findall(text):
-        module = _parsed(body)
+        module = parsed(body)
         if module is not None and _definitions(module):
             blocks.append(body)
     return blocks
@@ -82,7 +82,7 @@ def code_blocks(text: str) -> list[str]:
 
 def defined_names(source: str) -> set[str]:
     """The names a file defines at top level (none when it does not parse)."""
-    module = _parsed(source)
+    module = parsed(source)
     return set(_definitions(module)) if module is not None else set()
 
 
@@ -90,7 +90,7 @@ def is_fragment(source: str, content: str, task: str) -> bool:
     """New content for a file that defines things, none of them the file's, and renames none of them (no
     definition of the file is named in the task or has the body of a new one): the 0.5B, asked for the whole
     file with a function added, wrote the file back unchanged and then a "whole file" of the new function."""
-    module, written = _parsed(source), _parsed(content)
+    module, written = parsed(source), parsed(content)
     if module is None or written is None:
         return False
     old, new = _definitions(module), _definitions(written)
@@ -105,7 +105,7 @@ def is_fragment(source: str, content: str, task: str) -> bool:
 def gives_back(source: str, block: str) -> bool:
     """Whether every top-level definition of the block is one of the file's, exactly as it is there (blank lines
     and line-end spaces aside): a function sent back as it was shown, which changes nothing."""
-    module, snippet = _parsed(source), _parsed(block)
+    module, snippet = parsed(source), parsed(block)
     if module is None or snippet is None:
         return False
     old, new = _definitions(module), _definitions(snippet)
@@ -148,14 +148,14 @@ def merged(source: str, block: str) -> str | None:
     """The file with the block's definitions in it: each replaces the top-level definition of its name, or is
     added at the end, and imports it lacks go after the file's own; the block itself when it redefines every
     definition of the file and is about as long. None when it changes nothing or the result does not parse."""
-    module, snippet = _parsed(source), _parsed(block)
+    module, snippet = parsed(source), parsed(block)
     if module is None or snippet is None:
         return None
     old, new = _definitions(module), _definitions(snippet)
     new = {name: node for name, node in new.items() if not (name in old and is_stub(node))}
     if set(old) <= set(new) and len(block) >= WHOLE_SHARE * len(source):
         result = block if block.endswith("\n") else block + "\n"
-        return result if result != source and _parsed(result) is not None else None
+        return result if result != source and parsed(result) is not None else None
     lines, block_lines = source.splitlines(), block.splitlines()
     added: list[str] = []
     replacements: list[tuple[int, int, list[str]]] = []
@@ -171,7 +171,7 @@ def merged(source: str, block: str) -> str | None:
     lines += added
     lines = _with_imports(lines, module, _imports(snippet, block_lines), source)
     result = "\n".join(lines).rstrip("\n") + "\n"
-    return result if result != source and _parsed(result) is not None else None
+    return result if result != source and parsed(result) is not None else None
 
 
 def _imports(snippet: ast.Module, block_lines: list[str]) -> list[str]:
@@ -225,7 +225,7 @@ def imported_from(sources: dict[str, str], names: set[str]) -> list[str]:
     files = {module_name(path): path for path in sources}
     found: set[str] = set()
     for path, text in sources.items():
-        module = _parsed(text)
+        module = parsed(text)
         for node in ast.walk(module) if module is not None else ():
             if not isinstance(node, ast.ImportFrom) or not {a.name for a in node.names} & names:
                 continue
@@ -255,7 +255,7 @@ def widened_old_string(source: str, old: str, new: str) -> str | None:
     first_new = next((line.strip() for line in new.splitlines() if line.strip()), "")
     if first_new != header:
         return None
-    replacement = _parsed(_dedented(new))
+    replacement = parsed(_dedented(new))
     if replacement is None or len(replacement.body) != 1:
         return None
     definition = replacement.body[0]
@@ -269,7 +269,7 @@ def widened_old_string(source: str, old: str, new: str) -> str | None:
 
 
 def _whole_definition(source: str, header: str) -> str | None:
-    module = _parsed(source)
+    module = parsed(source)
     if module is None:
         return None
     lines = source.splitlines()
