@@ -15,6 +15,7 @@ def main() -> None:
     import llama_cpp
     from llama_cpp import Llama
 
+    from keel.agent.core.model.local.engine import PREFILL_REPORT_MIN
     from keel.agent.core.model.local.llama_loading import build_llama
 
     asked = json.load(sys.stdin)
@@ -30,11 +31,16 @@ def main() -> None:
             llama_cpp,
             model_path=asked["model"],
             n_ctx=len(sequence) + 8,
-            n_batch=len(sequence) + 8,
             logits_all=True,
             verbose=False,
         )
-        llama.eval(sequence)
+        # Read as the worker read a session's first prompt, then one token at a time as it sampled: a batch
+        # and a single token take different kernels (repacked weights most of all), whose logits differ by
+        # more than the noise the test allows. A long prompt is read up to its last token, which is read alone.
+        alone = prompt[-1:] if len(prompt) - 1 >= PREFILL_REPORT_MIN else []
+        llama.eval(prompt[: len(prompt) - len(alone)])
+        for token in [*alone, *completion[:-1]]:
+            llama.eval([token])
         rows = Llama.logits_to_logprobs(llama.scores[: len(sequence)])
         logprobs = [float(rows[len(prompt) - 1 + i][token]) for i, token in enumerate(completion)]
     json.dump({"texts": texts, "logprobs": logprobs}, sys.stdout)
