@@ -1,8 +1,9 @@
-"""mini-swe-agent mode of the small-model benchmark: mini-swe-agent in a venv of its own, its own `mini`
-CLI with its default config (mini.yaml: one bash tool) run unattended (`--yolo --exit-immediately`, the
-non-interactive DefaultAgent), the task as its task text, keel's step limit, no cost limit (a local model
-costs nothing and litellm knows no price for it). Tokens, calls and how it ended come from the trajectory
-json it saves (each model response's `usage`)."""
+"""mini-swe-agent modes of the small-model benchmark: mini-swe-agent in a venv of its own, its own `mini`
+CLI run unattended (`--yolo --exit-immediately`, the non-interactive DefaultAgent) with its default config
+(mini.yaml: one bash tool, called through the API's tool calls) or its text-based one (mini_textbased.yaml:
+one command in a fenced block per reply, for models weak at tool calls), the task as its task text, keel's
+step limit, no cost limit (a local model costs nothing and litellm knows no price for it). Tokens, calls
+and how it ended come from the trajectory json it saves (each model response's `usage`)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,17 @@ from _small_model_tasks import Task
 
 MINI = Peer("mini-swe-agent", "2.4.6", "mini")
 TRAJECTORY = "trajectory.json"  # in the run's scratch folder, outside the repository
+CONFIGS = {  # mode: mini's config and the model class that reads its replies (None: mini's default)
+    "mini-swe-agent": ("mini.yaml", None),
+    "mini-textbased": ("mini_textbased.yaml", "litellm_textbased"),
+}
+MINI_MODES = tuple(CONFIGS)
 
 
-def mini_command(binary: Path, task: Task, settings: KeelSettings, trajectory: Path) -> list[str]:
-    """The `mini` argv for one task: the same model and server as keel's, its default config with
+def mini_command(
+    binary: Path, task: Task, settings: KeelSettings, trajectory: Path, mode: str = MINI_MODES[0]
+) -> list[str]:
+    """The `mini` argv for one task: the same model and server as keel's, the mode's config with
     keel's step limit, and the trajectory saved to `trajectory`."""
     # a call may take the attempt's whole timeout (litellm's own is 600 s)
     kwargs = {
@@ -29,10 +37,13 @@ def mini_command(binary: Path, task: Task, settings: KeelSettings, trajectory: P
     }
     if settings.api_base:
         kwargs["api_base"] = settings.api_base
-    config = ["mini.yaml", f"agent.step_limit={settings.max_steps}", "agent.cost_limit=0"]
+    base, model_class = CONFIGS[mode]
+    config = [base, f"agent.step_limit={settings.max_steps}", "agent.cost_limit=0"]
     config += ["model.cost_tracking=ignore_errors"]
     config += [f"model.model_kwargs.{key}={json.dumps(value)}" for key, value in kwargs.items()]
     command = [str(binary), "--yolo", "--exit-immediately", "--agent-class", "default"]
+    if model_class:
+        command += ["--model-class", model_class]
     command += ["--model", settings.model, "--task", task.spec.prompt, "--output", str(trajectory)]
     for spec in config:
         command += ["--config", spec]
@@ -118,16 +129,18 @@ def read_mini(_output: str, scratch: Path) -> Outcome:
     return read_trajectory(data) if isinstance(data, dict) else Outcome("no trajectory", 0, 0)
 
 
-def mini_invocation(binary: Path, task: Task, settings: KeelSettings) -> Invocation:
-    """How to run mini-swe-agent on `task`, and read what it left."""
+def mini_invocation(binary: Path, task: Task, settings: KeelSettings, mode: str) -> Invocation:
+    """How to run mini-swe-agent on `task` in one of MINI_MODES, and read what it left."""
     return Invocation(
-        command=lambda _repo, scratch: mini_command(binary, task, settings, scratch / TRAJECTORY),
+        command=lambda _repo, scratch: mini_command(
+            binary, task, settings, scratch / TRAJECTORY, mode
+        ),
         env=MINI_ENV,
         read=read_mini,
     )
 
 
-def run_mini(task: Task, settings: KeelSettings) -> PeerRun:
-    """The task through mini-swe-agent, then the check."""
+def run_mini(task: Task, settings: KeelSettings, mode: str) -> PeerRun:
+    """The task through mini-swe-agent in one of MINI_MODES, then the check."""
     binary = ensure_peer(MINI)
-    return run_peer(task, mini_invocation(binary, task, settings), settings.timeout)
+    return run_peer(task, mini_invocation(binary, task, settings, mode), settings.timeout)

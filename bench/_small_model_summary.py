@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from _small_model_one_shot import OneShotRun
     from _small_model_peers import PeerRun
 
-PEER_MODES = ("aider-whole", "aider-diff", "mini-swe-agent")
+PEER_MODES = ("aider-whole", "aider-diff", "mini-swe-agent", "mini-textbased")
 
 
 class Attempt(Protocol):

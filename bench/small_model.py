@@ -13,8 +13,10 @@ files it never sees. Modes, the same model, the same tasks:
   aider-whole, aider-diff   aider-chat 0.86.2 (bench/_small_model_aider.py) with that edit format, the task
             as one --message, the task's files given with --file in the small set (found through its
             repo map in the medium set); tokens from its "Tokens:" lines.
-  mini-swe-agent   mini-swe-agent 2.4.6 (bench/_small_model_mini.py), its default config, the task as its
-            task text, keel's --max-steps as its step limit; tokens from its trajectory json.
+  mini-swe-agent   mini-swe-agent 2.4.6 (bench/_small_model_mini.py), its default config (a bash tool
+            called through tool calls), the task as its task text, keel's --max-steps as its step
+            limit; tokens from its trajectory json.
+  mini-textbased   the same with its text-based config (one command in a fenced block per reply).
 Each peer is installed on first use into a venv of its own under ~/.cache/keel/bench/peers (it says so),
 runs in a fresh git repository of the task under the same --timeout as keel (one model call may take all of
 it, in every harness), then the same check. Peers reach the model the way keel does: a server given with
@@ -36,7 +38,8 @@ one-shot pass ends its worker before keel runs.
 Goal: keel pass rate / one-shot pass rate >= 1.0 (the loop must not make a small model worse than one call).
 The checks are `python -m pytest` with the Python running the bench: without pytest it refuses to start.
 Run: python bench/small_model.py [--set small|medium] [--model M] [--api-base URL] [--tasks a,b]
-       [--modes one-shot,keel,aider-whole,aider-diff,mini-swe-agent] [--repeat K] [--timeout S]
+       [--modes one-shot,keel,aider-whole,aider-diff,mini-swe-agent,mini-textbased] [--repeat K]
+       [--timeout S]
        [--budget TOKENS] [--max-steps N] [--threads N] [--out DIR [--resume]] | --report DIR
 """
 
@@ -278,7 +281,7 @@ def peer_pass(options: Options, mode: str, results: dict[str, TaskResults]) -> N
             if mode in EDIT_FORMATS:
                 run = run_aider(task, options.settings, mode, options.give_files)
             else:
-                run = run_mini(task, options.settings)
+                run = run_mini(task, options.settings, mode)
             if not run.tokens:  # the peer reported none (aider stopped by a token limit, ...)
                 run.tokens = options.served_tokens() - served
             runs.append(run)

@@ -129,6 +129,19 @@ def test_mini_runs_unattended_with_keels_step_limit_on_the_same_server(tmp_path)
     assert json.loads(overrides["model.model_kwargs.timeout"]) == 300.0  # not litellm's 600 s
 
 
+def test_mini_textbased_runs_minis_text_config_read_by_its_text_model_class(tmp_path):
+    """The text-based mode: one fenced command per reply, read by mini's text model class; the default
+    mode names no model class (mini picks its tool-calling one)."""
+    text = mini_command(Path("/peers/mini"), TASK, SETTINGS, tmp_path / "t.json", "mini-textbased")
+    configs = [text[i + 1] for i, arg in enumerate(text) if arg == "--config"]
+    assert configs[0] == "mini_textbased.yaml"
+    assert dict(itertools.pairwise(text))["--model-class"] == "litellm_textbased"
+    assert "--model-class" not in mini_command(
+        Path("/peers/mini"), TASK, SETTINGS, tmp_path / "t.json"
+    )
+    assert parse_options(["--modes", "keel,mini-textbased"]).modes == ["keel", "mini-textbased"]
+
+
 def usage(prompt: int, completion: int, text: str = "") -> dict:
     """A response as mini stores it in a message's extra (litellm's model_dump)."""
     return {

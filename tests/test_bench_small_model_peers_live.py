@@ -44,7 +44,8 @@ def peers_installed() -> None:
 
 def respond(request: ChatRequest) -> Reply:
     """A model that solves SOLVED only: whole files (one-shot, aider whole), a search/replace block
-    (aider diff), bash commands (mini's one tool), read_file then write_file (keel)."""
+    (aider diff), bash commands (mini's one tool, or fenced in its text-based config), read_file then
+    write_file (keel)."""
     asked = "\n".join(
         content_text(m.get("content")) for m in request.messages if m["role"] == "user"
     )
@@ -52,20 +53,24 @@ def respond(request: ChatRequest) -> Reply:
         return Reply(text="No idea.")
     tools = [tool["function"]["name"] for tool in request.tools or []]
     done = sum(message.get("role") == "tool" for message in request.messages)
+    write = f"cat > {PATH} <<'EOF'\n{FIXED}EOF"
     if tools == ["bash"]:
-        write = f"cat > {PATH} <<'EOF'\n{FIXED}EOF"
         command = write if done == 0 else "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
         return Reply(
             text="Fixing.",
             tool_calls=[ScriptedToolCall(name="bash", arguments={"command": command})],
         )
+    system = content_text(request.messages[0].get("content"))
+    if "mswea_bash_command" in system:  # mini's text-based config: one fenced command per reply
+        replied = sum(message.get("role") == "assistant" for message in request.messages)
+        command = write if replied == 0 else "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+        return Reply(text=f"THOUGHT: fixing.\n\n```mswea_bash_command\n{command}\n```\n")
     if tools:
         steps = [
             ScriptedToolCall(name="read_file", arguments={"path": PATH}),
             ScriptedToolCall(name="write_file", arguments={"path": PATH, "content": FIXED}),
         ]
         return Reply(tool_calls=[steps[done]]) if done < len(steps) else Reply(text="Done.")
-    system = content_text(request.messages[0].get("content"))
     if system == ONE_SHOT_SYSTEM:
         return Reply(text=f"FILE: {PATH}\n```python\n{FIXED}```\n")
     if "SEARCH" in system:  # aider's diff format
@@ -80,7 +85,7 @@ def test_every_harness_runs_on_the_same_server_and_the_summary_compares_them(
 ):
     server = scripted_server(respond)
     out = tmp_path / "out"
-    modes = "one-shot,keel,aider-whole,aider-diff,mini-swe-agent"
+    modes = "one-shot,keel,aider-whole,aider-diff,mini-swe-agent,mini-textbased"
     done = subprocess.run(
         [
             sys.executable,
@@ -101,8 +106,9 @@ def test_every_harness_runs_on_the_same_server_and_the_summary_compares_them(
         assert not results["off_by_one"][mode][0]["passed"], mode
         assert results["terse_add"][mode][0]["tokens"] > 0, mode
     assert results["terse_add"]["mini-swe-agent"][0]["status"] == "Submitted"
+    assert results["terse_add"]["mini-textbased"][0]["status"] == "Submitted"
     assert results["terse_add"]["aider-diff"][0]["status"] == "completed"
-    for mode in ("aider-whole", "aider-diff", "mini-swe-agent"):
+    for mode in ("aider-whole", "aider-diff", "mini-swe-agent", "mini-textbased"):
         assert f"{mode:<16}      1/2   50%" in done.stdout, done.stdout
         assert (out / mode / "off_by_one-1.md").exists()
     assert "keel / best peer (aider-whole): 1.00 (goal >= 1.0)" in done.stdout

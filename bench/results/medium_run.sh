@@ -34,9 +34,9 @@ embedded() {  # keel against one-shot on the embedded models, repeats up to $1
 }
 for r in 1 2 3; do step small keel "$r"; step served keel "$r"; done
 embedded 1
-for mode in one-shot aider-whole mini-swe-agent aider-diff; do step small "$mode" 3; done
+for mode in one-shot aider-whole mini-textbased aider-diff mini-swe-agent; do step small "$mode" 3; done
 for r in 1 2 3; do
-  for mode in mini-swe-agent aider-whole aider-diff; do step served "$mode" "$r"; done
+  for mode in mini-textbased aider-whole aider-diff mini-swe-agent; do step served "$mode" "$r"; done
 done
 step served one-shot 3
 embedded 3
