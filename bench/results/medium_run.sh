@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The small-model comparisons of issue 29, taken up where the committed logs stop (every attempt is kept as it
 # ends; --resume makes only the missing ones): keel first on both sets served as `local` (its rows are the ones a
-# strategy change drops), then keel against one-shot on the embedded 0.5B and 1.5B for one repeat (the 0.5B first:
-# the least known), then every peer, the medium set balanced by repeat, then the embedded repeats 2 and 3. Run
-# from a checkout with .venv holding keel's `local`, `local-small` and `test` extras, on a machine with nothing
-# else running:
+# strategy change drops), then the peers on the small set, then keel against one-shot on the embedded 0.5B and
+# 1.5B for one repeat (the 0.5B first: the least known), then the peers on the medium set balanced by repeat,
+# then the embedded repeats 2 and 3. Run from a checkout with .venv holding keel's `local`, `local-small` and
+# `test` extras, on a machine with nothing else running:
 #   bash bench/results/medium_run.sh /tmp/m29
 set -u
 work=${1:?give a work folder, e.g. /tmp/m29}
@@ -33,8 +33,8 @@ embedded() {  # keel against one-shot on the embedded models, repeats up to $1
   done
 }
 for r in 1 2 3; do step small keel "$r"; step served keel "$r"; done
-embedded 1
 for mode in one-shot aider-whole mini-textbased aider-diff mini-swe-agent; do step small "$mode" 3; done
+embedded 1
 for r in 1 2 3; do
   for mode in mini-textbased aider-whole aider-diff mini-swe-agent; do step served "$mode" "$r"; done
 done
