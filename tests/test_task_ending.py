@@ -330,19 +330,22 @@ NEAR_COPIES = {
         SPACED.replace("\n\n\n", "\n\n").replace("a - b\n\n", "a - b   \n\n", 1),
     ),
     "documentation": (DOCUMENTED, DOCUMENTED.split("\n\n\n", 1)[1].replace("    # adds\n", "")),
+    "imports nothing uses": (SPACED, "import re\nfrom typing import *\n\n" + SPACED),
 }
 
 
 @pytest.mark.parametrize("source,near", NEAR_COPIES.values(), ids=NEAR_COPIES.keys())
-async def test_a_python_file_given_back_with_only_its_layout_or_documentation_changed_is_a_copy(
+async def test_a_python_file_given_back_with_only_layout_documentation_or_unused_imports_changed_is_a_copy(
     scripted_server, tmp_path, monkeypatch, source, near
 ):
     """The 0.5B's answers to windows.py and tags.py were the files with one blank line dropped, written as its
     fix and the task `completed` (bench/small_model: off_by_one, wrong_default); the 1.5B's answer to a wrong
     quarter() was reports.py without its module docstring, which passed every check (--set medium:
-    ledger_quarter). A Python file whose code, blank lines, line-end spaces, docstrings and comments aside, is
-    the file's is a copy when the task does not speak of documentation: told so and asked again, not
-    written. The file with a real change is written, blank lines and all."""
+    ledger_quarter); the embedded 0.5B's answers to people.py and windows.py added only imports they never
+    used (none_input, off_by_one). A Python file whose code, blank lines, line-end spaces, unused new
+    imports, docstrings and comments aside, is the file's is a copy when the task does not speak of
+    documentation: told so and asked again, not written. The file with a real change is written, blank
+    lines and all."""
     monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
     workspace = git_repo(tmp_path / "repo", {"calc.py": source})
     fixed = near.replace("return a - b", "return a + b", 1)
@@ -353,6 +356,20 @@ async def test_a_python_file_given_back_with_only_its_layout_or_documentation_ch
     writes = [e for e in events if e.type == "tool.finished"]
     assert len(writes) == 1 and (workspace / "calc.py").read_text() == fixed
     assert events[-1].status == "completed"
+
+
+async def test_an_import_the_code_uses_is_a_change(scripted_server, tmp_path, monkeypatch):
+    """A file that only adds the import its code was missing is the fix, not a copy: written, completed."""
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    source = "def here():\n    return os.getcwd()\n"
+    workspace = git_repo(tmp_path / "repo", {"where.py": source})
+    fixed = "import os\n\n\n" + source
+    server = scripted_server([Reply(text=f"FILE: where.py\n```python\n{fixed}```")])
+    events, _ = await run_task(
+        served_settings(server, workspace), "here() fails with NameError: name 'os' is not defined"
+    )
+    assert (workspace / "where.py").read_text() == fixed
+    assert events[-1].status == "completed" and len(server.requests) == 1
 
 
 async def test_a_task_about_comments_may_change_only_the_comments(

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The small-model comparisons of issue 29, taken up where the committed logs stop (every attempt is kept as it
 # ends; --resume makes only the missing ones): keel first on both sets served as `local` (its rows are the ones a
-# strategy change drops), then the peers on the small set, then keel against one-shot on the embedded 0.5B and
-# 1.5B for one repeat (the 0.5B first: the least known), then the peers on the medium set balanced by repeat,
-# then the embedded repeats 2 and 3. Run from a checkout with .venv holding keel's `local`, `local-small` and
-# `test` extras, on a machine with nothing else running:
+# strategy change drops), then keel's first repeat on the embedded 0.5B and 1.5B (the 0.5B first: the least
+# known), the peers on the small set, one-shot's first repeat on the embedded models, the peers on the medium set
+# balanced by repeat, then the embedded repeats 2 and 3. Run from a checkout with .venv holding keel's `local`,
+# `local-small` and `test` extras, on a machine with nothing else running:
 #   bash bench/results/medium_run.sh /tmp/m29
 set -u
 work=${1:?give a work folder, e.g. /tmp/m29}
@@ -27,17 +27,20 @@ step() {  # where (a key of logs), mode, repeat
   $py bench/small_model.py --set "$set" --repeat "$3" --timeout 1800 --modes "$2" --threads 2 \
     --model "$model" "${serve[@]}" --out "$work/$1" --resume >> "$work/$1.log" 2>&1
 }
-embedded() {  # keel against one-shot on the embedded models, repeats up to $1
+embedded() {  # repeats up to $1 of the modes given after it, on the embedded models
+  local r=$1 where mode
+  shift
   for where in small_embedded05 embedded05 small_embedded embedded; do
-    for mode in keel one-shot; do step "$where" "$mode" "$1"; done
+    for mode in "$@"; do step "$where" "$mode" "$r"; done
   done
 }
 for r in 1 2 3; do step small keel "$r"; step served keel "$r"; done
+embedded 1 keel
 for mode in one-shot aider-whole mini-textbased aider-diff mini-swe-agent; do step small "$mode" 3; done
-embedded 1
+embedded 1 one-shot
 for r in 1 2 3; do
   for mode in mini-textbased aider-whole aider-diff mini-swe-agent; do step served "$mode" "$r"; done
 done
 step served one-shot 3
-embedded 3
+embedded 3 keel one-shot
 echo "$(date +%T) done" >> "$work/progress.log"

@@ -59,6 +59,28 @@ def code_lines(source: str) -> list[str] | None:
     ]
 
 
+def unused_imports_dropped(source: str, content: str) -> str:
+    """`content` without the top-level imports it adds to `source` that nothing in it uses (a star import
+    among them): beside code the same as before, such an import changes nothing. The 0.5B's answers to
+    people.py and windows.py were the files with `import re`, `from typing import *` added, written as its fix
+    (bench/small_model, embedded 0.5B: none_input, off_by_one)."""
+    module = parsed(content)
+    if module is None:
+        return content
+    had = {line.strip() for line in source.splitlines()}
+    used = {node.id for node in ast.walk(module) if isinstance(node, ast.Name)}
+    lines = content.splitlines(keepends=True)
+    dropped: set[int] = set()
+    for node in module.body:
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        first, last = span(node)
+        bound = {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        if any(line.strip() not in had for line in lines[first:last]) and not bound & used:
+            dropped.update(range(first, last))
+    return "".join(line for at, line in enumerate(lines) if at not in dropped)
+
+
 def _definitions(module: ast.Module) -> dict[str, ast.stmt]:
     return {node.name: node for node in module.body if isinstance(node, _DEFINITION)}
 

@@ -19,6 +19,7 @@ from keel.agent.core.strategies.python_edits import (
     is_fragment,
     merged,
     target_file,
+    unused_imports_dropped,
     widened_old_string,
 )
 from keel.tools.base import ToolError
@@ -139,8 +140,9 @@ def widened_edit(call: ToolCall, at: Workspace) -> ToolCall:
 
 def rewrites_unchanged(call: ToolCall, at: Workspace) -> bool:
     """A write_file of a workspace file with the content it has (for a Python file: its code, blank lines and
-    spaces at line ends aside, and, unless the task speaks of them, its docstrings and comments too): a small
-    model echoing the file it was given (or just wrote) instead of changing it. The 0.5B's copies of windows.py
+    spaces at line ends aside, imports it adds and does not use, and, unless the task speaks of them, its
+    docstrings and comments too): a small model echoing the file it was given (or just wrote) instead of
+    changing it. The 0.5B's copies of windows.py
     and tags.py each dropped one blank line, and were written as its fix (bench/small_model: off_by_one,
     wrong_default); the 1.5B's answer to a wrong quarter() was reports.py without its module docstring, which
     passed every check (ledger_quarter)."""
@@ -164,7 +166,7 @@ def rewrites_unchanged(call: ToolCall, at: Workspace) -> bool:
     code = code_lines(source)
     return (
         code is not None
-        and code == code_lines(content)
+        and code == code_lines(unused_imports_dropped(source, content))
         and not names_documentation(at.state.task_prompt)
     )
 
