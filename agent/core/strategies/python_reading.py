@@ -142,10 +142,9 @@ def rewrites_unchanged(call: ToolCall, at: Workspace) -> bool:
     """A write_file of a workspace file with the content it has (for a Python file: its code, blank lines and
     spaces at line ends aside, imports it adds and does not use, and, unless the task speaks of them, its
     docstrings and comments too): a small model echoing the file it was given (or just wrote) instead of
-    changing it. The 0.5B's copies of windows.py
-    and tags.py each dropped one blank line, and were written as its fix (bench/small_model: off_by_one,
-    wrong_default); the 1.5B's answer to a wrong quarter() was reports.py without its module docstring, which
-    passed every check (ledger_quarter)."""
+    changing it. The 0.5B's copies of windows.py and tags.py each dropped one blank line, and were written as
+    its fix (bench/small_model: off_by_one, wrong_default); the 1.5B's answer to a wrong quarter() was
+    reports.py without its module docstring, which passed every check (ledger_quarter)."""
     if call.name != "write_file":
         return False
     try:
