@@ -10,12 +10,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from _small_model_aider import EDIT_FORMATS
+from _small_model_mini import MINI_MODES
+
 if TYPE_CHECKING:
     from _small_model_keel import KeelRun
     from _small_model_one_shot import OneShotRun
     from _small_model_peers import PeerRun
 
-PEER_MODES = ("aider-whole", "aider-diff", "mini-swe-agent", "mini-textbased")
+PEER_MODES = (*EDIT_FORMATS, *MINI_MODES)
 
 
 class Attempt(Protocol):
