@@ -2,8 +2,8 @@
 CLI run unattended (`--yolo --exit-immediately`, the non-interactive DefaultAgent) with its default config
 (mini.yaml: one bash tool, called through the API's tool calls) or its text-based one (mini_textbased.yaml:
 one command in a fenced block per reply, for models weak at tool calls), the task as its task text, keel's
-step limit, no cost limit (a local model costs nothing and litellm knows no price for it). Tokens, calls
-and how it ended come from the trajectory json it saves (each model response's `usage`)."""
+step limit and reply limit, no cost limit (a local model costs nothing and litellm knows no price for it).
+Tokens, calls and how it ended come from the trajectory json it saves (each model response's `usage`)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from typing import Any
 from _small_model_keel import KeelSettings
 from _small_model_peers import DUMMY_KEY, Invocation, Outcome, Peer, PeerRun, ensure_peer, run_peer
 from _small_model_tasks import Task
+
+from keel.agent.core.profile import LOCAL_REPLY_TOKENS
 
 MINI = Peer("mini-swe-agent", "2.4.6", "mini")
 TRAJECTORY = "trajectory.json"  # in the run's scratch folder, outside the repository
@@ -28,12 +30,14 @@ def mini_command(
     binary: Path, task: Task, settings: KeelSettings, trajectory: Path, mode: str = MINI_MODES[0]
 ) -> list[str]:
     """The `mini` argv for one task: the same model and server as keel's, the mode's config with
-    keel's step limit, and the trajectory saved to `trajectory`."""
+    keel's step limit and the reply limit keel gives a small model it is served (a reply that never
+    ends would otherwise run until the server's window is full), and the trajectory saved to `trajectory`."""
     # a call may take the attempt's whole timeout (litellm's own is 600 s)
     kwargs = {
         "temperature": settings.temperature,
         "api_key": DUMMY_KEY,
         "timeout": settings.timeout,
+        "max_tokens": LOCAL_REPLY_TOKENS,
     }
     if settings.api_base:
         kwargs["api_base"] = settings.api_base

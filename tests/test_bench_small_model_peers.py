@@ -17,6 +17,7 @@ import pytest
 
 from keel.agent.core.model.client import ModelClient
 from keel.agent.core.model.reply import ModelReply
+from keel.agent.core.profile import LOCAL_REPLY_TOKENS
 from keel.agent.core.protocol import TokenUsage, ToolCall
 from keel.agent.harness.testing.scripted_server import ChatRequest, Reply
 
@@ -127,6 +128,8 @@ def test_mini_runs_unattended_with_keels_step_limit_on_the_same_server(tmp_path)
     assert json.loads(overrides["model.model_kwargs.api_base"]) == "http://127.0.0.1:8392/v1"
     assert json.loads(overrides["model.model_kwargs.temperature"]) == 0.2
     assert json.loads(overrides["model.model_kwargs.timeout"]) == 300.0  # not litellm's 600 s
+    # keel's own reply limit for a small model it is served, so a reply that never ends stops as keel's would
+    assert json.loads(overrides["model.model_kwargs.max_tokens"]) == LOCAL_REPLY_TOKENS
 
 
 def test_mini_textbased_runs_minis_text_config_read_by_its_text_model_class(tmp_path):
