@@ -59,12 +59,35 @@ def test_the_function_whose_name_meets_the_tasks_words_is_chosen_with_its_files_
     assert focus.source.startswith("@staticmethod\ndef slugify(text):")  # decorators and all
     assert focus.source.endswith('.replace(" ", SEPARATOR)')
     assert focus.lines == (12, 15)  # decorator to last line, 1-based
-    assert focus.outline.splitlines() == [
-        "import re",
-        'SEPARATOR = "-"',
-        "def normalize_spaces(text): ...",
-        "class Slugger: ...",
-    ]  # the rest of the file as stubs: no bodies, no module docstring
+    assert (
+        focus.outline.splitlines()
+        == [
+            "import re",
+            'SEPARATOR = "-"',
+            "def normalize_spaces(text): ...",
+            "class Slugger:",
+            '    """Slugs that stay unique."""',
+        ]
+    )  # the rest of the file as stubs, a definition's docstring with it: no bodies, no module docstring
+
+
+def test_the_outline_gives_the_first_paragraph_of_a_docstring_on_one_line():
+    """Shown slugify with `def transliterate(text): ...` beside it, the 1.5B never called transliterate (bench/
+    small_model --set medium: slug_accents): what a helper does is in its docstring's first paragraph."""
+    helper = (
+        'def transliterate(text):\n    """`text` in ASCII: accents dropped\n    (`Crème` -> `Creme`).\n\n'
+        '    More that is left out.\n    """\n    return text\n\n\n'
+        f'def long(text):\n    """{"word " * 60}"""\n    return text\n\n\n'
+        "def slugify(text):\n    return transliterate(text)\n"
+    )
+    focus = focus_of(helper, "slugs break at accented letters")
+    assert focus is not None and focus.name == "slugify"
+    stubs = focus.outline.splitlines()
+    assert stubs[:2] == [
+        "def transliterate(text):",
+        '    """`text` in ASCII: accents dropped (`Crème` -> `Creme`)."""',
+    ]
+    assert stubs[2] == "def long(text):" and stubs[3].endswith(' word …"""') and len(stubs[3]) < 220
 
 
 def test_the_outline_keeps_a_long_signature_and_cuts_a_long_statement():

@@ -385,3 +385,22 @@ async def test_a_task_about_comments_may_change_only_the_comments(
     )
     assert (workspace / "calc.py").read_text() == without
     assert events[-1].status == "completed" and len(server.requests) == 1
+
+
+async def test_a_function_given_back_with_only_its_docstring_changed_is_a_copy(
+    scripted_server, tmp_path, monkeypatch
+):
+    """The 1.5B's three answers to slugify, told accented letters split its words, were slugify with "Also
+    handles accented letters." added to its docstring, written as the fix (bench/small_model --set medium:
+    slug_accents): a function sent back with only its documentation changed is a copy, asked for again."""
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    source = 'def add(a, b):\n    """The sum."""\n    return a - b  # sum\n\n\ndef sub(a, b):\n    return a - b\n'
+    workspace = git_repo(tmp_path / "repo", {"calc.py": source})
+    noted = 'def add(a, b):\n    """The sum of a and b, fixed."""\n    return a - b  # fixed\n'
+    fixed = noted.replace("a - b", "a + b")
+    server = scripted_server([Reply(text=f"```python\n{text}```") for text in (noted, fixed)])
+    events, _ = await run_task(served_settings(server, workspace), "add() is broken")
+    assert "exactly as given" in server.requests[1].last_text("user")
+    writes = [e for e in events if e.type == "tool.finished"]
+    assert len(writes) == 1 and "return a + b  # fixed" in (workspace / "calc.py").read_text()
+    assert events[-1].status == "completed"

@@ -60,7 +60,9 @@ class SnippetEdits(NamedTuple):
 
 def snippet_edits(text: str, at: Workspace) -> SnippetEdits:
     """The code blocks of a reply that calls nothing, each block's definitions merged into the one file they
-    belong in; a function sent back as it was shown is a copy, not an edit."""
+    belong in; a function sent back as it was shown, or with only its documentation changed (`same_code`), is
+    a copy, not an edit. The 1.5B's three answers to slugify, told accents split its words, added "Also handles
+    accented letters." to its docstring, and were written as the fix (bench/small_model --set medium)."""
     blocks = code_blocks(text)
     if not blocks:
         return SnippetEdits([], [])
@@ -78,6 +80,9 @@ def snippet_edits(text: str, at: Workspace) -> SnippetEdits:
             copied[path] = None
         else:
             every_block_copied = False
+    for path in [p for p, content in changed.items() if same_code(sources[p], content, at)]:
+        copied[path] = None  # the function with only its docstring or comments changed
+        del changed[path]
     writes = [
         {"name": "write_file", "arguments": json.dumps({"path": path, "content": content})}
         for path, content in changed.items()
@@ -160,8 +165,12 @@ def rewrites_unchanged(call: ToolCall, at: Workspace) -> bool:
         return True
     if not path.endswith(".py"):
         return False
-    if _nonblank_lines(source) == _nonblank_lines(content):
-        return True
+    return _nonblank_lines(source) == _nonblank_lines(content) or same_code(source, content, at)
+
+
+def same_code(source: str, content: str, at: Workspace) -> bool:
+    """Whether Python `content` runs as `source` does: the same code once docstrings, comments, blank lines and
+    imports it adds and does not use are left aside (its documentation counts when the task speaks of it)."""
     code = code_lines(source)
     return (
         code is not None
