@@ -246,10 +246,12 @@ async def test_the_function_shown_again_is_the_one_shown_first_not_one_the_answe
 
 async def test_the_outlines_stubs_sent_back_replace_nothing(scripted_server, tmp_path, monkeypatch):
     """The 1.5B answered with the outline's stubs (`def fill(...) -> str: ...`) and they replaced wrap.py's
-    real fill, indent, dedent and shorten, the task `completed`: a stub is the outline echoed, a copy."""
+    real fill, indent, dedent and shorten, the task `completed`: a stub (`...` or its docstring alone, as the
+    outline shows a definition) is the outline echoed, a copy."""
     monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
     repo = git_repo(tmp_path / "repo", PROJECT)
     stubs = "import re\nSEPARATOR = '-'\ndef normalize_spaces(text): ...\n"
+    stubs += 'class Slugger:\n    """Slugs that stay unique."""\n'  # its __init__ stays
     server = scripted_server(
         [Reply(text=f"```python\n{stubs}```"), Reply(text=f"```python\n{FIXED}\n```")]
     )
@@ -260,3 +262,23 @@ async def test_the_outlines_stubs_sent_back_replace_nothing(scripted_server, tmp
     assert (repo / "textutil.py").read_text() == TEXTUTIL.replace(
         '.replace(" ", SEPARATOR)', '.lower().replace(" ", SEPARATOR)'
     )  # normalize_spaces as it was
+
+
+async def test_the_outline_sent_back_is_an_echo_not_an_answer(
+    scripted_server, tmp_path, monkeypatch
+):
+    """The 1.5B answered column_alignment with tables.py's outline (`BORDERS = { ...` among its stubs), twice,
+    and the task ended `completed` with nothing changed (bench/small_model --set medium: table_numbers): keel's
+    outline sent back is keel's own text, corrected as an echo, never the answer."""
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    marked = TEXTUTIL.replace('SEPARATOR = "-"\n', 'SEPARATOR = "-"\nMARKS = {\n    "a": 1,\n}\n')
+    repo = git_repo(tmp_path / "repo", {**PROJECT, "textutil.py": marked})
+    outline = 'import re\nSEPARATOR = "-"\nMARKS = { ...\ndef normalize_spaces(text): ...\n'
+    echoes = [Reply(text=f"```python\n{outline}```")] * 2
+    server = scripted_server([*echoes, Reply(text=f"```python\n{FIXED}\n```")])
+    settings = served_settings(server, repo, context_window=16_384, loop={"verify": "never"})
+    events, _ = await run_task(settings, "slugify should make lower case slugs")
+    for request in server.requests[1:]:
+        assert "only repeated keel's message" in request.last_text("user")
+    assert len(server.requests) == 3 and events[-1].status == "completed"
+    assert ".lower()" in (repo / "textutil.py").read_text()

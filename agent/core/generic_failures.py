@@ -29,6 +29,7 @@ KEEL_TEXTS_READ = 3  # how many of keel's latest messages and tool results a rep
 # keel's lines this long in all, word for word: a copy (a short line of keel's may be the model's own words)
 COPIED_WORDS = 12
 _FENCE = re.compile(r"^(?:`{3,}|~{3,})[\w+.-]*$")  # a code fence's line, bare or with its language
+ELIDED = " ..."  # how keel's outline of a file ends a line it cuts short (`TABLE = { ...`, `def f(x): ...`)
 
 
 def call_shaped(text: str) -> list[ParsedCall]:
@@ -76,7 +77,8 @@ def echo_of_keel(text: str, state: SessionState) -> str | None:
     known = {line.strip() for _, said in keel_texts for line in said.splitlines()}
     opens_like_keel = bool(own_prose & set(lines)) and all(line in known for line in lines)
     unfenced = [line for line in lines if not _FENCE.match(line)]
-    if lines and (opens_like_keel or _copied_lines(unfenced, keel_texts)):
+    copied = _copied_lines(unfenced, keel_texts) or _elided_copy(unfenced, keel_texts)
+    if lines and (opens_like_keel or copied):
         return "your reply only repeated keel's message to you, which is not an answer"
     last = next((said for role, said in keel_texts if role == "user"), "")
     if len(lines) == 1 and _closing_words(lines[0], last):
@@ -92,6 +94,16 @@ def _copied_lines(lines: list[str], keel_texts: list[tuple[str, str]]) -> bool:
         return False
     own = {line for role, said in keel_texts if role == "user" for line in _outside_fences(said)}
     return all(line in own for line in lines)
+
+
+def _elided_copy(lines: list[str], keel_texts: list[tuple[str, str]]) -> bool:
+    """The reply's lines, code fences aside, are lines of keel's messages, one of them a line keel cut short: its
+    outline of a file sent back, which is no code to write. The 1.5B answered column_alignment with tables.py's
+    outline twice, and the task ended `completed` with nothing changed (bench/small_model --set medium)."""
+    shown = {
+        line.strip() for role, said in keel_texts if role == "user" for line in said.splitlines()
+    }
+    return any(line.endswith(ELIDED) for line in lines) and all(line in shown for line in lines)
 
 
 def _outside_fences(said: str) -> list[str]:

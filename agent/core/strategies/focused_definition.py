@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from keel.agent.core.context.files_that_matter import task_identifiers, word_stem
 from keel.agent.core.context.small_project import ProjectFile
+from keel.agent.core.generic_failures import ELIDED
 from keel.agent.core.strategies.python_edits import parsed, span
 
 NAME_WEIGHT = 3  # a task word in the function's name counts as much as three in its body
@@ -142,11 +143,11 @@ def _outline(tree: ast.Module, focused: ast.stmt, lines: list[str]) -> list[str]
             outline.extend(lines[first : last - 1])
             summary = _summary(node) if last == body.lineno - 1 else None
             if summary is None:
-                outline.append(f"{lines[last - 1]} ...")
+                outline.append(lines[last - 1] + ELIDED)
             else:
                 outline += [lines[last - 1], f'{" " * body.col_offset}"""{summary}"""']
         else:
-            outline.append(lines[first] + (" ..." if last > first + 1 else ""))
+            outline.append(lines[first] + (ELIDED if last > first + 1 else ""))
     return outline
 
 

@@ -146,19 +146,13 @@ def gives_back(source: str, block: str) -> bool:
 
 
 def is_stub(node: ast.stmt) -> bool:
-    """A definition whose body is `...` alone, its docstring aside: a line of the outline keel showed beside a
+    """A definition whose body is its docstring, `...`, or both: a definition of the outline keel showed beside a
     function, echoed (the 1.5B sent wrap.py's stubs back, and they replaced fill, indent, dedent and shorten)."""
-    body = [
-        statement
+    return all(
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and (statement.value.value is Ellipsis or isinstance(statement.value.value, str))
         for statement in getattr(node, "body", [])
-        if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant))
-        or statement.value.value is Ellipsis
-    ]
-    return (
-        len(body) == 1
-        and isinstance(body[0], ast.Expr)
-        and isinstance(body[0].value, ast.Constant)
-        and body[0].value.value is Ellipsis
     )
 
 
