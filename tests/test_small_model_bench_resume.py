@@ -78,6 +78,21 @@ def test_a_resumed_run_makes_only_the_attempts_its_log_lacks(scripted_server, tm
     ]
 
 
+def test_one_shot_makes_a_tasks_repeats_in_a_row(scripted_server, tmp_path):
+    """A task's one-shot prompt is the same for each repeat: made in a row, the model reads it once (the
+    prompt it last read is kept), not once per repeat with other tasks' prompts between."""
+    server = scripted_server(lambda request: "No idea.")
+    out = tmp_path / "out"
+    assert bench(server.url, out, tmp_path / "home", "--repeat", "2").returncode == 0
+    rows = [json.loads(line) for line in (out / "attempts.jsonl").read_text().splitlines()[1:]]
+    assert [(row["task"], row["attempt"]) for row in rows] == [
+        ("wrong_operator", 1),
+        ("wrong_operator", 2),
+        ("off_by_one", 1),
+        ("off_by_one", 2),
+    ]
+
+
 def test_a_kept_log_is_never_overwritten_nor_taken_up_under_other_settings(
     scripted_server, tmp_path
 ):
