@@ -80,9 +80,10 @@ def snippet_edits(text: str, at: Workspace) -> SnippetEdits:
             copied[path] = None
         else:
             every_block_copied = False
-    for path in [p for p, content in changed.items() if same_code(sources[p], content, at)]:
-        copied[path] = None  # the function with only its docstring or comments changed
-        del changed[path]
+    for path, content in list(changed.items()):
+        if same_code(sources[path], content, at):  # only its docstrings or comments changed
+            copied[path] = None
+            del changed[path]
     writes = [
         {"name": "write_file", "arguments": json.dumps({"path": path, "content": content})}
         for path, content in changed.items()
