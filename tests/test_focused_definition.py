@@ -4,6 +4,8 @@ file (issue 29, point 4: given journal.py whole the 1.5B sent it back unchanged;
 
 from __future__ import annotations
 
+import sys
+
 from keel_cli import git_repo
 from small_model_support import keel_messages, run_task, served_settings
 from test_task_ending import sampling_asked
@@ -215,6 +217,31 @@ async def test_failed_checks_naming_the_file_outside_the_function_bring_the_file
     assert "textutil.py:9:" in again and "F821" in again  # SPACES, in normalize_spaces
     assert "FILE: textutil.py" in again and "the function `slugify`" not in again
     assert events[-1].status == "completed" and (repo / "textutil.py").read_text() == mended
+
+
+async def test_a_failure_passing_through_a_caller_outside_the_function_brings_the_function_back(
+    scripted_server, tmp_path, monkeypatch
+):
+    """pytest names each frame a failure passes through (`textutil.py:26: in heading`, the caller); that is
+    not the answer breaking its file elsewhere: the embedded 1.5B, given journal.py whole because parse_posting's
+    IndexError passed through read_text, answered with the whole file until the length limit ended the task."""
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    caller = "\n\ndef heading(text):\n    return slugify(text)\n"
+    test = (
+        "from textutil import heading\n\n\ndef test_lower():\n    assert heading('A b') == 'a-b'\n"
+    )
+    repo = git_repo(
+        tmp_path / "repo", {**PROJECT, "textutil.py": TEXTUTIL + caller, "test_slug.py": test}
+    )
+    raises = FIXED.replace('.replace(" ", SEPARATOR)', ".split()[5]")
+    server = scripted_server([Reply(text=f"```python\n{body}\n```") for body in (raises, FIXED)])
+    pytest = f"{sys.executable} -m pytest -q -x -p no:cacheprovider test_slug.py"
+    settings = served_settings(server, repo, context_window=16_384, test_command=pytest)
+    events, _ = await run_task(settings, "slugify should make lower case slugs")
+    again = server.requests[1].last_text("user")
+    assert "textutil.py:26: in heading" in again and "IndexError" in again
+    assert "the function `slugify` as it is now:" in again and "FILE: textutil.py" not in again
+    assert events[-1].status == "completed" and ".lower()" in (repo / "textutil.py").read_text()
 
 
 async def test_the_function_shown_again_is_the_one_shown_first_not_one_the_answer_added(

@@ -306,7 +306,10 @@ def focus_again(
     """The function keel showed the model alone in this task (a project too large to give whole), as the changed
     file that has it has it now: failed checks come back with that function, as the task came, not with the
     whole file the model was never shown. None when a failure names a line of that file outside the function
-    (the answer broke the file elsewhere: the 1.5B asked for `currency` rewrote class Currency)."""
+    (the answer broke the file elsewhere: the 1.5B asked for `currency` rewrote class Currency); a frame pytest
+    shows a failure passing through (`ledger/journal.py:129: in read_text`, the caller) is no such line: with
+    it, parse_posting's IndexError brought journal.py back whole, and the 1.5B's answers ran into the length
+    limit until the task ended in error (bench/small_model --set medium, embedded: ledger_comment)."""
     said = [m.content for m in at.state.history if m.role == "user"]
     task_at = max((n for n, text in enumerate(said) if text == at.state.task_prompt), default=0)
     name = shown_function(said[task_at:])  # in this task
@@ -317,7 +320,7 @@ def focus_again(
     if focus is None:
         return None
     first, last = focus.lines
-    named = re.compile(rf"{re.escape(focus.path)}(?::|\", line )(\d+)")
+    named = re.compile(rf"{re.escape(focus.path)}(?::|\", line )(\d+)(?!\d|: in )")
     outside = (not first <= int(line) <= last for c in failed for line in named.findall(c.output))
     return None if any(outside) else focus
 
