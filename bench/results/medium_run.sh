@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The small-model comparisons of issue 29, taken up where the committed logs stop (every attempt is kept as it
-# ends; --resume makes only the missing ones): keel first on both sets served as `local` (its rows are the ones a
-# strategy change drops), then keel's first repeat on the embedded 0.5B and 1.5B, the quick peers (aider,
-# mini-swe-agent: minutes an attempt) on both sets, mini-textbased's first repeat (ten minutes an attempt: it runs to
-# its step limit), the served one-shot, one-shot's three repeats on the embedded models (a task's in a row: its prompt
-# read once), then mini-textbased's repeats 2 and 3 and keel's embedded repeats 2 and 3: the slowest last, so that a
-# run cut short leaves every harness measured on both sets.
+# The small-model comparisons of issue 29, taken up where the committed logs stop (every attempt is kept as it ends;
+# --resume makes only the missing ones): keel first on both sets served as `local` (its rows are the ones a strategy
+# change drops), then keel's first repeat on the embedded 0.5B and 1.5B, the quick peers (aider, mini-swe-agent:
+# minutes an attempt) on the small set, the served one-shot, the quick peers on the medium set, mini-textbased's first
+# repeat (ten minutes an attempt: it runs to its step limit), one-shot's three repeats on the embedded models (a
+# task's in a row: its prompt read once), then mini-textbased's repeats 2 and 3 and keel's embedded repeats 2 and 3:
+# the slowest last, so that a run cut short leaves every harness measured on both sets.
 # Run from a checkout with .venv holding keel's `local`, `local-small` and `test` extras, on a machine with nothing
 # else running:
 #   bash bench/results/medium_run.sh /tmp/m29
@@ -40,12 +40,12 @@ embedded() {  # repeats up to $1 of the modes given after it, on the embedded mo
 for r in 1 2 3; do step small keel "$r"; step served keel "$r"; done
 embedded 1 keel
 for mode in aider-diff mini-swe-agent; do step small "$mode" 3; done
+step served one-shot 3
 for r in 1 2 3; do
   for mode in aider-whole aider-diff mini-swe-agent; do step served "$mode" "$r"; done
 done
 step small mini-textbased 1
 step served mini-textbased 1
-step served one-shot 3
 embedded 3 one-shot
 for r in 2 3; do step small mini-textbased "$r"; step served mini-textbased "$r"; done
 embedded 3 keel
