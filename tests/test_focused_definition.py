@@ -196,6 +196,30 @@ async def test_failed_checks_come_back_with_the_function_as_it_is_now_not_the_wh
     assert events[-1].status == "completed" and ".lower()" in (repo / "textutil.py").read_text()
 
 
+async def test_the_failing_answer_sent_back_after_the_checks_is_a_copy_asked_for_again(
+    scripted_server, tmp_path, monkeypatch
+):
+    """Shown its `wrap` as the failed tests left it, the 1.5B sent that same `wrap` back, twice, and the task
+    ended with the tests failing: the function that failed, given back unchanged, ignores the failures and is
+    no answer; it is asked for again, sampled anew, and no round of checks goes to it."""
+    monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
+    repo = git_repo(tmp_path / "repo", PROJECT)
+    upper = FIXED.replace(".lower()", ".upper()")
+    server = scripted_server(
+        [Reply(text=f"```python\n{body}\n```") for body in (upper, upper, FIXED)]
+    )
+    lower_slugs = "python3 -c \"from textutil import slugify; assert slugify('A b') == 'a-b'\""
+    settings = served_settings(server, repo, context_window=16_384, test_command=lower_slugs)
+    events, _ = await run_task(settings, "slugify should make lower case slugs")
+    asked = server.requests[2].last_text("user")
+    assert "your reply gave textutil.py back exactly as they are now, which is what failed" in asked
+    assert "the function `slugify` as it is now:" in asked and "AssertionError" in asked
+    assert sampling_asked(server)[2][0] == 0.7
+    rounds = [e for e in events if e.type == "verification.finished"]
+    assert [r.passed for r in rounds] == [False, True]
+    assert events[-1].status == "completed" and ".lower()" in (repo / "textutil.py").read_text()
+
+
 async def test_failed_checks_naming_the_file_outside_the_function_bring_the_file_back_whole(
     scripted_server, tmp_path, monkeypatch
 ):
