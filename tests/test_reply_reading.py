@@ -266,3 +266,24 @@ def test_a_long_line_of_keels_message_with_an_empty_fence_is_no_answer():
         "# add two numbers the way the old calculator did, one after the other, and return them"
     )
     assert echo_of_keel(quoted, _after(FILES, CORRECTION)) is None
+
+
+CHECKS = user(
+    "keel checked the files you changed before ending the task, and found problems:\n\n"
+    "tests: `pytest -q` failed\n"
+    + "".join(f"E   line {n} of the failure\n" for n in range(12))
+    + "the function `add` as it is now:\n```python\ndef add(a, b):\n    return a - b\n```\n"
+    "Fix these problems. Reply with the new `add`, complete, in a fenced block."
+)
+
+
+def test_keels_message_sent_back_with_a_line_or_two_changed_is_no_answer():
+    """The 1.5B sent back keel's message of failed checks whole but for a rule cut short and the last
+    line's second sentence, and it went on as the answer; a reply that opens as keel's message and has more
+    than a tenth of its lines its own is the model's."""
+    lines = CHECKS.content.splitlines()
+    echoed = "\n".join([*lines[:3], "E   line 0 of the fail", *lines[4:-1], "Fix these problems."])
+    assert "not an answer" in (echo_of_keel(echoed, _after(FILES, CHECKS)) or "")
+    mended = "def add(a, b):\n    total = a + b\n    return total"
+    answer = "\n".join([*lines[:3], "```python", mended, "```"])
+    assert echo_of_keel(answer, _after(FILES, CHECKS)) is None

@@ -29,6 +29,9 @@ KEEL_TEXTS_READ = 3  # how many of keel's latest messages and tool results a rep
 # keel's lines this long in all, word for word: a copy (a short line of keel's may be the model's own words)
 COPIED_WORDS = 12
 _FENCE = re.compile(r"^(?:`{3,}|~{3,})[\w+.-]*$")  # a code fence's line, bare or with its language
+ECHO_OWN_SHARE = (
+    0.1  # of the lines of a reply opening as keel's message does, at most this share its own
+)
 ELIDED = " ..."  # how keel's outline of a file ends a line it cuts short (`TABLE = { ...`, `def f(x): ...`)
 
 
@@ -75,7 +78,7 @@ def echo_of_keel(text: str, state: SessionState) -> str | None:
         return "your reply only repeated keel's last message or error, which is not an answer"
     own_prose = {_first_line(said) for role, said in keel_texts if role == "user"} - {""}
     known = {line.strip() for _, said in keel_texts for line in said.splitlines()}
-    opens_like_keel = bool(own_prose & set(lines)) and all(line in known for line in lines)
+    opens_like_keel = bool(own_prose & set(lines)) and _mostly_known(lines, known)
     unfenced = [line for line in lines if not _FENCE.match(line)]
     copied = _copied_lines(unfenced, keel_texts) or _elided_copy(unfenced, keel_texts)
     if lines and (opens_like_keel or copied):
@@ -84,6 +87,13 @@ def echo_of_keel(text: str, state: SessionState) -> str | None:
     if len(lines) == 1 and _closing_words(lines[0], last):
         return "your reply only repeated the last words of keel's message to you, which is not an answer"
     return None
+
+
+def _mostly_known(lines: list[str], known: set[str]) -> bool:
+    """All but ECHO_OWN_SHARE of the lines are keel's: the 1.5B sent back keel's 43-line message of failed
+    checks with a rule of `=` cut short and a sentence of the last line left out, and that went on as its
+    answer (bench/small_model --set medium: slug_accents)."""
+    return sum(line not in known for line in lines) <= len(lines) * ECHO_OWN_SHARE
 
 
 def _copied_lines(lines: list[str], keel_texts: list[tuple[str, str]]) -> bool:
