@@ -1,7 +1,7 @@
 """A small MCP server for keel's tests, written with the SDK: two tools, and a file recording every call.
 
 `python mcp_test_server.py CALLS_FILE` serves over stdio; `--http PORT` serves streamable HTTP on
-127.0.0.1:PORT/mcp. It writes its pid to CALLS_FILE.pid, so a test can check it is gone afterwards.
+127.0.0.1:PORT/mcp. It writes its pid to CALLS_FILE.pid where it may, so a test can check it is gone afterwards.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import subprocess
+from contextlib import suppress
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
@@ -45,7 +46,10 @@ def main() -> None:
         "--child", action="store_true", help="start a long sleep in a session of its own"
     )
     args = parser.parse_args()
-    Path(f"{args.calls}.pid").write_text(str(os.getpid()))
+    with suppress(
+        OSError
+    ):  # a read-only sandbox's server (Landlock, without bwrap's private /tmp) cannot
+        Path(f"{args.calls}.pid").write_text(str(os.getpid()))
     if args.child:  # a helper process that outlives the server unless someone ends it
         child = subprocess.Popen(["sleep", "300"], start_new_session=True, stdin=subprocess.DEVNULL)
         Path(f"{args.calls}.child").write_text(str(child.pid))
