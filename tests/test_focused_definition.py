@@ -196,12 +196,13 @@ async def test_failed_checks_come_back_with_the_function_as_it_is_now_not_the_wh
     assert events[-1].status == "completed" and ".lower()" in (repo / "textutil.py").read_text()
 
 
-async def test_the_failing_answer_sent_back_after_the_checks_is_a_copy_asked_for_again(
+async def test_the_failing_answer_sent_back_after_the_checks_is_checked_again_not_corrected(
     scripted_server, tmp_path, monkeypatch
 ):
-    """Shown its `wrap` as the failed tests left it, the 1.5B sent that same `wrap` back, twice, and the task
-    ended with the tests failing: the function that failed, given back unchanged, ignores the failures and is
-    no answer; it is asked for again, sampled anew, and no round of checks goes to it."""
+    """The function that failed, given back unchanged, is the model's answer: it is checked again and the
+    failures come back, the last round said so. Corrected as a copy and asked for again instead (a86fe8d), the
+    1.5B sent terse_add's failing calc.py back four times and the task ended in error, where a second round of
+    the same failures had it add the missing import; and wrap_long_words failed either way (bench/small_model)."""
     monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
     repo = git_repo(tmp_path / "repo", PROJECT)
     upper = FIXED.replace(".lower()", ".upper()")
@@ -211,12 +212,11 @@ async def test_the_failing_answer_sent_back_after_the_checks_is_a_copy_asked_for
     lower_slugs = "python3 -c \"from textutil import slugify; assert slugify('A b') == 'a-b'\""
     settings = served_settings(server, repo, context_window=16_384, test_command=lower_slugs)
     events, _ = await run_task(settings, "slugify should make lower case slugs")
-    asked = server.requests[2].last_text("user")
-    assert "your reply gave textutil.py back exactly as they are now, which is what failed" in asked
-    assert "the function `slugify` as it is now:" in asked and "AssertionError" in asked
-    assert sampling_asked(server)[2][0] == 0.7
+    again = server.requests[2].last_text("user")
+    assert again.startswith("keel checked the files you changed") and "AssertionError" in again
+    assert "This is the last check before the task ends." in again
     rounds = [e for e in events if e.type == "verification.finished"]
-    assert [r.passed for r in rounds] == [False, True]
+    assert [r.passed for r in rounds] == [False, False, True]
     assert events[-1].status == "completed" and ".lower()" in (repo / "textutil.py").read_text()
 
 

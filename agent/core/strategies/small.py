@@ -62,14 +62,7 @@ UNCHANGED_COPY = (
     "change the lines the task needs, or, if nothing needs to change, say why in words alone, "
     "without the file"
 )
-UNCHANGED_COPY_OPENING = UNCHANGED_COPY.split("{", 1)[0]  # STILL_FAILING_COPY's too
-# the same after keel's checks failed: its own failing answer again (twice, the 1.5B sent back the `wrap` that
-# had just failed the tests, and the task ended with them failing: bench/small_model --set medium, embedded)
-STILL_FAILING_COPY = (
-    "your reply gave {files} back exactly as they are now, which is what failed the checks, so it is not an "
-    "answer; change the lines the checks name so that they pass, or, if they cannot pass, say why in words "
-    "alone, without the code"
-)
+UNCHANGED_COPY_OPENING = UNCHANGED_COPY.split("{", 1)[0]
 # the third identical read in a row (the second, for a question): its answer is asked for
 ASK_ANSWER_AT = 3
 TESTS_UP_FRONT_TIMEOUT = 60  # seconds: the tests of a project small enough to paste
@@ -295,21 +288,16 @@ class SmallModel(Strategy):
 
 def unchanged_answer(copied: list[str], reply: ModelReply, at: Workspace) -> ReadReply | None:
     """How a reply that gave these files (whole, or their functions) back exactly as they are is read: as the
-    answer once the task's files were changed (unless keel's checks of them failed since) or when it answers a
-    question beside them, else as a copy, corrected. None when it copied nothing."""
+    answer once the task's files were changed or when it answers a question beside them, else as a copy,
+    corrected. None when it copied nothing."""
     if not copied:
         return None
-    files = ", ".join(dict.fromkeys(copied))
-    strategy = at.state.strategy
-    if (
-        strategy.task_edited and strategy.verifications
-    ):  # checks ran and the task went on: they failed
-        return ReadReply(problem=STILL_FAILING_COPY.format(files=files), tool="edit_file")
-    if strategy.task_edited:
+    if at.state.strategy.task_edited:
         return ReadReply()  # its own files again: the answer
     if prose_of(reply.text) and not asks_for_change(at.state.task_prompt):
         return ReadReply()  # a question answered beside the file it is about
-    return ReadReply(problem=UNCHANGED_COPY.format(files=files), tool="edit_file")
+    problem = UNCHANGED_COPY.format(files=", ".join(dict.fromkeys(copied)))
+    return ReadReply(problem=problem, tool="edit_file")
 
 
 def focus_again(
