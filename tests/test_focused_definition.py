@@ -201,8 +201,9 @@ async def test_the_failing_answer_sent_back_after_the_checks_is_checked_again_no
 ):
     """The function that failed, given back unchanged, is the model's answer: it is checked again and the
     failures come back, the last round said so. Corrected as a copy and asked for again instead (a86fe8d), the
-    1.5B sent terse_add's failing calc.py back four times and the task ended in error, where a second round of
-    the same failures had it add the missing import; and wrap_long_words failed either way (bench/small_model)."""
+    1.5B sent its failing answer back as often as it was asked (wrap_long_words, terse_add) and no attempt
+    passed that does not pass this way (bench/small_model, both sets): this way takes fewer calls and the task
+    ends saying which checks still fail, not in error."""
     monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
     repo = git_repo(tmp_path / "repo", PROJECT)
     upper = FIXED.replace(".lower()", ".upper()")
