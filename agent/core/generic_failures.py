@@ -29,9 +29,8 @@ KEEL_TEXTS_READ = 3  # how many of keel's latest messages and tool results a rep
 # keel's lines this long in all, word for word: a copy (a short line of keel's may be the model's own words)
 COPIED_WORDS = 12
 _FENCE = re.compile(r"^(?:`{3,}|~{3,})[\w+.-]*$")  # a code fence's line, bare or with its language
-ECHO_OWN_SHARE = (
-    0.1  # of the lines of a reply opening as keel's message does, at most this share its own
-)
+# of the lines of a reply opening as keel's message does, at most this share its own: still an echo
+ECHO_OWN_SHARE = 0.1
 ELIDED = " ..."  # how keel's outline of a file ends a line it cuts short (`TABLE = { ...`, `def f(x): ...`)
 
 
