@@ -46,9 +46,8 @@ def main() -> None:
         "--child", action="store_true", help="start a long sleep in a session of its own"
     )
     args = parser.parse_args()
-    with suppress(
-        OSError
-    ):  # a read-only sandbox's server (Landlock, without bwrap's private /tmp) cannot
+    # a server in a read-only sandbox cannot write it (Landlock, without bwrap's private /tmp)
+    with suppress(OSError):
         Path(f"{args.calls}.pid").write_text(str(os.getpid()))
     if args.child:  # a helper process that outlives the server unless someone ends it
         child = subprocess.Popen(["sleep", "300"], start_new_session=True, stdin=subprocess.DEVNULL)

@@ -51,6 +51,10 @@ def slugify(text):
     return normalize_spaces(text).lower().replace(" ", SEPARATOR)'''
 
 
+UPPER = FIXED.replace(".lower()", ".upper()")  # an answer that fails LOWER_SLUGS
+LOWER_SLUGS = "python3 -c \"from textutil import slugify; assert slugify('A b') == 'a-b'\""
+
+
 def focus_of(text: str, task: str):
     return focused_definition(ProjectFile(path="textutil.py", text=text), task)
 
@@ -180,12 +184,10 @@ async def test_failed_checks_come_back_with_the_function_as_it_is_now_not_the_wh
     answer left it, and the function sent back then goes into the file as the first one did."""
     monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
     repo = git_repo(tmp_path / "repo", PROJECT)
-    upper = FIXED.replace(".lower()", ".upper()")
     server = scripted_server(
-        [Reply(text=f"```python\n{upper}\n```"), Reply(text=f"```python\n{FIXED}\n```")]
+        [Reply(text=f"```python\n{UPPER}\n```"), Reply(text=f"```python\n{FIXED}\n```")]
     )
-    lower_slugs = "python3 -c \"from textutil import slugify; assert slugify('A b') == 'a-b'\""
-    settings = served_settings(server, repo, context_window=16_384, test_command=lower_slugs)
+    settings = served_settings(server, repo, context_window=16_384, test_command=LOWER_SLUGS)
     events, _ = await run_task(settings, "slugify should make lower case slugs")
     again = server.requests[1].last_text("user")
     assert again.startswith("keel checked the files you changed") and "AssertionError" in again
@@ -206,12 +208,10 @@ async def test_the_failing_answer_sent_back_after_the_checks_is_checked_again_no
     ends saying which checks still fail, not in error."""
     monkeypatch.setenv("KEEL_HOME", str(tmp_path / "home"))
     repo = git_repo(tmp_path / "repo", PROJECT)
-    upper = FIXED.replace(".lower()", ".upper()")
     server = scripted_server(
-        [Reply(text=f"```python\n{body}\n```") for body in (upper, upper, FIXED)]
+        [Reply(text=f"```python\n{body}\n```") for body in (UPPER, UPPER, FIXED)]
     )
-    lower_slugs = "python3 -c \"from textutil import slugify; assert slugify('A b') == 'a-b'\""
-    settings = served_settings(server, repo, context_window=16_384, test_command=lower_slugs)
+    settings = served_settings(server, repo, context_window=16_384, test_command=LOWER_SLUGS)
     events, _ = await run_task(settings, "slugify should make lower case slugs")
     again = server.requests[2].last_text("user")
     assert again.startswith("keel checked the files you changed") and "AssertionError" in again
@@ -286,8 +286,7 @@ async def test_the_function_shown_again_is_the_one_shown_first_not_one_the_answe
             Reply(text=f"```python\n{FIXED}\n```"),
         ]
     )
-    lower_slugs = "python3 -c \"from textutil import slugify; assert slugify('A b') == 'a-b'\""
-    settings = served_settings(server, repo, context_window=16_384, test_command=lower_slugs)
+    settings = served_settings(server, repo, context_window=16_384, test_command=LOWER_SLUGS)
     events, _ = await run_task(settings, "slugify should make lower case slugs")
     again = server.requests[1].last_text("user")
     assert "AssertionError" in again and "the function `slugify` as it is now:" in again
