@@ -23,7 +23,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv-trl"
-TORCH, TRL = "torch==2.13.0", "trl==1.16.0"
+# transformers pinned: trl takes the newest, and 5.25 wants huggingface-hub>=2.4, which litellm's tokenizers refuse
+TORCH, TRL, TRANSFORMERS = "torch==2.13.0", "trl==1.16.0", "transformers==5.24.0"
 PROBE = Path(__file__).with_name("trl_probe.py")
 VOCAB = 150_000  # the scripted model's ids are below this
 
@@ -32,11 +33,11 @@ VOCAB = 150_000  # the scripted model's ids are below this
 def trl_venv() -> Path:
     """.venv-trl's python, made (or reused) with torch's CPU build from pip's find-links, trl and keel."""
     python = sys._base_executable
-    wanted = {**stamp(python), "trl": TRL, "torch": TORCH}
+    wanted = {**stamp(python), "trl": TRL, "torch": TORCH, "transformers": TRANSFORMERS}
     installs = [
         # --no-index: only a wheel on this machine's disk (find-links); PyPI's is a CUDA build of several GB
         ["--no-index", "--no-deps", TORCH],
-        [TORCH, TRL],
+        [TORCH, TRL, TRANSFORMERS],
         ["-e", str(ROOT)],
     ]
     what = f"{TORCH} (the CPU build in pip's find-links) and {TRL}"
