@@ -40,7 +40,7 @@ def trl_venv() -> Path:
         [TORCH, TRL, TRANSFORMERS],
         ["-e", str(ROOT)],
     ]
-    what = f"{TORCH} (the CPU build in pip's find-links) and {TRL}"
+    what = f"{TORCH} (the CPU build in pip's find-links), {TRL} and {TRANSFORMERS}"
     return stamped_venv(VENV, python, wanted, installs, what)
 
 
