@@ -3,9 +3,10 @@
 # --resume makes only the missing ones): keel first on both sets served as `local` (its rows are the ones a strategy
 # change drops), then keel's first repeat on the embedded 0.5B and 1.5B, the quick peers (aider, mini-swe-agent:
 # minutes an attempt) on the small set, the served one-shot, the quick peers on the medium set, mini-textbased's first
-# repeat (ten minutes an attempt: it runs to its step limit), one-shot's three repeats on the embedded models (a
-# task's in a row: its prompt read once), then mini-textbased's repeats 2 and 3 and keel's embedded repeats 2 and 3:
-# the slowest last, so that a run cut short leaves every harness measured on both sets.
+# repeat on the small set, keel's repeats on the embedded models (under a minute an attempt), one-shot's on the embedded
+# models' small set, mini-textbased's first repeat on the medium set, one-shot's repeats on the embedded models' medium
+# set (a task's in a row: its prompt, the whole repository, read once), then mini-textbased's repeats 2 and 3 (minutes
+# an attempt: it runs to its step limit): the slowest last, so that a run cut short leaves every harness measured.
 # Run from a checkout with .venv holding keel's `local`, `local-small` and `test` extras, on a machine with nothing
 # else running:
 #   bash bench/results/medium_run.sh /tmp/m29
@@ -45,8 +46,9 @@ for r in 1 2 3; do
   for mode in aider-whole aider-diff mini-swe-agent; do step served "$mode" "$r"; done
 done
 step small mini-textbased 1
+for where in small_embedded05 small_embedded embedded05 embedded; do step "$where" keel 3; done
+for where in small_embedded05 small_embedded; do step "$where" one-shot 3; done
 step served mini-textbased 1
-embedded 3 one-shot
+for where in embedded05 embedded; do step "$where" one-shot 3; done
 for r in 2 3; do step small mini-textbased "$r"; step served mini-textbased "$r"; done
-embedded 3 keel
 echo "$(date +%T) done" >> "$work/progress.log"
