@@ -31,15 +31,8 @@ step() {  # where (a key of logs), mode, repeat
   $py bench/small_model.py --set "$set" --repeat "$3" --timeout 1800 --modes "$2" --threads 2 \
     --model "$model" "${serve[@]}" --out "$work/$1" --resume >> "$work/$1.log" 2>&1
 }
-embedded() {  # repeats up to $1 of the modes given after it, on the embedded models
-  local r=$1 where mode
-  shift
-  for where in small_embedded05 embedded05 small_embedded embedded; do
-    for mode in "$@"; do step "$where" "$mode" "$r"; done
-  done
-}
 for r in 1 2 3; do step small keel "$r"; step served keel "$r"; done
-embedded 1 keel
+for where in small_embedded05 embedded05 small_embedded embedded; do step "$where" keel 1; done
 for mode in aider-diff mini-swe-agent; do step small "$mode" 3; done
 step served one-shot 3
 for r in 1 2 3; do
